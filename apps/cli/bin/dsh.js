@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+// Entry point of the `dsh` binary: loads the built CLI, so this file exists before the first build.
+let cli
+try {
+  cli = await import('../dist/main.js')
+} catch (error) {
+  if (error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('dist/main.js')) {
+    process.stderr.write('dsh: the CLI is not built; run `npm ci` (or `npm run build`) in the dsh checkout\n')
+    process.exit(1)
+  }
+  throw error
+}
+process.exitCode = await cli.main(process.argv)

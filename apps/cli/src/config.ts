@@ -1,0 +1,70 @@
+// How the CLI turns its options into layers and an effective tree, for dump and for boot alike.
+import { fileURLToPath } from 'node:url'
+import {
+  applyLayers,
+  dshHome,
+  type EffectiveTree,
+  type Layer,
+  loadProfile,
+  profileLayers,
+  type RowSpec,
+} from '@dsh/composition'
+
+export interface GlobalOptions {
+  profile?: string
+  patch?: string[]
+  watchConfig?: boolean
+  dumpConfig?: boolean
+  dumpDefaultConfig?: boolean
+}
+
+export const templatesDir = fileURLToPath(new URL('../profiles', import.meta.url))
+const cliDir = fileURLToPath(new URL('..', import.meta.url))
+
+export interface Composition {
+  home: string
+  profile: string
+  layers: Layer[]
+  tree: EffectiveTree
+}
+
+export interface ComposeRequest {
+  options: GlobalOptions
+  /** The subcommand whose default profile applies when --profile is absent. */
+  command: string
+  args?: string[]
+  cwd?: string
+  env?: Readonly<Record<string, string | undefined>>
+  defaultsOnly?: boolean
+}
+
+/** The profile a command uses: --profile, else $DSH_PROFILE, else `web` for `dsh web`, else headless. */
+export function profileName(request: ComposeRequest): string {
+  const env = request.env ?? process.env
+  return request.options.profile ?? env.DSH_PROFILE ?? (request.command === 'web' ? 'web' : 'headless')
+}
+
+/** Composes the effective tree with the same layer code that boot uses. */
+export function compose(request: ComposeRequest): Composition {
+  const env = request.env ?? process.env
+  const cwd = request.cwd ?? process.cwd()
+  const home = dshHome(env)
+  const name = profileName(request)
+  const profile = loadProfile(home, name, templatesDir)
+  const launcherRows: RowSpec[] = [
+    {
+      id: 'launcher',
+      use: '@dsh/composition/launcher',
+      config: { command: request.command, args: request.args ?? [], cwd, profile: name, home },
+    },
+  ]
+  const layers = profileLayers({
+    home,
+    profile,
+    patches: request.options.patch,
+    cwd,
+    launcherRows,
+    defaultsOnly: request.defaultsOnly,
+  })
+  return { home, profile: name, layers, tree: applyLayers(layers, cliDir) }
+}

@@ -1,0 +1,30 @@
+// The process edges the commands use, injectable so commands stay testable in-process.
+import type { LogRecord } from '@dsh/composition'
+import { ExitCode } from './exit-codes.js'
+
+export interface Io {
+  out(line: string): void
+  err(line: string): void
+  /** Kernel log records (plugin failures); shown when they are errors or when DSH_DEBUG is set. */
+  log(record: LogRecord): void
+  /** Resolves with the exit code for the first SIGINT/SIGTERM. */
+  untilSignal(): Promise<number>
+}
+
+export function processIo(env = process.env): Io {
+  const debug = env.DSH_DEBUG === '1'
+  return {
+    out: (line) => process.stdout.write(`${line}\n`),
+    err: (line) => process.stderr.write(`${line}\n`),
+    log: (record) => {
+      if (!debug && record.level !== 'error' && record.level !== 'warn') return
+      const detail = debug && record.error instanceof Error ? `\n${record.error.stack}` : ''
+      process.stderr.write(`dsh: [${record.name}] ${record.level}: ${record.text}${detail}\n`)
+    },
+    untilSignal: () =>
+      new Promise((resolve) => {
+        process.once('SIGINT', () => resolve(ExitCode.SIGINT))
+        process.once('SIGTERM', () => resolve(ExitCode.SIGTERM))
+      }),
+  }
+}

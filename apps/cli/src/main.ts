@@ -1,0 +1,126 @@
+// The `dsh` command line: global composition options, dumps, and the subcommands.
+import { readFileSync } from 'node:fs'
+import { dumpTree } from '@dsh/composition'
+import { HarnessError } from '@dsh/kernel'
+import { Command, CommanderError, Option } from 'commander'
+import { check } from './commands/check.js'
+import { type ComposeRequest, compose, type GlobalOptions } from './config.js'
+import { ExitCode, exitCodeFor } from './exit-codes.js'
+import { type Io, processIo } from './io.js'
+
+const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
+  .version
+
+/** Subcommands that later work fills in; until then they say so instead of pretending. */
+const planned: Array<{ name: string; args?: string; summary: string }> = [
+  { name: 'run', args: '[task...]', summary: 'run one task headless and print the final answer' },
+  { name: 'web', summary: 'serve the browser UI on http://127.0.0.1:3080' },
+  { name: 'acp', summary: 'serve the Agent Client Protocol over stdio (for editors)' },
+  { name: 'rpc', summary: 'serve newline-delimited JSON-RPC 2.0 over stdio (for SDK clients)' },
+  { name: 'sessions', args: '[action...]', summary: 'list, show, export and fork durable sessions' },
+  { name: 'demo', summary: 'replay a recorded session through the real pipeline, no API key needed' },
+]
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value]
+}
+
+function buildProgram(io: Io, env: NodeJS.ProcessEnv, setCode: (code: number) => void): Command {
+  const program = new Command('dsh')
+  program
+    .description('dsh: a plugin-microkernel agent harness. Products are composed from bundles, profiles and patches.')
+    .version(version, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .option(
+      '--profile <name>',
+      'profile under $DSH_HOME/profiles (default: $DSH_PROFILE, else headless; web for `dsh web`)',
+    )
+    .addOption(
+      new Option('--patch <file>', 'apply a patch file after the profile and home patches (repeatable)').argParser(
+        collect,
+      ),
+    )
+    .option('--dump-config', 'print the effective plugin tree with the layer each row came from, then exit')
+    .option('--dump-default-config', 'print the tree from the profile bundles only (no user patches), then exit')
+    .option('--watch-config', 'watch the user patch files and reconfigure the running tree on edits')
+    .addHelpText(
+      'after',
+      `
+Environment:
+  DSH_HOME      where profiles, patches and sessions live (default ~/.dsh)
+  DSH_PROFILE   the default profile
+  DSH_DEBUG=1   print stack traces and kernel debug logs
+
+Exit codes: 0 ok, 1 error, 2 usage, 3 configuration, 4 plugin tree did not activate, 5 not available yet.`,
+    )
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
+
+  const request = (command: string, args: string[] = []): ComposeRequest => ({
+    options: program.opts<GlobalOptions>(),
+    command,
+    args,
+    env,
+  })
+
+  program.action(async () => {
+    const options = program.opts<GlobalOptions>()
+    if (options.dumpConfig || options.dumpDefaultConfig) {
+      const composition = compose({ ...request('dump'), defaultsOnly: Boolean(options.dumpDefaultConfig) })
+      for (const warning of composition.tree.warnings) io.err(`dsh: warning: ${warning}`)
+      const kind = options.dumpDefaultConfig ? 'default config (bundles only)' : 'effective config'
+      io.out(dumpTree(composition.tree, { title: `dsh ${kind} of profile ${composition.profile}` }).trimEnd())
+      return
+    }
+    io.err('dsh: the interactive terminal chat is not available yet; see `dsh --help` for what works today')
+    setCode(ExitCode.NOT_AVAILABLE)
+  })
+
+  program
+    .command('check')
+    .description('boot the profile, print the active rows; exit 4 naming rows that did not activate')
+    .action(async () => setCode(await check(request('check'), io)))
+
+  for (const item of planned) {
+    const command = program.command(item.name).description(`${item.summary} (not yet available)`).allowUnknownOption()
+    if (item.args) command.argument(item.args)
+    command.action(() => {
+      throw new HarnessError('NOT_AVAILABLE', `\`dsh ${item.name}\` is not available in this version yet`, {
+        command: item.name,
+      })
+    })
+  }
+  return program
+}
+
+function restoreTerminal(): void {
+  if (process.stdin.isTTY && process.stdin.isRaw) process.stdin.setRawMode(false)
+}
+
+/** Runs the CLI and resolves with the exit code; never throws. */
+export async function main(
+  argv: string[],
+  io: Io = processIo(),
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
+  let code: number = ExitCode.OK
+  const program = buildProgram(io, env, (value) => {
+    code = value
+  })
+  try {
+    await program.parseAsync(argv)
+    return code
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version end here too, with exit code 0.
+      return error.exitCode === 0 ? ExitCode.OK : ExitCode.USAGE
+    }
+    const harness = HarnessError.is(error) ? error : undefined
+    io.err(`dsh: ${harness ? harness.message : error instanceof Error ? error.message : String(error)}`)
+    if (env.DSH_DEBUG === '1' && error instanceof Error) io.err(error.stack ?? '')
+    else if (!harness) io.err('dsh: (set DSH_DEBUG=1 for the stack trace)')
+    return exitCodeFor(harness?.code)
+  } finally {
+    restoreTerminal()
+  }
+}

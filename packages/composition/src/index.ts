@@ -1,0 +1,18 @@
+// @dsh/composition: bundles, profiles and patches become one effective plugin tree, which boots
+// under a fresh Cordis root, is audited, dumped with provenance, and reconfigured on patch edits.
+
+export { boot } from './boot.js'
+export type { DumpOptions } from './dump.js'
+export { dumpTree } from './dump.js'
+export type { EvalEnvironment } from './expressions.js'
+export { ConfigExpr, configTags, evaluateConfig, evaluateExpr } from './expressions.js'
+export type { LauncherConfig } from './launcher.js'
+export { LauncherService } from './launcher.js'
+export type { EffectiveRow, EffectiveTree, Layer, LayerKind, RowSpec } from './layers.js'
+export { applyLayers, checkRows, parseLayerText, readLayer } from './layers.js'
+export type { LayerOptions, ProfileManifest } from './profile.js'
+export { dshHome, listTemplates, loadProfile, profileLayers, resolveBundle, userPatchFiles } from './profile.js'
+export type { ApplyReport, AuditEntry, AuditKind, LogRecord, RuntimeOptions } from './runtime.js'
+export { formatAudit, resolveUse, TreeRuntime } from './runtime.js'
+export type { WatchOptions, WatchReport } from './watch.js'
+export { watchConfig } from './watch.js'

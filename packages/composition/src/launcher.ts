@@ -1,0 +1,41 @@
+// The launcher row: what the process that started dsh knows (command, arguments, cwd, profile) as a
+// service, so product rows read launch facts through `ctx.launcher` instead of process globals.
+import { type Context, Service } from '@dsh/kernel'
+
+declare module 'cordis' {
+  interface Context {
+    launcher: LauncherService
+  }
+  interface Events {
+    /** A plugin asks the launcher to end the process with this exit code. */
+    'launcher/exit'(code: number): void
+  }
+}
+
+export interface LauncherConfig {
+  /** The subcommand that started this process (`run`, `web`, `check`...). */
+  command: string
+  /** Its positional arguments. */
+  args: string[]
+  cwd: string
+  profile: string
+  home: string
+}
+
+export class LauncherService extends Service {
+  static readonly provide = 'launcher'
+
+  constructor(
+    ctx: Context,
+    readonly config: LauncherConfig,
+  ) {
+    super(ctx, 'launcher')
+  }
+
+  /** Asks the launcher to exit with `code` after disposing the tree. */
+  requestExit(code: number): void {
+    this.ctx.emit('launcher/exit', code)
+  }
+}
+
+export default LauncherService
