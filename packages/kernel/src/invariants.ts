@@ -31,7 +31,8 @@ interface Registration {
 
 export class InvariantsService extends Service {
   static readonly provide = 'invariants'
-  readonly #checks = new Map<string, Registration>()
+  // Not a #private field: Cordis hands callers a proxy of the service, which #fields reject.
+  private readonly checks = new Map<string, Registration>()
 
   constructor(ctx: Context) {
     super(ctx, 'invariants')
@@ -44,25 +45,25 @@ export class InvariantsService extends Service {
   register(owner: string, name: string, check: InvariantCheck): () => void {
     const key = `${owner}/${name}`
     return this.ctx.effect(() => {
-      if (this.#checks.has(key)) {
+      if (this.checks.has(key)) {
         throw new HarnessError('DUPLICATE_INVARIANT', `invariant ${key} is already registered`, { owner, name })
       }
-      this.#checks.set(key, { owner, name, check })
+      this.checks.set(key, { owner, name, check })
       return () => {
-        this.#checks.delete(key)
+        this.checks.delete(key)
       }
     }, `invariants.register(${key})`)
   }
 
   /** Names of the registered checks, as `owner/name`. */
   list(): string[] {
-    return [...this.#checks.keys()]
+    return [...this.checks.keys()]
   }
 
   /** Runs every registered check and returns the violations (empty when all hold). */
   run(): InvariantViolation[] {
     const violations: InvariantViolation[] = []
-    for (const { owner, name, check } of this.#checks.values()) {
+    for (const { owner, name, check } of this.checks.values()) {
       let result: ReturnType<InvariantCheck>
       try {
         result = check()
