@@ -10,4 +10,10 @@ try {
   }
   throw error
 }
-process.exitCode = await cli.main(process.argv)
+const code = await cli.main(process.argv)
+process.exitCode = code
+// Everything dsh started is disposed by now; if a plugin leaked a handle, do not hang forever.
+setTimeout(() => {
+  process.stderr.write('dsh: something kept the process alive after shutdown (a plugin leaked a handle); exiting\n')
+  process.exit(code)
+}, 3000).unref()

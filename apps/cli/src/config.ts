@@ -8,6 +8,7 @@ import {
   loadProfile,
   profileLayers,
   type RowSpec,
+  userPatchFiles,
 } from '@dsh/composition'
 
 export interface GlobalOptions {
@@ -26,6 +27,8 @@ export interface Composition {
   profile: string
   layers: Layer[]
   tree: EffectiveTree
+  /** The user patch files (existing or not) that `--watch-config` watches. */
+  patchFiles: string[]
 }
 
 export interface ComposeRequest {
@@ -66,5 +69,6 @@ export function compose(request: ComposeRequest): Composition {
     launcherRows,
     defaultsOnly: request.defaultsOnly,
   })
-  return { home, profile: name, layers, tree: applyLayers(layers, cliDir) }
+  const patchFiles = userPatchFiles({ home, profile, patches: request.options.patch, cwd })
+  return { home, profile: name, layers, tree: applyLayers(layers, cliDir), patchFiles }
 }

@@ -144,9 +144,15 @@ export function profileLayers(options: LayerOptions): Layer[] {
   return layers
 }
 
-/** The user-editable files among the layers (what `--watch-config` watches). */
-export function userPatchFiles(layers: Layer[]): string[] {
-  return layers
-    .filter((l) => l.kind === 'profile' || l.kind === 'home' || l.kind === 'patch')
-    .flatMap((l) => l.file ?? [])
+/**
+ * The user-editable patch files of a profile, whether or not they exist yet (what `--watch-config`
+ * watches): the profile patch, the home patch, and each `--patch` file.
+ */
+export function userPatchFiles(options: Pick<LayerOptions, 'home' | 'profile' | 'patches' | 'cwd'>): string[] {
+  const cwd = options.cwd ?? process.cwd()
+  return [
+    join(options.profile.dir, 'patch.yml'),
+    join(options.home, 'patch.yml'),
+    ...(options.patches ?? []).map((patch) => resolve(cwd, patch)),
+  ]
 }

@@ -1,6 +1,6 @@
 // `dsh check`: boot the profile's tree, print what is active, exit non-zero if anything is not.
 // With --watch-config it keeps running and applies edits of the user's patch files.
-import { boot, userPatchFiles, watchConfig } from '@dsh/composition'
+import { boot, watchConfig } from '@dsh/composition'
 import { type ComposeRequest, compose } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
@@ -15,17 +15,11 @@ export async function check(request: ComposeRequest, io: Io): Promise<number> {
     await runtime.dispose()
     return ExitCode.OK
   }
-  const files = userPatchFiles(composition.layers)
-  io.err(`dsh: watching ${files.length ? files.join(', ') : 'no user patch files'}; Ctrl-C to stop`)
+  const files = composition.patchFiles
+  io.err(`dsh: watching ${files.join(', ')}; Ctrl-C to stop`)
   const stop = watchConfig({
     runtime,
-    files: [
-      ...new Set([
-        ...files,
-        `${composition.home}/patch.yml`,
-        `${composition.home}/profiles/${composition.profile}/patch.yml`,
-      ]),
-    ],
+    files,
     compose: () => compose(request).tree,
     onReport: (report) => {
       if (!report.ok) return io.err(`dsh: config change rejected: ${report.error}`)
