@@ -1,0 +1,304 @@
+// @dsh/session: the session log service `ctx.sessions` (create, get, list, fork, flush, checkpoint),
+// the typed event vocabulary, and the pure pieces persistence builds on (format checks, repair).
+import { randomUUID } from 'node:crypto'
+import { type Context, HarnessError, Service } from '@dsh/kernel'
+import {
+  type AppendOptions,
+  BUILTIN_EVENT_TYPES,
+  SESSION_FORMAT_VERSION,
+  type SessionEvent,
+  type SessionHeader,
+} from './events.js'
+import { checkHeader, type Vocabulary } from './log.js'
+import { Session } from './session.js'
+
+export type {
+  AnySessionEvent,
+  AppendOptions,
+  SessionEvent,
+  SessionEventMap,
+  SessionEventType,
+  SessionHeader,
+  SurfaceOp,
+  TurnEndReason,
+} from './events.js'
+export { BUILTIN_EVENT_TYPES, SESSION_FORMAT_VERSION, SURFACE_TYPES, TURN_END_REASONS } from './events.js'
+export { cloneJson, JsonFailure } from './json.js'
+export type { OpenTail, PendingCall, Vocabulary } from './log.js'
+export { checkHeader, foldMessages, SessionLog } from './log.js'
+export type { RepairCode, RepairEvent } from './repair.js'
+export { repairEvents } from './repair.js'
+export type { CommitHook } from './session.js'
+export { Session } from './session.js'
+
+/** The three semantic boundaries a checkpoint guards. */
+export type CheckpointBoundary = 'model-dispatch' | 'tool-body' | 'pre-step'
+
+export interface CheckpointRequest {
+  session: Session
+  boundary: CheckpointBoundary
+  /** What is about to happen (tool name, call id...), for error messages. */
+  detail?: string
+}
+
+/** Makes sessions durable; registered by a persistence coordinator. */
+export type FlushParticipant = (session?: Session) => Promise<void>
+
+declare module 'cordis' {
+  interface Context {
+    sessions: SessionService
+  }
+  interface Events {
+    /** After each commit. Listeners run in order; a throwing one is logged and never un-commits. */
+    'session/event'(session: Session, event: SessionEvent): void | Promise<void>
+    /** A new session (created or forked) became live; seeded events are already in its log. */
+    'session/created'(session: Session): void | Promise<void>
+    /** A live session was registered from durable storage (resume). */
+    'session/restored'(session: Session): void | Promise<void>
+    /** A session left the live set (closed, or its owner was disposed). */
+    'session/closed'(session: Session): void | Promise<void>
+    /** Serial: a listener that throws blocks the action the checkpoint guards. */
+    'session/checkpoint'(request: CheckpointRequest): void | Promise<void>
+  }
+}
+
+export interface CreateOptions {
+  id?: string
+  cwd?: string
+  /** Milliseconds; defaults to now. */
+  createdAt?: number
+}
+
+export interface SessionsConfig {
+  /** Default cwd recorded in new headers; defaults to the process cwd. */
+  cwd?: string
+}
+
+const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
+
+/** Checks a session id is safe as a file name. Throws SESSION_ID_INVALID. */
+export function checkSessionId(id: string): string {
+  if (!ID.test(id) || id.includes('..')) {
+    throw new HarnessError(
+      'SESSION_ID_INVALID',
+      `session id "${id}" must be 1-128 characters of letters, digits, ".", "_" or "-"`,
+      { id },
+    )
+  }
+  return id
+}
+
+interface State {
+  live: Map<string, Session>
+  /** Disposes the owner effect that keeps a live session registered. */
+  owners: Map<Session, () => unknown>
+  defined: Map<string, number>
+  participants: Set<FlushParticipant>
+}
+
+/**
+ * `ctx.sessions`: the live sessions of this process. Sessions created through a plugin's context
+ * belong to it: disposing that plugin closes them (`session/closed`).
+ */
+export class SessionService extends Service {
+  static readonly provide = 'sessions'
+  // Plain fields, not #private: Cordis calls service methods through a proxy.
+  readonly state: State = { live: new Map(), owners: new Map(), defined: new Map(), participants: new Set() }
+  readonly vocabulary: Vocabulary
+  readonly home: Context
+  readonly config: SessionsConfig
+
+  constructor(ctx: Context, config: SessionsConfig = {}) {
+    super(ctx, 'sessions')
+    this.home = ctx
+    this.config = config ?? {}
+    const builtin = new Set(BUILTIN_EVENT_TYPES)
+    const defined = this.state.defined
+    this.vocabulary = { has: (type) => builtin.has(type) || defined.has(type) }
+  }
+
+  /** Creates a new live session with a fresh header. Throws SESSION_EXISTS for a live id. */
+  create(options: CreateOptions = {}): Session {
+    const header: SessionHeader = {
+      type: 'session',
+      version: SESSION_FORMAT_VERSION,
+      id: checkSessionId(options.id ?? randomUUID()),
+      createdAt: options.createdAt ?? Date.now(),
+      cwd: options.cwd ?? this.config.cwd ?? process.cwd(),
+    }
+    const session = this.instantiate(header)
+    this.register(this.ctx, session, 'session/created')
+    return session
+  }
+
+  /**
+   * Builds a live session from durable facts (a header and the parsed event records of its file).
+   * Validates everything; throws SESSION_CORRUPT or SESSION_FORMAT_UNSUPPORTED naming `location`.
+   * Emits `session/restored`. Used by persistence coordinators; most callers want `resume`.
+   */
+  restore(header: unknown, records: Iterable<unknown>, location?: string): Session {
+    const session = this.build(header, records, location)
+    this.register(this.ctx, session, 'session/restored')
+    return session
+  }
+
+  /** Like `restore` without registering: a validated, detached read of durable facts. */
+  build(header: unknown, records: Iterable<unknown>, location?: string, expectedId?: string): Session {
+    const checked = checkHeader(header, location, expectedId)
+    const session = this.instantiate(checked)
+    session.location = location
+    for (const record of records) session.load(record, location)
+    return session
+  }
+
+  /** The live session with this id. */
+  get(id: string): Session | undefined {
+    return this.state.live.get(id)
+  }
+
+  /** The live sessions, in creation order. */
+  list(): Session[] {
+    return [...this.state.live.values()]
+  }
+
+  /**
+   * Forks `source` at `boundary` (an inclusive event seq; default: its last event) into a new live
+   * session. The prefix must be closed: no open turn or step and no call without a result
+   * (SESSION_FORK_OPEN_PREFIX otherwise). The child's header records `parentSession` and
+   * `seedLength`; its first new event is `session/end-seed`.
+   */
+  fork(source: Session | string, boundary?: number, childId?: string): Session {
+    const parent = typeof source === 'string' ? this.state.live.get(source) : source
+    if (!parent) throw new HarnessError('SESSION_NOT_FOUND', `no live session "${String(source)}"`, { id: source })
+    const last = boundary ?? parent.length - 1
+    if (!Number.isInteger(last) || last < -1 || last >= parent.length) {
+      throw new HarnessError(
+        'SESSION_FORK_BOUNDARY',
+        `fork boundary ${last} is outside session ${parent.id} (events 0..${parent.length - 1})`,
+        { id: parent.id, boundary: last, length: parent.length },
+      )
+    }
+    const seedLength = last + 1
+    const header: SessionHeader = {
+      type: 'session',
+      version: SESSION_FORMAT_VERSION,
+      id: checkSessionId(childId ?? randomUUID()),
+      createdAt: Date.now(),
+      cwd: parent.header.cwd,
+      parentSession: parent.id,
+      seedLength,
+    }
+    const probe = this.instantiate(header)
+    for (const event of parent.events.slice(0, seedLength)) probe.load(structuredClone(event))
+    if (!probe.isClosed()) {
+      const tail = probe.openTail()
+      throw new HarnessError(
+        'SESSION_FORK_OPEN_PREFIX',
+        `cannot fork session ${parent.id} at event ${last}: the prefix ends inside an open turn, step or tool call; fork at a closed boundary`,
+        { id: parent.id, boundary: last, openTurn: tail.turn ?? null, openStep: tail.step ?? null },
+      )
+    }
+    const child = this.instantiate(header)
+    for (const event of parent.events.slice(0, seedLength)) child.load(structuredClone(event))
+    this.register(this.ctx, child, 'session/created')
+    child.append('session/end-seed', { parentSession: parent.id, seedLength })
+    return child
+  }
+
+  /**
+   * The durability barrier: resolves true once every persistence participant has written and synced
+   * `session` (or every live session), false when no participant is registered (nothing is durable).
+   * Rejects with the participant's error when a write failed; the failed batch is kept for a retry.
+   */
+  async flush(session?: Session): Promise<boolean> {
+    const participants = [...this.state.participants]
+    if (participants.length === 0) return false
+    await Promise.all(participants.map((flush) => flush(session)))
+    return true
+  }
+
+  /**
+   * Runs the checkpoint policy for `boundary` (the `session/checkpoint` serial event). Resolves when
+   * the action may proceed; rejects (typically SESSION_CHECKPOINT_FAILED) when it must not.
+   */
+  async checkpoint(session: Session, boundary: CheckpointBoundary, detail?: string): Promise<void> {
+    await this.home.serial('session/checkpoint', { session, boundary, detail })
+  }
+
+  /** Removes a live session and emits `session/closed` (persistence flushes and releases its lease). */
+  close(session: Session | string): void {
+    const id = typeof session === 'string' ? session : session.id
+    const live = this.state.live.get(id)
+    if (!live || (typeof session !== 'string' && live !== session)) return
+    this.state.live.delete(id)
+    const release = this.state.owners.get(live)
+    this.state.owners.delete(live)
+    release?.()
+    this.notify('session/closed', live)
+  }
+
+  /**
+   * Declares extension event types so readers of this process accept them on cold resume, for the
+   * caller's lifetime. Pair it with a `SessionEventMap` augmentation for the data type.
+   */
+  defineEvent(...types: string[]): () => void {
+    return this.ctx.effect(
+      () => {
+        for (const type of types) this.state.defined.set(type, (this.state.defined.get(type) ?? 0) + 1)
+        return () => {
+          for (const type of types) {
+            const count = (this.state.defined.get(type) ?? 1) - 1
+            if (count === 0) this.state.defined.delete(type)
+            else this.state.defined.set(type, count)
+          }
+        }
+      },
+      `sessions.defineEvent(${types.join(',')})`,
+    )
+  }
+
+  /** Registers a durability participant for the caller's lifetime (what `flush` waits for). */
+  addFlushParticipant(participant: FlushParticipant): () => void {
+    return this.ctx.effect(() => {
+      this.state.participants.add(participant)
+      return () => {
+        this.state.participants.delete(participant)
+      }
+    }, 'sessions.addFlushParticipant')
+  }
+
+  instantiate(header: SessionHeader): Session {
+    return new Session(header, this.vocabulary, (session, event) => this.notify('session/event', session, event))
+  }
+
+  register(owner: Context, session: Session, event: 'session/created' | 'session/restored'): void {
+    if (this.state.live.has(session.id)) {
+      throw new HarnessError('SESSION_EXISTS', `session ${session.id} is already live in this process`, {
+        id: session.id,
+      })
+    }
+    const release = owner.effect(() => {
+      this.state.live.set(session.id, session)
+      return () => this.close(session)
+    }, `sessions.live(${session.id})`)
+    this.state.owners.set(session, release)
+    this.notify(event, session)
+  }
+
+  /**
+   * Dispatches a notification so every listener runs in order even when one throws: `parallel` calls
+   * each listener synchronously up to its first await and isolates failures, which are logged.
+   */
+  notify(name: 'session/event', session: Session, event: SessionEvent): void
+  notify(name: 'session/created' | 'session/restored' | 'session/closed', session: Session): void
+  notify(name: 'session/event' | 'session/created' | 'session/restored' | 'session/closed', ...args: unknown[]): void {
+    const home = this.home as unknown as { parallel(name: string, ...args: unknown[]): Promise<void> }
+    home.parallel(name, ...args).catch((error: unknown) => {
+      const errors = error instanceof AggregateError ? error.errors : [error]
+      for (const item of errors) this.home.logger('sessions').warn(`a ${name} listener failed:`, item)
+    })
+  }
+}
+
+export type { AppendOptions as SessionAppendOptions }
+export default SessionService
