@@ -1,0 +1,233 @@
+// @dsh/agent: the Agent interface, the agent registry `ctx.agents`, and the live extension points of a
+// turn. Extensions depend on this package, never on a driver such as @dsh/agent-loop.
+import { type Context, HarnessError, Service } from '@dsh/kernel'
+import type { AssistantMessage, LlmCallConfig, LlmErrorData, Message, ToolSchema, UserMessage } from '@dsh/llm'
+import type { Session, TurnEndReason } from '@dsh/session'
+import type { InboxItem, InboxState, InboxTarget } from './inbox.js'
+
+export type { InboxItem, InboxKind, InboxSplice, InboxState, InboxTarget } from './inbox.js'
+export { applySplice, checkSplice, emptyInbox, foldInbox } from './inbox.js'
+
+/** `idle`: nothing to do. `maintenance`: the driver is settling (abort, dispose). `running`: a turn is active. */
+export type AgentPhase = 'idle' | 'maintenance' | 'running'
+
+/** What queueing input returns: the inbox item id, usable to find or edit it later. */
+export interface InboxReceipt {
+  id: string
+  target: InboxTarget
+}
+
+/** Input as callers give it: plain text or a full user message. */
+export type AgentInput = string | UserMessage
+
+export interface SendOptions {
+  target: InboxTarget
+  /** Wake the driver (default true). */
+  wake?: boolean
+}
+
+/**
+ * A live agent: one driver over one session. All input goes through the persistent inbox. Methods
+ * never throw for ordinary input; they throw `AGENT_DISPOSED` after `dispose()`.
+ */
+export interface Agent {
+  readonly id: string
+  readonly session: Session
+  /** The agent's own scope: registrations made here (tools, prompt sections) die with the agent. */
+  readonly ctx: Context
+  readonly phase: AgentPhase
+  readonly disposed: boolean
+  /** The model configuration of this agent's requests (provider/model may be unresolved). */
+  readonly model: Partial<LlmCallConfig>
+  /** Queues a message for the next turn and wakes the driver. */
+  followup(input: AgentInput): InboxReceipt
+  /** Queues a message for the next step of the running turn (or the next turn) and wakes the driver. */
+  steer(input: AgentInput): InboxReceipt
+  /** Queues context for the next step without waking: it rides along with the next wake. */
+  inject(input: AgentInput): InboxReceipt
+  send(input: AgentInput, options: SendOptions): InboxReceipt
+  /** A snapshot of the queued input. */
+  inbox(): InboxState
+  /** Edits a queue (remove/replace/insert); logged before memory changes. Throws `INBOX_SPLICE_INVALID`. */
+  spliceInbox(target: InboxTarget, start: number, deleteCount: number, ...inputs: AgentInput[]): InboxItem[]
+  /** Aborts the running activity. Input queued after this call still runs. Resolves when idle. */
+  cancel(reason?: string): Promise<void>
+  /** Resolves when the driver is idle with nothing to do. */
+  whenIdle(): Promise<void>
+  /** Cancels, waits for idle, disposes the agent scope and unregisters. Idempotent. */
+  dispose(): Promise<void>
+}
+
+export interface CreateAgentOptions {
+  /** An existing live session (e.g. restored by persistence); otherwise a fresh one is created. */
+  session?: Session
+  /** Working directory recorded in a new session's header. */
+  cwd?: string
+  id?: string
+  model?: Partial<LlmCallConfig>
+  /** Bounds; a turn that reaches `maxSteps` ends `blocked`. */
+  maxSteps?: number
+  /** Tool preset name (which preset layer of `ctx.tools` this agent sees). */
+  preset?: string
+}
+
+/** A driver creates agents; `@dsh/agent-loop` is the default one. */
+export interface AgentDriver {
+  readonly name: string
+  create(owner: Context, options: CreateAgentOptions): Promise<Agent>
+}
+
+// ---- live extension points of a turn (not durable: their effects are, through the log) ----
+
+export interface PreStepInput {
+  agent: Agent
+  session: Session
+  /** Messages claimed for this step (may be empty on a continuation step). */
+  messages: UserMessage[]
+  /** True for the first step of a turn. */
+  first: boolean
+  step: number
+}
+
+export type PreStepDecision = { action: 'enter'; messages: UserMessage[] } | { action: 'reject'; reason: string }
+
+export interface RequestDraft {
+  agent: Agent
+  session: Session
+  config: Partial<LlmCallConfig>
+  system: string
+  tools: ToolSchema[]
+}
+
+export interface RequestFailure {
+  agent: Agent
+  session: Session
+  error: LlmErrorData
+  /** 0 for the first failure of this request. */
+  attempt: number
+  /** The partial message the failed stream produced. */
+  partial: AssistantMessage
+  signal: AbortSignal
+}
+
+/** `retry`: dispatch the request again (the plugin logs why and may wait first). */
+export type RequestErrorDecision = { retry: false } | { retry: true }
+
+export interface TurnStopping {
+  agent: Agent
+  session: Session
+  /** The reason the turn would end with. */
+  reason: TurnEndReason
+  steps: number
+}
+
+/** Returned by an `agent/turn-stopping` listener to keep the turn going with one more message. */
+export interface TurnContinuation {
+  continue: true
+  message: UserMessage
+}
+
+export interface RequestSent {
+  agent: Agent
+  session: Session
+  /** Seq of the `request/header` event of this request. */
+  headerSeq: number
+  system: string
+  tools: ToolSchema[]
+  messages: readonly Message[]
+}
+
+declare module 'cordis' {
+  interface Context {
+    agents: AgentsService
+  }
+  interface Events {
+    /** Waterfall before each step: rewrite the claimed messages, or reject the step. */
+    'agent/pre-step'(input: PreStepInput, next: () => Promise<PreStepDecision>): Promise<PreStepDecision>
+    /** Waterfall building each request: adjust config, system prompt, tools. */
+    'agent/request'(draft: RequestDraft, next: () => Promise<RequestDraft>): Promise<RequestDraft>
+    /** Waterfall on a failed or aborted stream: decide whether to retry. */
+    'agent/request-error'(
+      failure: RequestFailure,
+      next: () => Promise<RequestErrorDecision>,
+    ): Promise<RequestErrorDecision>
+    /** Serial, when a turn is about to end: the one place that may keep it going. */
+    'agent/turn-stopping'(state: TurnStopping): Promise<TurnContinuation | undefined> | TurnContinuation | undefined
+    /** After a request was dispatched, with exactly what was sent. */
+    'agent/request-sent'(sent: RequestSent): void
+    'agent/created'(agent: Agent): void
+    'agent/phase'(agent: Agent, phase: AgentPhase): void
+    'agent/disposed'(agent: Agent): void
+  }
+}
+
+/** Normalises caller input to a user message. */
+export function toUserMessage(input: AgentInput): UserMessage {
+  return typeof input === 'string' ? { role: 'user', content: [{ type: 'text', text: input }] } : input
+}
+
+/**
+ * `ctx.agents`: the live agents of this process and the driver that creates them. Agents created
+ * through a plugin's context are disposed with it.
+ */
+export class AgentsService extends Service {
+  static readonly provide = 'agents'
+  // Plain fields, not #private: Cordis calls service methods through a proxy.
+  readonly live = new Map<string, Agent>()
+  readonly drivers: AgentDriver[] = []
+  readonly home: Context
+
+  constructor(ctx: Context) {
+    super(ctx, 'agents')
+    this.home = ctx
+  }
+
+  /** Registers a driver for the caller's lifetime; the most recent registration is used. */
+  registerDriver(driver: AgentDriver): () => void {
+    return this.ctx.effect(() => {
+      this.drivers.push(driver)
+      return () => {
+        const index = this.drivers.indexOf(driver)
+        if (index >= 0) this.drivers.splice(index, 1)
+      }
+    }, `agents.registerDriver(${driver.name})`)
+  }
+
+  /** Creates an agent with the active driver. Throws `NO_AGENT_DRIVER` when none is registered. */
+  async create(options: CreateAgentOptions = {}): Promise<Agent> {
+    const driver = this.drivers.at(-1)
+    if (!driver) {
+      throw new HarnessError('NO_AGENT_DRIVER', 'no agent driver is active; add the agent-loop row to the profile', {})
+    }
+    if (options.id && this.live.has(options.id)) {
+      throw new HarnessError('AGENT_EXISTS', `agent ${options.id} already exists`, { id: options.id })
+    }
+    const owner = this.ctx
+    const agent = await driver.create(owner, options)
+    owner.effect(() => {
+      this.live.set(agent.id, agent)
+      return async () => {
+        await agent.dispose()
+      }
+    }, `agents.live(${agent.id})`)
+    this.home.emit('agent/created', agent)
+    return agent
+  }
+
+  /** Removes a disposed agent from the registry; called by drivers from `dispose()`. */
+  unregister(agent: Agent): void {
+    if (this.live.get(agent.id) !== agent) return
+    this.live.delete(agent.id)
+    this.home.emit('agent/disposed', agent)
+  }
+
+  get(id: string): Agent | undefined {
+    return this.live.get(id)
+  }
+
+  list(): Agent[] {
+    return [...this.live.values()]
+  }
+}
+
+export default AgentsService
