@@ -55,6 +55,8 @@ export interface AssistantMessage {
   /** Which provider/model produced it (for display and replay). */
   provider?: string
   model?: string
+  /** Present when `finishReason` is `error` or `aborted`: what went wrong. */
+  error?: LlmErrorData
 }
 
 export interface ToolResultMessage {
@@ -119,6 +121,8 @@ export type LlmErrorCode =
   | 'NO_ADAPTER'
   | 'MALFORMED_RESPONSE'
   | 'ABORTED'
+  | 'TIMEOUT'
+  | 'REPLAY_EXHAUSTED'
   | 'UNKNOWN'
 
 /**
@@ -128,7 +132,8 @@ export type LlmErrorCode =
 export type StreamChunk =
   | { type: 'start'; provider: string; model: string; requestId?: string }
   | { type: 'text-delta'; text: string }
-  | { type: 'reasoning-delta'; text: string }
+  /** `signature` (when a provider sends one) belongs to the reasoning block this delta extends. */
+  | { type: 'reasoning-delta'; text: string; signature?: string }
   | { type: 'tool-call-start'; index: number; id: string; name: string }
   | { type: 'tool-call-delta'; index: number; argumentsDelta: string }
   | { type: 'usage'; usage: Usage }

@@ -1,0 +1,505 @@
+// The one Chat Completions implementation behind `deepseek` and `openai-compatible`: builds the
+// request body from dsh messages, POSTs it with fetch, reads the SSE stream and normalizes it into
+// stream chunks. Every failure (HTTP status, transport, malformed frame, timeout, abort) ends the
+// stream with a terminal chunk; nothing here throws to the consumer and nothing retries.
+import type { LlmAdapter, LlmDispatch, LlmRequest, ModelInfo, ProviderCatalog, ToolChoice } from './adapter.js'
+import { errorFinish, llmError } from './adapter.js'
+import type {
+  AssistantMessage,
+  FinishReason,
+  LlmErrorCode,
+  LlmErrorData,
+  Message,
+  ReasoningEffort,
+  StreamChunk,
+  ToolResultContent,
+  Usage,
+  UserContent,
+} from './messages.js'
+import { readSse } from './sse.js'
+
+export type Dialect = 'deepseek' | 'openai'
+
+export interface ChatCompletionsOptions {
+  /** Adapter name for diagnostics. */
+  name: string
+  /** The provider names this adapter serves (replay state of its own messages is sent back). */
+  providers: readonly string[]
+  dialect: Dialect
+  /** Resolved per request. A trailing slash is ignored; `/chat/completions` is appended. */
+  baseUrl: () => Promise<string>
+  /** Resolved per request; `undefined` when no source has the key. Never logged. */
+  apiKey: () => Promise<{ value: string; location: string } | undefined>
+  /** The credential reference, for messages (e.g. `DEEPSEEK_API_KEY`). */
+  keyName: string
+  keyRequired: boolean
+  defaultModel: () => string
+  models: readonly ModelInfo[]
+  /** DeepSeek dialect: send `thinking: enabled` unless the effort is `none`. */
+  thinking: boolean
+  headers?: Readonly<Record<string, string>>
+  /** Bound on the time until the first data event; keep-alive comments do not reset it. */
+  firstTokenTimeoutMs: number
+  /** Bound on the silence between data events once the stream has started. */
+  idleTimeoutMs: number
+}
+
+/** The explicit efforts the DeepSeek API accepts; `none` turns thinking off. No silent aliasing. */
+export const DEEPSEEK_EFFORTS: readonly ReasoningEffort[] = Object.freeze(['none', 'low', 'high', 'max'])
+
+const ERROR_BODY_LIMIT = 64 * 1024
+
+type Json = Record<string, unknown>
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function bytesToBase64(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
+}
+
+async function userContent(content: readonly UserContent[] | readonly ToolResultContent[], request: LlmRequest) {
+  if (content.every((block) => block.type === 'text')) return content.map((block) => block.text).join('\n')
+  const parts: Json[] = []
+  for (const block of content) {
+    if (block.type === 'text') parts.push({ type: 'text', text: block.text })
+    else if (request.loadImage) {
+      const data = bytesToBase64(await request.loadImage(block.ref))
+      parts.push({ type: 'image_url', image_url: { url: `data:${block.mimeType};base64,${data}` } })
+    } else parts.push({ type: 'text', text: `[image ${block.ref} omitted: no image loader for this request]` })
+  }
+  return parts
+}
+
+function toolResultText(content: readonly ToolResultContent[]): string {
+  return content.map((block) => (block.type === 'text' ? block.text : `[image ${block.ref}]`)).join('\n')
+}
+
+function assistantMessage(message: AssistantMessage, options: ChatCompletionsOptions): Json {
+  const text = message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('')
+  const calls = message.content.flatMap((block) => (block.type === 'tool-call' ? [block] : []))
+  const out: Json = { role: 'assistant', content: text === '' ? null : text }
+  if (options.dialect === 'deepseek') {
+    // Reasoning of tool-call turns must go back verbatim (HTTP 400 otherwise); other adapters' reasoning
+    // is their replay state, not ours, so it is replaced by the documented empty string.
+    const own = message.provider === undefined || options.providers.includes(message.provider)
+    const reasoning = own
+      ? message.content.flatMap((block) => (block.type === 'reasoning' ? [block.text] : [])).join('')
+      : ''
+    if (calls.length > 0 || reasoning !== '') out.reasoning_content = reasoning
+  }
+  if (calls.length > 0) {
+    out.tool_calls = calls.map((call) => ({
+      id: call.id,
+      type: 'function',
+      function: { name: call.name, arguments: call.rawArguments ?? JSON.stringify(call.arguments) },
+    }))
+  }
+  return out
+}
+
+async function wireMessages(request: LlmRequest, options: ChatCompletionsOptions): Promise<Json[]> {
+  const out: Json[] = []
+  if (request.system) out.push({ role: 'system', content: request.system })
+  for (const message of request.messages as readonly Message[]) {
+    if (message.role === 'user') out.push({ role: 'user', content: await userContent(message.content, request) })
+    else if (message.role === 'assistant') out.push(assistantMessage(message, options))
+    else out.push({ role: 'tool', tool_call_id: message.toolCallId, content: toolResultText(message.content) })
+  }
+  return out
+}
+
+function wireToolChoice(choice: ToolChoice): unknown {
+  return typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } }
+}
+
+/** The request body, or an error when the request cannot be expressed (checked before any I/O). */
+export async function buildBody(
+  dispatch: LlmDispatch,
+  options: ChatCompletionsOptions,
+): Promise<{ body: Json } | { error: LlmErrorData }> {
+  const { call, request } = dispatch
+  const body: Json = { model: call.model, messages: await wireMessages(request, options), stream: true }
+  body.stream_options = { include_usage: true }
+  const effort = call.reasoningEffort
+  if (options.dialect === 'deepseek') {
+    const thinking = options.thinking && effort !== 'none'
+    body.thinking = { type: thinking ? 'enabled' : 'disabled' }
+    if (thinking && effort !== undefined) body.reasoning_effort = effort
+    const forced = request.toolChoice !== undefined && request.toolChoice !== 'auto' && request.toolChoice !== 'none'
+    if (thinking && forced) {
+      return {
+        error: llmError(
+          'BAD_REQUEST',
+          'DeepSeek thinking mode rejects a forced tool_choice; use reasoningEffort "none" to force a tool call',
+        ),
+      }
+    }
+  } else if (effort !== undefined) {
+    body.reasoning_effort = effort
+  }
+  if (call.maxTokens !== undefined) body.max_tokens = call.maxTokens
+  if (call.temperature !== undefined) body.temperature = call.temperature
+  if (call.stop !== undefined && call.stop.length > 0) body.stop = [...call.stop]
+  if (request.tools && request.tools.length > 0) {
+    body.tools = request.tools.map((tool) => ({
+      type: 'function',
+      function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+    }))
+  }
+  if (request.toolChoice !== undefined) body.tool_choice = wireToolChoice(request.toolChoice)
+  return { body }
+}
+
+function numberOr(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined
+}
+
+/** Maps a provider usage object (DeepSeek cache fields or OpenAI `cached_tokens`). */
+export function mapUsage(raw: Json): Usage {
+  const input = numberOr(raw.prompt_tokens) ?? 0
+  const output = numberOr(raw.completion_tokens) ?? 0
+  const usage: Usage = {
+    inputTokens: input,
+    outputTokens: output,
+    totalTokens: numberOr(raw.total_tokens) ?? input + output,
+  }
+  const details = isObject(raw.prompt_tokens_details) ? raw.prompt_tokens_details : {}
+  const hit = numberOr(raw.prompt_cache_hit_tokens) ?? numberOr(details.cached_tokens)
+  const miss = numberOr(raw.prompt_cache_miss_tokens) ?? (hit !== undefined ? input - hit : undefined)
+  if (hit !== undefined) usage.cacheHitTokens = hit
+  if (miss !== undefined) usage.cacheMissTokens = miss
+  const completion = isObject(raw.completion_tokens_details) ? raw.completion_tokens_details : {}
+  const reasoning = numberOr(completion.reasoning_tokens)
+  if (reasoning !== undefined) usage.reasoningTokens = reasoning
+  return usage
+}
+
+/** Parses `Retry-After` (seconds or an HTTP date) and `retry-after-ms` into milliseconds. */
+function retryAfter(headers: Headers): number | undefined {
+  const ms = Number(headers.get('retry-after-ms'))
+  if (headers.has('retry-after-ms') && Number.isFinite(ms)) return ms
+  const value = headers.get('retry-after')
+  if (value === null) return undefined
+  const seconds = Number(value)
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000)
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now())
+}
+
+function requestIdOf(headers: Headers): string | undefined {
+  return headers.get('x-request-id') ?? headers.get('request-id') ?? undefined
+}
+
+const CONTEXT_WORDS = /context length|context window|maximum context|too many tokens|prompt is too long/i
+
+function statusCode(status: number, providerMessage: string): LlmErrorCode {
+  if (status === 401 || status === 403) return 'AUTH'
+  if (status === 402) return 'INSUFFICIENT_BALANCE'
+  if (status === 429) return 'RATE_LIMIT'
+  if (status === 413 || ((status === 400 || status === 422) && CONTEXT_WORDS.test(providerMessage))) {
+    return 'CONTEXT_OVERFLOW'
+  }
+  if (status === 400 || status === 404 || status === 422) return 'BAD_REQUEST'
+  if (status >= 500) return 'PROVIDER_UNAVAILABLE'
+  return 'UNKNOWN'
+}
+
+const HINTS: Partial<Record<LlmErrorCode, string>> = {
+  INSUFFICIENT_BALANCE: 'top up the account balance',
+  RATE_LIMIT: 'rate or concurrency limit reached; retry later',
+  PROVIDER_UNAVAILABLE: 'the provider is failing or overloaded; retry after a short wait',
+  CONTEXT_OVERFLOW: 'the request does not fit the model context; compact the conversation',
+}
+
+/** Reads the provider's error object: OpenAI-style `{error:{...}}` or flat vLLM `{message,type,code}`. */
+function providerError(value: unknown): { message?: string; code?: string } {
+  const error = isObject(value) && isObject(value.error) ? value.error : isObject(value) ? value : {}
+  const message = typeof error.message === 'string' ? error.message : undefined
+  const code = typeof error.code === 'string' ? error.code : typeof error.type === 'string' ? error.type : undefined
+  return { message, code }
+}
+
+async function readLimited(response: Response): Promise<string> {
+  if (!response.body) return ''
+  const reader = response.body.getReader()
+  const decoder = new TextDecoder()
+  let text = ''
+  try {
+    while (text.length < ERROR_BODY_LIMIT) {
+      const { value, done } = await reader.read()
+      if (done) break
+      text += decoder.decode(value, { stream: true })
+    }
+  } finally {
+    reader.cancel().catch(() => {})
+  }
+  return text.slice(0, ERROR_BODY_LIMIT)
+}
+
+function redact(text: string, secret: string | undefined): string {
+  return secret ? text.split(secret).join('[redacted]') : text
+}
+
+const FINISH: Record<string, FinishReason> = {
+  stop: 'stop',
+  length: 'max-tokens',
+  tool_calls: 'tool-calls',
+  function_call: 'tool-calls',
+  content_filter: 'content-filter',
+}
+
+interface CallSlot {
+  index: number
+  id: string
+}
+
+/** Normalizes stream events into chunks; holds the per-request accumulation state. */
+class ChunkReader {
+  readonly #byIndex = new Map<number, CallSlot>()
+  readonly #byId = new Map<string, CallSlot>()
+  #last: CallSlot | undefined
+  #next = 0
+  usage: Usage | undefined
+  finish: string | undefined
+  error: LlmErrorData | undefined
+
+  get sawToolCalls(): boolean {
+    return this.#next > 0
+  }
+
+  /** Returns the chunks for one decoded event; sets `error` on an in-band error event. */
+  read(event: Json, provider: string): StreamChunk[] {
+    const out: StreamChunk[] = []
+    if (isObject(event.error) || event.object === 'error') {
+      const { message, code } = providerError(event)
+      this.error = llmError(
+        code === 'insufficient_system_resource' ? 'PROVIDER_UNAVAILABLE' : 'UNKNOWN',
+        `${provider} reported an error inside the stream: ${message ?? 'no message'}`,
+        { providerCode: code },
+      )
+      return out
+    }
+    if (isObject(event.usage)) this.usage = mapUsage(event.usage)
+    const choices = Array.isArray(event.choices) ? event.choices : []
+    for (const choice of choices) {
+      if (!isObject(choice)) continue
+      const delta = isObject(choice.delta) ? choice.delta : {}
+      const reasoning = delta.reasoning_content ?? delta.reasoning
+      if (typeof reasoning === 'string' && reasoning !== '') out.push({ type: 'reasoning-delta', text: reasoning })
+      if (typeof delta.content === 'string' && delta.content !== '')
+        out.push({ type: 'text-delta', text: delta.content })
+      if (Array.isArray(delta.tool_calls)) for (const fragment of delta.tool_calls) this.#toolFragment(fragment, out)
+      if (typeof choice.finish_reason === 'string') this.finish = choice.finish_reason
+    }
+    return out
+  }
+
+  #toolFragment(fragment: unknown, out: StreamChunk[]): void {
+    if (!isObject(fragment)) return
+    const fn = isObject(fragment.function) ? fragment.function : {}
+    const id = typeof fragment.id === 'string' && fragment.id !== '' ? fragment.id : undefined
+    const wireIndex = typeof fragment.index === 'number' ? fragment.index : undefined
+    // Key by id when there is one, else by index; an index that repeats with a new id is a new call
+    // (Ollama numbers every call 0), and a fragment with neither continues the latest call.
+    let slot = id !== undefined ? this.#byId.get(id) : undefined
+    if (!slot && id === undefined) slot = wireIndex !== undefined ? this.#byIndex.get(wireIndex) : this.#last
+    if (!slot) {
+      slot = { index: this.#next, id: id ?? `call_${this.#next}` }
+      this.#next++
+      this.#byId.set(slot.id, slot)
+      if (wireIndex !== undefined) this.#byIndex.set(wireIndex, slot)
+      out.push({
+        type: 'tool-call-start',
+        index: slot.index,
+        id: slot.id,
+        name: typeof fn.name === 'string' ? fn.name : '',
+      })
+    }
+    this.#last = slot
+    if (typeof fn.arguments === 'string' && fn.arguments !== '') {
+      out.push({ type: 'tool-call-delta', index: slot.index, argumentsDelta: fn.arguments })
+    }
+  }
+}
+
+/** Creates the adapter. See the package README for the mapping of statuses and finish reasons. */
+export function createChatCompletionsAdapter(options: ChatCompletionsOptions): LlmAdapter {
+  const efforts = options.dialect === 'deepseek' ? DEEPSEEK_EFFORTS : undefined
+  return {
+    name: options.name,
+    catalog(provider): ProviderCatalog {
+      return { provider, defaultModel: options.defaultModel(), models: options.models.map((model) => ({ ...model })) }
+    },
+    defaults: () => ({ model: options.defaultModel() }),
+    reasoningEfforts: () => efforts,
+    stream: (dispatch) => streamCompletion(dispatch, options),
+  }
+}
+
+async function* streamCompletion(dispatch: LlmDispatch, options: ChatCompletionsOptions): AsyncGenerator<StreamChunk> {
+  const { call, request } = dispatch
+  const label = options.dialect === 'deepseek' ? 'DeepSeek' : `${call.provider} (OpenAI-compatible)`
+  const signal = request.signal
+  if (signal?.aborted) return yield errorFinish(llmError('ABORTED', 'the request was aborted before it was sent'))
+
+  let key: { value: string; location: string } | undefined
+  try {
+    key = await options.apiKey()
+  } catch (error) {
+    return yield errorFinish(llmError('AUTH', `cannot resolve ${options.keyName}: ${(error as Error).message}`))
+  }
+  if (!key && options.keyRequired) {
+    return yield errorFinish(
+      llmError(
+        'AUTH',
+        `no API key for ${label}: set ${options.keyName} in the environment, in $DSH_HOME/.credentials.yaml, or in a .env file`,
+      ),
+    )
+  }
+  if (key && !/^[\x21-\x7e]+$/.test(key.value)) {
+    return yield errorFinish(
+      llmError('AUTH', `the ${options.keyName} value from ${key.location} contains spaces or non-ASCII characters`),
+    )
+  }
+  const built = await buildBody(dispatch, options)
+  if ('error' in built) return yield errorFinish(built.error)
+  const body = built.body
+  const url = `${(await options.baseUrl()).replace(/\/+$/, '')}/chat/completions`
+  const secret = key?.value
+
+  const controller = new AbortController()
+  let timedOut: string | undefined
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const arm = (ms: number, what: string) => {
+    clearTimeout(timer)
+    timer = setTimeout(() => {
+      timedOut = `${what} within ${ms} ms`
+      controller.abort()
+    }, ms)
+  }
+  const onAbort = () => controller.abort()
+  signal?.addEventListener('abort', onAbort, { once: true })
+  const failure = (error: unknown, fallback: LlmErrorCode, what: string): LlmErrorData => {
+    if (signal?.aborted) return llmError('ABORTED', 'the request was aborted')
+    if (timedOut) return llmError('TIMEOUT', `${label} sent no ${timedOut}`)
+    const cause = (error as { cause?: { code?: string; message?: string } })?.cause
+    const detail = redact(cause?.code ?? cause?.message ?? (error as Error)?.message ?? String(error), secret)
+    return llmError(fallback, `${what}: ${detail}`)
+  }
+
+  try {
+    arm(options.firstTokenTimeoutMs, 'first token')
+    let response: Response
+    try {
+      response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'text/event-stream',
+          ...(secret ? { authorization: `Bearer ${secret}` } : {}),
+          ...options.headers,
+        },
+        body: JSON.stringify(body),
+        signal: controller.signal,
+      })
+    } catch (error) {
+      return yield errorFinish(failure(error, 'NETWORK', `cannot reach ${label} at ${url}`))
+    }
+    const requestId = requestIdOf(response.headers)
+    if (!response.ok) {
+      let text = ''
+      try {
+        text = await readLimited(response)
+      } catch {}
+      let parsed: unknown
+      try {
+        parsed = JSON.parse(text.trim())
+      } catch {}
+      const provider = providerError(parsed)
+      const providerMessage = redact(provider.message ?? text.slice(0, 500), secret)
+      const code = statusCode(response.status, providerMessage)
+      const hint = code === 'AUTH' ? `check ${options.keyName}` : HINTS[code]
+      return yield errorFinish(
+        llmError(
+          code,
+          `${label} returned HTTP ${response.status}: ${providerMessage || response.statusText}${hint ? ` (${hint})` : ''}`,
+          {
+            status: response.status,
+            retryAfterMs: retryAfter(response.headers),
+            requestId,
+            providerCode: provider.code,
+          },
+        ),
+      )
+    }
+    yield requestId === undefined
+      ? { type: 'start', provider: call.provider, model: call.model }
+      : { type: 'start', provider: call.provider, model: call.model, requestId }
+    if (!response.body)
+      return yield errorFinish(llmError('MALFORMED_RESPONSE', `${label} sent an empty body`, { requestId }))
+
+    const reader = new ChunkReader()
+    let done = false
+    try {
+      for await (const item of readSse(response.body)) {
+        if (item.type === 'comment') continue
+        arm(options.idleTimeoutMs, 'data')
+        if (item.data.trim() === '[DONE]') {
+          done = true
+          break
+        }
+        let event: unknown
+        try {
+          event = JSON.parse(item.data)
+        } catch {
+          return yield errorFinish(
+            llmError(
+              'MALFORMED_RESPONSE',
+              `${label} sent a stream event that is not JSON: ${item.data.slice(0, 200)}`,
+              {
+                requestId,
+              },
+            ),
+          )
+        }
+        if (!isObject(event)) {
+          return yield errorFinish(
+            llmError('MALFORMED_RESPONSE', `${label} sent a stream event that is not an object`, { requestId }),
+          )
+        }
+        for (const chunk of reader.read(event, label)) yield chunk
+        if (reader.error)
+          return yield errorFinish(llmError(reader.error.code, reader.error.message, { ...reader.error, requestId }))
+      }
+    } catch (error) {
+      return yield errorFinish(failure(error, 'NETWORK', `the ${label} stream broke off`))
+    }
+    if (!done && reader.finish === undefined) {
+      return yield errorFinish(
+        signal?.aborted
+          ? llmError('ABORTED', 'the request was aborted')
+          : llmError('NETWORK', `the ${label} stream ended before completion (no [DONE], no finish_reason)`, {
+              requestId,
+            }),
+      )
+    }
+    if (reader.usage) yield { type: 'usage', usage: reader.usage }
+    if (reader.finish === 'insufficient_system_resource') {
+      return yield errorFinish(
+        llmError('PROVIDER_UNAVAILABLE', `${label} interrupted the answer for lack of capacity; retry later`, {
+          requestId,
+          providerCode: 'insufficient_system_resource',
+        }),
+      )
+    }
+    let reason: FinishReason = FINISH[reader.finish ?? 'stop'] ?? 'stop'
+    if (reason === 'stop' && reader.sawToolCalls) reason = 'tool-calls'
+    yield { type: 'finish', reason }
+  } finally {
+    clearTimeout(timer)
+    signal?.removeEventListener('abort', onAbort)
+    controller.abort()
+  }
+}

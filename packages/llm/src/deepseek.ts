@@ -1,0 +1,122 @@
+// The `deepseek` provider plugin: registers the Chat Completions adapter in the DeepSeek dialect
+// (thinking switch, reasoning_content round trip, cache usage fields). With no config at all it
+// reads DEEPSEEK_API_KEY / DEEPSEEK_BASE_URL / DSH_MODEL, the key at request time.
+import type { CredentialsService } from '@dsh/credentials'
+import type { Context } from '@dsh/kernel'
+import type { ModelInfo } from './adapter.js'
+import { type ChatCompletionsOptions, createChatCompletionsAdapter, type Dialect } from './chat-completions.js'
+import type { ReasoningEffort } from './messages.js'
+
+export interface ChatProviderConfig {
+  /** Provider names this row serves. Default `["deepseek"]` (`["openai-compatible"]` for that module). */
+  providers?: string[]
+  /** Base URL (`/chat/completions` is appended). Default: the base URL variable, then the public endpoint. */
+  baseUrl?: string
+  /** Default model when a call names none. Default: $DSH_MODEL, then the module's default. */
+  model?: string
+  /** The credential reference holding the API key. */
+  apiKey?: string
+  /** DeepSeek dialect only: send `thinking: enabled` (default true); reasoningEffort `none` turns it off. */
+  thinking?: boolean
+  /** Replaces the advisory model catalog. */
+  models?: ModelInfo[]
+  /** Extra HTTP headers on every request (never put secrets here; use `apiKey`). */
+  headers?: Record<string, string>
+  /** Bound on the wait for the first data event; keep-alives do not count. Default 600000 (10 min). */
+  firstTokenTimeoutMs?: number
+  /** Bound on the silence between data events. Default 300000 (5 min). */
+  idleTimeoutMs?: number
+}
+
+const V4_EFFORTS: ReasoningEffort[] = ['none', 'low', 'high', 'max']
+
+/** The DeepSeek catalog as of 2026-11 (advisory; names change, so rows can replace it). */
+export const DEEPSEEK_MODELS: readonly ModelInfo[] = Object.freeze([
+  {
+    id: 'deepseek-v4-pro',
+    label: 'DeepSeek-V4-Pro',
+    contextWindow: 1_000_000,
+    maxOutputTokens: 384_000,
+    reasoningEfforts: V4_EFFORTS,
+    input: ['text'],
+  },
+  {
+    id: 'deepseek-flash',
+    label: 'DeepSeek-V4.1-Flash',
+    contextWindow: 1_000_000,
+    maxOutputTokens: 384_000,
+    reasoningEfforts: V4_EFFORTS,
+    input: ['text', 'image'],
+  },
+  {
+    id: 'deepseek-v4-flash',
+    label: 'DeepSeek-V4.1-Flash (old name)',
+    contextWindow: 1_000_000,
+    maxOutputTokens: 384_000,
+    reasoningEfforts: V4_EFFORTS,
+    input: ['text', 'image'],
+  },
+])
+
+export const DEEPSEEK_DEFAULT_MODEL = 'deepseek-v4-pro'
+export const DEEPSEEK_BASE_URL = 'https://api.deepseek.com'
+
+export interface DialectDefaults {
+  name: string
+  dialect: Dialect
+  providers: string[]
+  baseUrlVariable: string
+  baseUrl?: string
+  apiKey: string
+  keyRequired: boolean
+  model?: string
+  models: readonly ModelInfo[]
+}
+
+/** Registers one Chat Completions adapter for the row's providers, for the row's lifetime. */
+export function applyChatProvider(ctx: Context, config: ChatProviderConfig, defaults: DialectDefaults): void {
+  const credentials: CredentialsService = ctx.credentials
+  const keyName = config.apiKey ?? defaults.apiKey
+  const providers = config.providers ?? defaults.providers
+  const options: ChatCompletionsOptions = {
+    name: defaults.name,
+    providers,
+    dialect: defaults.dialect,
+    keyName,
+    keyRequired: defaults.keyRequired,
+    async baseUrl() {
+      const url = config.baseUrl ?? (await credentials.get(defaults.baseUrlVariable)) ?? defaults.baseUrl
+      return url ?? ''
+    },
+    async apiKey() {
+      const found = await credentials.resolve(keyName)
+      return found && { value: found.value, location: found.location }
+    },
+    defaultModel: () => config.model ?? credentials.env.DSH_MODEL ?? defaults.model ?? '',
+    models: config.models ?? defaults.models,
+    thinking: config.thinking ?? true,
+    headers: config.headers,
+    firstTokenTimeoutMs: config.firstTokenTimeoutMs ?? 600_000,
+    idleTimeoutMs: config.idleTimeoutMs ?? 300_000,
+  }
+  ctx.llm.registerAdapter(providers, createChatCompletionsAdapter(options))
+}
+
+/** The `deepseek` provider row: `use: "@dsh/llm/deepseek"`. */
+export default {
+  name: 'llm-deepseek',
+  inject: ['llm', 'credentials'],
+  apply(ctx: Context, config: ChatProviderConfig = {}) {
+    applyChatProvider(ctx, config ?? {}, {
+      name: 'deepseek',
+      dialect: 'deepseek',
+      providers: ['deepseek'],
+      baseUrlVariable: 'DEEPSEEK_BASE_URL',
+      baseUrl: DEEPSEEK_BASE_URL,
+      apiKey: 'DEEPSEEK_API_KEY',
+      keyRequired: true,
+      model: DEEPSEEK_DEFAULT_MODEL,
+      models: DEEPSEEK_MODELS,
+    })
+  },
+}

@@ -1,0 +1,13 @@
+// @dsh/test-support: fixtures shared by dsh tests. The mock Chat Completions server and the builders
+// of DeepSeek-shaped SSE transcripts.
+export type { CompletionScript, ScriptedToolCall } from './deepseek-wire.js'
+export {
+  chunkEvent,
+  completionResponse,
+  completionSteps,
+  deepseekUsage,
+  errorResponse,
+  usageEvent,
+} from './deepseek-wire.js'
+export type { MockLlmServerOptions, MockResponse, RecordedRequest, SseStep } from './mock-llm-server.js'
+export { MockLlmServer, startMockLlmServer } from './mock-llm-server.js'
