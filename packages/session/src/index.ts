@@ -132,17 +132,20 @@ export class SessionService extends Service {
   }
 
   /**
-   * Builds a live session from durable facts (a header and the parsed event records of its file).
-   * Validates everything; throws SESSION_CORRUPT or SESSION_FORMAT_UNSUPPORTED naming `location`.
-   * Emits `session/restored`. Used by persistence coordinators; most callers want `resume`.
+   * Registers a session built from durable facts (see `build`) as live, owned by the caller; emits
+   * `session/restored`. Used by persistence coordinators; most callers want
+   * `ctx.sessionPersistence.resume(id)`. Throws SESSION_EXISTS when the id is already live.
    */
-  restore(header: unknown, records: Iterable<unknown>, location?: string): Session {
-    const session = this.build(header, records, location)
+  restore(session: Session): Session {
     this.register(this.ctx, session, 'session/restored')
     return session
   }
 
-  /** Like `restore` without registering: a validated, detached read of durable facts. */
+  /**
+   * Validates durable facts (a header and the parsed event records of its file) into a detached
+   * session: not live, so its appends notify nobody until `restore` registers it. Throws
+   * SESSION_CORRUPT or SESSION_FORMAT_UNSUPPORTED naming `location`.
+   */
   build(header: unknown, records: Iterable<unknown>, location?: string, expectedId?: string): Session {
     const checked = checkHeader(header, location, expectedId)
     const session = this.instantiate(checked)
@@ -268,7 +271,9 @@ export class SessionService extends Service {
   }
 
   instantiate(header: SessionHeader): Session {
-    return new Session(header, this.vocabulary, (session, event) => this.notify('session/event', session, event))
+    return new Session(header, this.vocabulary, (session, event) => {
+      if (this.state.live.get(session.id) === session) this.notify('session/event', session, event)
+    })
   }
 
   register(owner: Context, session: Session, event: 'session/created' | 'session/restored'): void {

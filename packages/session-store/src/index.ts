@@ -1,0 +1,107 @@
+// @dsh/session-store: the persistence seam. `ctx.sessionStore` is what a provider (JSONL, SQLite)
+// offers; `ctx.sessionPersistence` (coordinator.ts) drives it; `ctx.sessionQuery` (query.ts) reads it.
+// This module holds only the definition: types, the Context augmentation, shared helpers.
+import { homedir } from 'node:os'
+import { join, resolve } from 'node:path'
+import type { Context } from '@dsh/kernel'
+import type { SessionEvent, SessionHeader } from '@dsh/session'
+
+export type { Lease, LeaseOwner } from './lease.js'
+export { acquireLease, readLease } from './lease.js'
+
+/** One write of a session: its header on the first write, then events in seq order. */
+export interface WriteBatch {
+  header?: SessionHeader
+  events: readonly SessionEvent[]
+  /** Make everything written so far durable (fsync / synchronous commit) before resolving. */
+  sync: boolean
+}
+
+/** The durable facts of one session, as a provider read them (not yet validated). */
+export interface StoredSession {
+  /** The parsed header record, or undefined when the file holds no complete header. */
+  header: unknown
+  /** Parsed event records in storage order. */
+  records: unknown[]
+  /** Where it lives (a file path, or `db#id`), for error messages. */
+  location: string
+  /** A torn final write that `repairTail` will remove: how many bytes, and why it is torn. */
+  torn?: { bytes: number; reason: string }
+}
+
+/** What the session list shows, read without loading whole logs. */
+export interface SessionSummary {
+  id: string
+  /** The first user message's text, shortened. */
+  title?: string
+  cwd: string
+  createdAt: number
+  /** Milliseconds of the last durable event (or the header). */
+  updatedAt: number
+  parentSession?: string
+  eventCount: number
+  location: string
+}
+
+/**
+ * A persistence backend. All methods may reject; errors carry HarnessError codes where the cause is
+ * known (SESSION_CORRUPT, SESSION_STORE_SCHEMA_UNSUPPORTED, SESSION_EXISTS). A rejected `write`
+ * leaves no partial batch visible to a later successful write (providers roll back or truncate).
+ */
+export interface SessionStore {
+  readonly kind: string
+  /** Where lease files live (one per session id). */
+  readonly leaseDir: string
+  /** Human-readable location of a session. */
+  locate(id: string): string
+  write(id: string, batch: WriteBatch): Promise<void>
+  /** The stored facts, or undefined when the session does not exist. */
+  read(id: string): Promise<StoredSession | undefined>
+  /** Removes the torn tail `read` reported. */
+  repairTail(id: string, stored: StoredSession): Promise<void>
+  /** Summaries of every durable session, cheaply. */
+  summaries(): Promise<SessionSummary[]>
+  /** Releases per-session handles (after the last write of a closed session). */
+  release(id: string): Promise<void>
+}
+
+declare module 'cordis' {
+  interface Context {
+    sessionStore: SessionStore
+  }
+}
+
+/**
+ * The sessions directory: `dir` when given and non-empty, else `<home>/sessions` where home is the
+ * launcher's `$DSH_HOME`, else `$DSH_HOME`, else `~/.dsh`.
+ */
+export function sessionsDir(ctx: Context, dir: string | undefined): string {
+  if (dir) return resolve(dir)
+  const launcher = ctx.get('launcher') as { config?: { home?: string } } | undefined
+  const home = launcher?.config?.home ?? process.env.DSH_HOME ?? join(homedir(), '.dsh')
+  return join(resolve(home), 'sessions')
+}
+
+/** The title of a session: the first user message's text, on one line, at most 80 characters. */
+export function titleOf(event: SessionEvent): string | undefined {
+  if (event.type !== 'user/message') return undefined
+  const message = (event.data as { message?: { content?: { type: string; text?: string }[] } }).message
+  const text = (message?.content ?? [])
+    .filter((block) => block.type === 'text')
+    .map((block) => block.text ?? '')
+    .join(' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+  if (!text) return undefined
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text
+}
+
+/** The searchable text of an event: the text blocks of a model-visible message. */
+export function textOf(event: SessionEvent): string {
+  const message = (event.data as { message?: { content?: { type: string; text?: string }[] } }).message
+  if (!message || !Array.isArray(message.content)) return ''
+  return message.content
+    .filter((block) => block.type === 'text' || block.type === 'reasoning')
+    .map((block) => block.text ?? '')
+    .join('\n')
+}

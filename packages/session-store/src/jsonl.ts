@@ -1,0 +1,331 @@
+// The JSONL provider of `ctx.sessionStore` (the default): `<dir>/<id>.jsonl`, the header on the first
+// line and one envelope per line; fdatasync on flush; a torn final line detected on read and cut off
+// by repair. A `<id>.meta.json` sidecar (a derived cache, never trusted when stale) lets the session
+// list skip reading whole logs.
+import { mkdirSync } from 'node:fs'
+import { type FileHandle, open, readdir, readFile, rename, stat, truncate, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { type Context, HarnessError, Service } from '@dsh/kernel'
+import { checkSessionId, type SessionEvent } from '@dsh/session'
+import {
+  type SessionStore,
+  type SessionSummary,
+  type StoredSession,
+  sessionsDir,
+  titleOf,
+  type WriteBatch,
+} from './index.js'
+
+export interface JsonlConfig {
+  /** The sessions directory; empty means `$DSH_HOME/sessions`. */
+  dir?: string
+}
+
+interface Meta {
+  id: string
+  cwd: string
+  createdAt: number
+  parentSession?: string
+  title?: string
+  eventCount: number
+  updatedAt: number
+  /** The log's size when this meta was written; a different size means the meta is stale. */
+  bytes: number
+}
+
+interface OpenFile {
+  handle: FileHandle
+  /** Bytes of complete, successfully written lines. */
+  size: number
+  /** A write failed part-way: truncate to `size` before the next one. */
+  dirtyTail: boolean
+  /** The directory entry of a new file still needs an fsync. */
+  newFile: boolean
+  meta: Meta
+}
+
+const NEWLINE = 0x0a
+
+function corrupt(location: string, message: string, facts: Record<string, unknown> = {}): HarnessError {
+  return new HarnessError('SESSION_CORRUPT', `${location}: ${message}`, { file: location, ...facts })
+}
+
+/** Splits a session file into its complete lines and the bytes after the last newline. */
+export function parseJsonl(buffer: Buffer, location: string): StoredSession {
+  const records: unknown[] = []
+  let header: unknown
+  let position = 0
+  let line = 0
+  while (position < buffer.length) {
+    const end = buffer.indexOf(NEWLINE, position)
+    if (end < 0) break
+    let value: unknown
+    try {
+      value = JSON.parse(buffer.toString('utf8', position, end))
+    } catch (error) {
+      throw corrupt(location, `line ${line + 1} is not JSON (${(error as Error).message})`, { line: line + 1 })
+    }
+    if (line === 0) header = value
+    else records.push(value)
+    position = end + 1
+    line++
+  }
+  const stored: StoredSession = { header, records, location }
+  if (position < buffer.length) {
+    // A torn write is a strict prefix of one `{...}\n` line. If all but its last byte is complete JSON,
+    // the line was whole and only its newline was damaged: that is corruption, not a torn write.
+    const tail = buffer.toString('utf8', position, buffer.length - 1)
+    let whole = false
+    try {
+      JSON.parse(tail)
+      whole = true
+    } catch {}
+    if (whole) throw corrupt(location, `the last line (${line + 1}) lost its newline`, { line: line + 1 })
+    stored.torn = { bytes: buffer.length - position, reason: `line ${line + 1} was cut off by an interrupted write` }
+  }
+  return stored
+}
+
+/** The JSONL backend; a plain class so the Service below can hold it (Cordis proxies services). */
+export class JsonlBackend implements SessionStore {
+  readonly kind = 'jsonl'
+  readonly leaseDir: string
+  readonly #files = new Map<string, OpenFile>()
+
+  constructor(readonly dir: string) {
+    this.leaseDir = dir
+    mkdirSync(dir, { recursive: true })
+  }
+
+  locate(id: string): string {
+    return join(this.dir, `${checkSessionId(id)}.jsonl`)
+  }
+
+  async read(id: string): Promise<StoredSession | undefined> {
+    const location = this.locate(id)
+    let buffer: Buffer
+    try {
+      buffer = await readFile(location)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+      throw error
+    }
+    return parseJsonl(buffer, location)
+  }
+
+  async repairTail(id: string, stored: StoredSession): Promise<void> {
+    if (!stored.torn) return
+    await this.release(id)
+    const location = this.locate(id)
+    const size = (await stat(location)).size
+    await truncate(location, size - stored.torn.bytes)
+    const handle = await open(location, 'r+')
+    try {
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+  }
+
+  async write(id: string, batch: WriteBatch): Promise<void> {
+    const file = this.#files.get(id) ?? (await this.#open(id, batch))
+    const lines = batch.header ? [JSON.stringify(batch.header)] : []
+    for (const event of batch.events) lines.push(JSON.stringify(event))
+    if (file.dirtyTail) {
+      await file.handle.truncate(file.size)
+      file.dirtyTail = false
+    }
+    if (lines.length > 0) {
+      const bytes = Buffer.from(`${lines.join('\n')}\n`)
+      try {
+        let done = 0
+        while (done < bytes.length) {
+          const { bytesWritten } = await file.handle.write(bytes, done, bytes.length - done, file.size + done)
+          done += bytesWritten
+        }
+      } catch (error) {
+        file.dirtyTail = true
+        throw error
+      }
+      file.size += bytes.length
+      this.#account(file.meta, batch.events)
+    }
+    if (batch.sync) {
+      await file.handle.datasync()
+      if (file.newFile) {
+        await syncDir(this.dir)
+        file.newFile = false
+      }
+      file.meta.bytes = file.size
+      await this.#writeMeta(file.meta).catch(() => {})
+    }
+  }
+
+  #account(meta: Meta, events: readonly SessionEvent[]): void {
+    for (const event of events) {
+      meta.title ??= titleOf(event)
+      meta.updatedAt = event.time
+    }
+    meta.eventCount += events.length
+  }
+
+  async #open(id: string, batch: WriteBatch): Promise<OpenFile> {
+    const location = this.locate(id)
+    if (batch.header) {
+      let handle: FileHandle
+      try {
+        handle = await open(location, 'wx')
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+        // A file without one complete line never held a durable header: reuse it.
+        const existing = await readFile(location)
+        if (existing.includes(NEWLINE)) {
+          throw new HarnessError('SESSION_EXISTS', `session ${id} already exists at ${location}; resume it instead`, {
+            id,
+            location,
+          })
+        }
+        handle = await open(location, 'w')
+      }
+      const { header } = batch
+      const meta: Meta = {
+        id,
+        cwd: header.cwd,
+        createdAt: header.createdAt,
+        ...(header.parentSession ? { parentSession: header.parentSession } : {}),
+        eventCount: 0,
+        updatedAt: header.createdAt,
+        bytes: 0,
+      }
+      const file: OpenFile = { handle, size: 0, dirtyTail: false, newFile: true, meta }
+      this.#files.set(id, file)
+      return file
+    }
+    const handle = await open(location, 'r+')
+    try {
+      const buffer = await handle.readFile()
+      const stored = parseJsonl(buffer, location)
+      if (stored.torn) throw corrupt(location, 'has a torn tail; resume the session to repair it')
+      const meta = metaOf(id, stored, buffer.length)
+      const file: OpenFile = { handle, size: buffer.length, dirtyTail: false, newFile: false, meta }
+      this.#files.set(id, file)
+      return file
+    } catch (error) {
+      await handle.close()
+      throw error
+    }
+  }
+
+  async #writeMeta(meta: Meta): Promise<void> {
+    const path = join(this.dir, `${meta.id}.meta.json`)
+    const temp = `${path}.${process.pid}.tmp`
+    await writeFile(temp, JSON.stringify(meta))
+    await rename(temp, path)
+  }
+
+  async summaries(): Promise<SessionSummary[]> {
+    const names = (await readdir(this.dir)).filter((name) => name.endsWith('.jsonl'))
+    const out: SessionSummary[] = []
+    for (const name of names) {
+      const id = name.slice(0, -'.jsonl'.length)
+      const location = join(this.dir, name)
+      try {
+        const size = (await stat(location)).size
+        let meta: Meta | undefined
+        try {
+          meta = JSON.parse(await readFile(join(this.dir, `${id}.meta.json`), 'utf8')) as Meta
+        } catch {}
+        if (meta?.bytes !== size) {
+          const buffer = await readFile(location)
+          const stored = parseJsonl(buffer, location)
+          if (!stored.header) continue
+          meta = metaOf(id, stored, buffer.length)
+          await this.#writeMeta(meta).catch(() => {})
+        }
+        const { bytes: _bytes, ...summary } = meta
+        out.push({ ...summary, location })
+      } catch {
+        // A log that cannot be read is reported when it is opened, not in the list.
+      }
+    }
+    return out.sort((a, b) => b.updatedAt - a.updatedAt)
+  }
+
+  async release(id: string): Promise<void> {
+    const file = this.#files.get(id)
+    if (!file) return
+    this.#files.delete(id)
+    await file.handle.close()
+  }
+
+  async releaseAll(): Promise<void> {
+    await Promise.all([...this.#files.keys()].map((id) => this.release(id)))
+  }
+}
+
+function metaOf(id: string, stored: StoredSession, bytes: number): Meta {
+  const header = stored.header as { cwd?: string; createdAt?: number; parentSession?: string }
+  const events = stored.records as SessionEvent[]
+  let title: string | undefined
+  for (const event of events) {
+    title = titleOf(event)
+    if (title) break
+  }
+  return {
+    id,
+    cwd: String(header.cwd ?? ''),
+    createdAt: Number(header.createdAt ?? 0),
+    ...(header.parentSession ? { parentSession: header.parentSession } : {}),
+    ...(title ? { title } : {}),
+    eventCount: events.length,
+    updatedAt: Number(events.at(-1)?.time ?? header.createdAt ?? 0),
+    bytes,
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r')
+  try {
+    await handle.sync()
+  } catch {
+    // Some filesystems refuse fsync on a directory; the file's own data is synced regardless.
+  } finally {
+    await handle.close()
+  }
+}
+
+/** `ctx.sessionStore` backed by JSONL files (row `session-store`, module `@dsh/session-store/jsonl`). */
+export class JsonlSessionStore extends Service implements SessionStore {
+  static readonly provide = 'sessionStore'
+  readonly backend: JsonlBackend
+  readonly kind = 'jsonl'
+  readonly leaseDir: string
+
+  constructor(ctx: Context, config: JsonlConfig = {}) {
+    super(ctx, 'sessionStore')
+    this.backend = new JsonlBackend(sessionsDir(ctx, config?.dir))
+    this.leaseDir = this.backend.leaseDir
+    ctx.effect(() => () => this.backend.releaseAll(), 'jsonl.close')
+  }
+
+  locate(id: string): string {
+    return this.backend.locate(id)
+  }
+  write(id: string, batch: WriteBatch): Promise<void> {
+    return this.backend.write(id, batch)
+  }
+  read(id: string): Promise<StoredSession | undefined> {
+    return this.backend.read(id)
+  }
+  repairTail(id: string, stored: StoredSession): Promise<void> {
+    return this.backend.repairTail(id, stored)
+  }
+  summaries(): Promise<SessionSummary[]> {
+    return this.backend.summaries()
+  }
+  release(id: string): Promise<void> {
+    return this.backend.release(id)
+  }
+}
+
+export default JsonlSessionStore

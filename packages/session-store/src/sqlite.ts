@@ -1,0 +1,244 @@
+// The SQLite provider of `ctx.sessionStore`: one database (better-sqlite3 12, WAL) holding a row per
+// session and per event. Each write is one transaction, so there is no torn tail; a flush commits with
+// `synchronous=FULL`. `PRAGMA user_version` is the schema version; a newer database is refused.
+import { mkdirSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { type Context, HarnessError, Service } from '@dsh/kernel'
+import type { SessionEvent } from '@dsh/session'
+import Database from 'better-sqlite3'
+import {
+  type SessionStore,
+  type SessionSummary,
+  type StoredSession,
+  sessionsDir,
+  titleOf,
+  type WriteBatch,
+} from './index.js'
+
+/** The schema this build writes; a database with a higher `user_version` is refused. */
+export const SQLITE_SCHEMA_VERSION = 1
+
+export interface SqliteConfig {
+  /** The database file; empty means `<sessions dir>/sessions.sqlite`. */
+  path?: string
+  /** The sessions directory (for the default path and lease files); empty means `$DSH_HOME/sessions`. */
+  dir?: string
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS sessions (
+  id TEXT PRIMARY KEY,
+  header TEXT NOT NULL,
+  cwd TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  parent TEXT,
+  title TEXT,
+  updated_at INTEGER NOT NULL,
+  event_count INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS events (
+  session_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  body TEXT NOT NULL,
+  PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+`
+
+interface SessionRow {
+  id: string
+  header: string
+  cwd: string
+  created_at: number
+  parent: string | null
+  title: string | null
+  updated_at: number
+  event_count: number
+}
+
+/** The SQLite backend; a plain class so the Service below can hold it. */
+export class SqliteBackend implements SessionStore {
+  readonly kind = 'sqlite'
+  readonly leaseDir: string
+  readonly path: string
+  readonly #db: Database.Database
+  readonly #insertSession: Database.Statement
+  readonly #insertEvent: Database.Statement
+  readonly #touch: Database.Statement
+  readonly #titleOf: Database.Statement
+  readonly #setTitle: Database.Statement
+
+  constructor(path: string, leaseDir: string) {
+    this.path = resolve(path)
+    this.leaseDir = leaseDir
+    mkdirSync(dirname(this.path), { recursive: true })
+    mkdirSync(leaseDir, { recursive: true })
+    const db = new Database(this.path)
+    try {
+      const version = db.pragma('user_version', { simple: true }) as number
+      if (version > SQLITE_SCHEMA_VERSION) {
+        throw new HarnessError(
+          'SESSION_STORE_SCHEMA_UNSUPPORTED',
+          `${this.path}: schema version ${version} is newer than this dsh supports (${SQLITE_SCHEMA_VERSION}); upgrade dsh or point the sqlite store at another file`,
+          { path: this.path, version, supported: SQLITE_SCHEMA_VERSION },
+        )
+      }
+      db.pragma('journal_mode = WAL')
+      db.pragma('synchronous = NORMAL')
+      db.pragma('busy_timeout = 5000')
+      if (version < SQLITE_SCHEMA_VERSION) {
+        db.exec(SCHEMA)
+        db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`)
+      }
+    } catch (error) {
+      db.close()
+      throw error
+    }
+    this.#db = db
+    this.#insertSession = db.prepare(
+      'INSERT INTO sessions (id, header, cwd, created_at, parent, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+    )
+    this.#insertEvent = db.prepare('INSERT INTO events (session_id, seq, body) VALUES (?, ?, ?)')
+    this.#touch = db.prepare(
+      'UPDATE sessions SET updated_at = COALESCE(?, updated_at), event_count = event_count + ? WHERE id = ?',
+    )
+    this.#titleOf = db.prepare('SELECT title FROM sessions WHERE id = ?')
+    this.#setTitle = db.prepare('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL')
+  }
+
+  locate(id: string): string {
+    return `${this.path}#${id}`
+  }
+
+  async write(id: string, batch: WriteBatch): Promise<void> {
+    const db = this.#db
+    const run = db.transaction(() => {
+      const { header } = batch
+      if (header) {
+        try {
+          this.#insertSession.run(
+            id,
+            JSON.stringify(header),
+            header.cwd,
+            header.createdAt,
+            header.parentSession ?? null,
+            header.createdAt,
+          )
+        } catch (error) {
+          if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+            throw new HarnessError(
+              'SESSION_EXISTS',
+              `session ${id} already exists in ${this.path}; resume it instead`,
+              {
+                id,
+                location: this.locate(id),
+              },
+            )
+          }
+          throw error
+        }
+      }
+      let title: string | undefined
+      const needTitle = (this.#titleOf.get(id) as { title: string | null } | undefined)?.title == null
+      for (const event of batch.events) {
+        this.#insertEvent.run(id, event.seq, JSON.stringify(event))
+        if (needTitle) title ??= titleOf(event)
+      }
+      const last = batch.events.at(-1) as SessionEvent | undefined
+      const touched = this.#touch.run(last?.time ?? null, batch.events.length, id)
+      if (touched.changes === 0) {
+        throw new HarnessError('SESSION_NOT_FOUND', `session ${id} has no header in ${this.path}`, { id })
+      }
+      if (title) this.#setTitle.run(title, id)
+    })
+    if (batch.sync) db.pragma('synchronous = FULL')
+    try {
+      run.immediate()
+    } finally {
+      if (batch.sync) db.pragma('synchronous = NORMAL')
+    }
+  }
+
+  async read(id: string): Promise<StoredSession | undefined> {
+    const location = this.locate(id)
+    const row = this.#db.prepare('SELECT header FROM sessions WHERE id = ?').get(id) as { header: string } | undefined
+    if (!row) return undefined
+    const parse = (text: string, what: string) => {
+      try {
+        return JSON.parse(text) as unknown
+      } catch {
+        throw new HarnessError('SESSION_CORRUPT', `${location}: ${what} is not JSON`, { file: location })
+      }
+    }
+    const records: unknown[] = []
+    for (const event of this.#db
+      .prepare('SELECT seq, body FROM events WHERE session_id = ? ORDER BY seq')
+      .iterate(id)) {
+      const { seq, body } = event as { seq: number; body: string }
+      const record = parse(body, `event ${seq}`)
+      if ((record as { seq?: unknown })?.seq !== seq) {
+        throw new HarnessError('SESSION_CORRUPT', `${location}: event row ${seq} holds another seq`, { file: location })
+      }
+      records.push(record)
+    }
+    return { header: parse(row.header, 'the header'), records, location }
+  }
+
+  async repairTail(): Promise<void> {}
+
+  async summaries(): Promise<SessionSummary[]> {
+    const rows = this.#db.prepare('SELECT * FROM sessions ORDER BY updated_at DESC').all() as SessionRow[]
+    return rows.map((row) => ({
+      id: row.id,
+      cwd: row.cwd,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      eventCount: row.event_count,
+      location: this.locate(row.id),
+      ...(row.title ? { title: row.title } : {}),
+      ...(row.parent ? { parentSession: row.parent } : {}),
+    }))
+  }
+
+  async release(): Promise<void> {}
+
+  close(): void {
+    if (this.#db.open) this.#db.close()
+  }
+}
+
+/** `ctx.sessionStore` backed by SQLite (module `@dsh/session-store/sqlite`). */
+export class SqliteSessionStore extends Service implements SessionStore {
+  static readonly provide = 'sessionStore'
+  readonly backend: SqliteBackend
+  readonly kind = 'sqlite'
+  readonly leaseDir: string
+
+  constructor(ctx: Context, config: SqliteConfig = {}) {
+    super(ctx, 'sessionStore')
+    const dir = sessionsDir(ctx, config?.dir)
+    this.backend = new SqliteBackend(config?.path || join(dir, 'sessions.sqlite'), dir)
+    this.leaseDir = this.backend.leaseDir
+    ctx.effect(() => () => this.backend.close(), 'sqlite.close')
+  }
+
+  locate(id: string): string {
+    return this.backend.locate(id)
+  }
+  write(id: string, batch: WriteBatch): Promise<void> {
+    return this.backend.write(id, batch)
+  }
+  read(id: string): Promise<StoredSession | undefined> {
+    return this.backend.read(id)
+  }
+  repairTail(): Promise<void> {
+    return this.backend.repairTail()
+  }
+  summaries(): Promise<SessionSummary[]> {
+    return this.backend.summaries()
+  }
+  release(): Promise<void> {
+    return this.backend.release()
+  }
+}
+
+export default SqliteSessionStore

@@ -1,0 +1,74 @@
+// Fixtures for the session-store tests: temp dirs, a booted Context with a chosen backend, builders.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Context, type Plugin } from '@dsh/kernel'
+import type { AssistantMessage, ToolResultMessage, UserMessage } from '@dsh/llm'
+import SessionService from '@dsh/session'
+import SessionPersistence, { type PersistenceConfig } from '../src/coordinator.js'
+import JsonlSessionStore from '../src/jsonl.js'
+import SqliteSessionStore from '../src/sqlite.js'
+
+export type Backend = 'jsonl' | 'sqlite'
+
+export function tempDir(): { path: string; [Symbol.dispose](): void } {
+  const path = mkdtempSync(join(tmpdir(), 'dsh-session-'))
+  return { path, [Symbol.dispose]: () => rmSync(path, { recursive: true, force: true }) }
+}
+
+/** Waits until `names` are provided on `ctx` (plugins activate asynchronously). */
+export async function until(ctx: Context, ...names: string[]): Promise<void> {
+  for (let round = 0; round < 200; round++) {
+    if (names.every((name) => ctx.get(name) !== undefined)) return
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+  throw new Error(`services never appeared: ${names.filter((name) => ctx.get(name) === undefined).join(', ')}`)
+}
+
+export const storePlugin = (backend: Backend): Plugin =>
+  (backend === 'jsonl' ? JsonlSessionStore : SqliteSessionStore) as unknown as Plugin
+
+/** A root with sessions, the backend and the coordinator, all on `dir`. */
+export async function boot(
+  backend: Backend,
+  dir: string,
+  persistence: PersistenceConfig = {},
+  extra: [Plugin, unknown][] = [],
+): Promise<Booted> {
+  const ctx = new Context()
+  const fibers = [
+    ctx.plugin(SessionService, { cwd: '/work' }),
+    ctx.plugin(storePlugin(backend), { dir }),
+    ctx.plugin(SessionPersistence, { delayMs: 2, ...persistence }),
+    ...extra.map(([plugin, config]) => ctx.plugin(plugin, config)),
+  ]
+  await until(ctx, 'sessions', 'sessionStore', 'sessionPersistence')
+  const dispose = async () => {
+    for (const fiber of fibers.reverse()) await fiber.dispose()
+  }
+  return Object.assign(ctx, { dispose }) as Booted
+}
+
+/** A booted root; `dispose()` disposes its plugins in reverse order, like the composition runtime. */
+export type Booted = Context & { dispose(): Promise<void> }
+
+export const user = (text: string): UserMessage => ({ role: 'user', content: [{ type: 'text', text }] })
+
+export const assistant = (text: string, calls: { id: string; name: string }[] = []): AssistantMessage => ({
+  role: 'assistant',
+  content: [
+    ...(text ? [{ type: 'text' as const, text }] : []),
+    ...calls.map((call) => ({ type: 'tool-call' as const, id: call.id, name: call.name, arguments: {} })),
+  ],
+  finishReason: calls.length ? 'tool-calls' : 'stop',
+})
+
+export const toolResult = (id: string, text: string): ToolResultMessage => ({
+  role: 'tool',
+  toolCallId: id,
+  toolName: 'echo',
+  content: [{ type: 'text', text }],
+  isError: false,
+})
+
+export const append = { surfaceOp: { op: 'append' as const } }
