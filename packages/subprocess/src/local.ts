@@ -1,0 +1,276 @@
+// @dsh/subprocess/local: processes on this machine. Each spawn is a detached process group; the
+// handle owns the whole group and `terminate()` (or the owner's dispose) reaps it: SIGTERM, grace,
+// SIGKILL, then a wait until no process of the group is left (zombies excepted).
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type Context, HarnessError, Service } from '@dsh/kernel'
+import {
+  checkSpawnSpec,
+  type OutputSnapshot,
+  type SpawnSpec,
+  type Subprocess,
+  type SubprocessExit,
+  type SubprocessHandle,
+  scrubEnv,
+} from './index.js'
+import { OutputBuffer, spillName } from './output.js'
+
+export interface LocalSubprocessConfig {
+  /** Parent of the private (0700) spill directory. Default: the OS temp dir. */
+  spillRoot?: string
+  /** How long to wait for a SIGKILLed group to disappear before reporting survivors. Default 5000. */
+  reapTimeoutMs?: number
+}
+
+const POLL_MS = 20
+
+/**
+ * Processes of group `pgid` that are still running. On Linux this reads /proc and ignores zombies
+ * (an exited process nobody has reaped yet holds no resources and cannot be killed); elsewhere it
+ * falls back to `kill(-pgid, 0)`.
+ */
+export function groupMembers(pgid: number): number {
+  if (process.platform === 'linux') {
+    let count = 0
+    let entries: string[]
+    try {
+      entries = readdirSync('/proc')
+    } catch {
+      return probeGroup(pgid)
+    }
+    for (const entry of entries) {
+      if (!/^\d+$/.test(entry)) continue
+      let stat: string
+      try {
+        stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      } catch {
+        continue
+      }
+      // Fields after the parenthesised command: state ppid pgrp ...
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') count++
+    }
+    return count
+  }
+  return probeGroup(pgid)
+}
+
+function probeGroup(pgid: number): number {
+  try {
+    process.kill(-pgid, 0)
+    return 1
+  } catch {
+    return 0
+  }
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal)
+  } catch {}
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+async function waitGone(pgid: number, ms: number): Promise<boolean> {
+  const until = Date.now() + ms
+  for (;;) {
+    if (groupMembers(pgid) === 0) return true
+    if (Date.now() >= until) return false
+    await sleep(POLL_MS)
+  }
+}
+
+class LocalHandle implements SubprocessHandle {
+  readonly pid: number
+  readonly startedAt = Date.now()
+  readonly done: Promise<SubprocessExit>
+  private terminating: Promise<SubprocessExit> | undefined
+  private terminatedFlag = false
+  private leaderExit: { code: number | null; signal: NodeJS.Signals | null } | undefined
+  private leaderExited: Promise<void>
+  private resolveDone!: (exit: SubprocessExit) => void
+  private survivors = 0
+  private finished = false
+
+  constructor(
+    private readonly child: ChildProcess,
+    readonly argv: readonly string[],
+    private readonly spec: SpawnSpec,
+    private readonly buffer: OutputBuffer,
+    private readonly reapTimeoutMs: number,
+  ) {
+    this.pid = child.pid as number
+    this.done = new Promise((resolve) => {
+      this.resolveDone = resolve
+    })
+    let streamsOpen = (child.stdout ? 1 : 0) + (child.stderr ? 1 : 0)
+    let streamsClosed: () => void = () => {}
+    const closed = new Promise<void>((resolve) => {
+      streamsClosed = resolve
+      if (streamsOpen === 0) resolve()
+    })
+    for (const stream of [child.stdout, child.stderr]) {
+      if (!stream) continue
+      stream.on('data', (chunk: Buffer) => buffer.push(chunk))
+      stream.on('close', () => {
+        if (--streamsOpen === 0) streamsClosed()
+      })
+    }
+    this.leaderExited = new Promise((resolve) => {
+      child.once('exit', (code, signal) => {
+        this.leaderExit = { code, signal }
+        resolve()
+      })
+    })
+    void this.settle(closed)
+  }
+
+  get exited(): boolean {
+    return this.leaderExit !== undefined
+  }
+
+  /** After the leader exits: drain output briefly, reap whatever the group left behind, resolve. */
+  private async settle(closed: Promise<void>): Promise<void> {
+    await this.leaderExited
+    // Descendants holding the pipes keep `closed` pending; they are reaped below.
+    await Promise.race([closed, sleep(100)])
+    if (groupMembers(this.pid) > 0) await this.reap()
+    await Promise.race([closed, sleep(100)])
+    this.buffer.close()
+    this.child.stdout?.destroy()
+    this.child.stderr?.destroy()
+    const exit = this.leaderExit as { code: number | null; signal: NodeJS.Signals | null }
+    this.finished = true
+    this.resolveDone({
+      exitCode: exit.code,
+      signal: exit.signal,
+      terminated: this.terminatedFlag,
+      survivors: this.survivors,
+      output: this.buffer.snapshot(),
+    })
+  }
+
+  private reaping: Promise<void> | undefined
+  private reap(): Promise<void> {
+    this.reaping ??= (async () => {
+      signalGroup(this.pid, 'SIGTERM')
+      if (await waitGone(this.pid, this.spec.graceMs)) return
+      signalGroup(this.pid, 'SIGKILL')
+      if (!(await waitGone(this.pid, this.reapTimeoutMs))) this.survivors = groupMembers(this.pid)
+    })()
+    return this.reaping
+  }
+
+  terminate(_reason?: string): Promise<SubprocessExit> {
+    this.terminating ??= (async () => {
+      // A settled group is gone; its pgid may already belong to someone else: never signal it.
+      if (this.finished) return this.done
+      if (!this.exited) this.terminatedFlag = true
+      await this.reap()
+      return this.done
+    })()
+    return this.terminating
+  }
+
+  output(): OutputSnapshot {
+    return this.buffer.snapshot()
+  }
+
+  read(start: number, maxBytes: number) {
+    return this.buffer.read(start, maxBytes)
+  }
+
+  onOutput(listener: (chunk: string) => void): () => void {
+    return this.buffer.onOutput(listener)
+  }
+}
+
+export class LocalSubprocess extends Service implements Subprocess {
+  static readonly provide = 'subprocess'
+  // TS-private, not #private: Cordis hands callers a proxy of the service.
+  private readonly handles = new Set<LocalHandle>()
+  private spillDir: string | undefined
+  private spillSeq = 0
+  private readonly config: LocalSubprocessConfig
+
+  constructor(ctx: Context, config: LocalSubprocessConfig = {}) {
+    super(ctx, 'subprocess')
+    this.config = config ?? {}
+    ctx.effect(
+      () => async () => {
+        await Promise.all([...this.handles].map((handle) => handle.terminate('subprocess service disposed')))
+        if (this.spillDir) rmSync(this.spillDir, { recursive: true, force: true })
+      },
+      'subprocess.local',
+    )
+  }
+
+  live(): readonly SubprocessHandle[] {
+    return [...this.handles]
+  }
+
+  async spawn(spec: SpawnSpec): Promise<SubprocessHandle> {
+    checkSpawnSpec(spec)
+    const owner = this.ctx
+    const [file, ...args] = spec.argv as [string, ...string[]]
+    const stdin = spec.stdio.stdin === 'ignore' ? 'ignore' : 'pipe'
+    let child: ChildProcess
+    try {
+      child = spawn(file, args, {
+        cwd: spec.cwd,
+        env: scrubEnv(spec.env, spec.trustedEnv),
+        stdio: [stdin, spec.stdio.stdout, spec.stdio.stderr],
+        detached: true,
+      })
+    } catch (error) {
+      throw spawnFailed(spec, error)
+    }
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', resolve)
+      child.once('error', (error) => reject(spawnFailed(spec, error)))
+    })
+    if (typeof spec.stdio.stdin === 'object') {
+      child.stdin?.on('error', () => {})
+      child.stdin?.end(spec.stdio.stdin.text)
+    }
+    const buffer = new OutputBuffer(spec.output.headBytes, spec.output.tailBytes, () =>
+      spillName(this.ensureSpillDir(), child.pid as number, ++this.spillSeq),
+    )
+    const handle = new LocalHandle(child, [...spec.argv], spec, buffer, this.config.reapTimeoutMs ?? 5000)
+    this.handles.add(handle)
+    const onAbort = () => void handle.terminate('aborted')
+    if (spec.signal?.aborted) onAbort()
+    else spec.signal?.addEventListener('abort', onAbort, { once: true })
+    // The owner's dispose reaps the tree; a finished process drops its registration by itself.
+    const release = owner.effect(
+      () => () => handle.terminate('owner disposed').then(() => {}),
+      `subprocess(${handle.pid})`,
+    )
+    void handle.done.then(() => {
+      spec.signal?.removeEventListener('abort', onAbort)
+      this.handles.delete(handle)
+      void release()
+    })
+    return handle
+  }
+
+  private ensureSpillDir(): string {
+    this.spillDir ??= mkdtempSync(join(this.config.spillRoot ?? tmpdir(), 'dsh-output-'))
+    return this.spillDir
+  }
+}
+
+function spawnFailed(spec: SpawnSpec, error: unknown): HarnessError {
+  const code = (error as { code?: string }).code
+  return new HarnessError(
+    'SUBPROCESS_SPAWN_FAILED',
+    `cannot start ${JSON.stringify(spec.argv[0])} in ${spec.cwd}: ${(error as Error).message}`,
+    { argv0: spec.argv[0], cwd: spec.cwd, errno: code ?? null },
+    { cause: error },
+  )
+}
+
+export default LocalSubprocess
