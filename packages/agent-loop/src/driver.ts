@@ -1,0 +1,240 @@
+// One live agent of the default loop: the persistent inbox, and the driver state machine
+// (idle | maintenance | running) with exactly one driver promise and a wake latch: a wake while
+// running only sets the latch, and the driver loops while the latch is set, so no wake is lost and
+// the turn code is never re-entered.
+import { randomUUID } from 'node:crypto'
+import {
+  type Agent,
+  type AgentInput,
+  type AgentPhase,
+  applySplice,
+  checkSplice,
+  foldInbox,
+  type InboxItem,
+  type InboxKind,
+  type InboxReceipt,
+  type InboxSplice,
+  type InboxState,
+  type InboxTarget,
+  type SendOptions,
+  toUserMessage,
+} from '@dsh/agent'
+import { type Context, HarnessError } from '@dsh/kernel'
+import type { LlmCallConfig, Message, ToolSchema } from '@dsh/llm'
+import type { Session } from '@dsh/session'
+
+/** What the turn runner needs from its agent; implemented by LoopAgent. */
+export interface TurnHost {
+  readonly agent: LoopAgent
+  readonly root: Context
+  readonly maxSteps: number
+}
+
+/** The last request an agent sent, for the model-visible-means-logged invariant. */
+export interface SentRequest {
+  headerSeq: number
+  system: string
+  tools: ToolSchema[]
+  messages: readonly Message[]
+}
+
+export interface LoopAgentOptions {
+  id: string
+  session: Session
+  ctx: Context
+  root: Context
+  model: Partial<LlmCallConfig>
+  maxSteps: number
+  preset?: string
+  runTurn: (host: TurnHost, signal: AbortSignal) => Promise<void>
+  onDispose: (agent: LoopAgent) => Promise<void>
+}
+
+export class LoopAgent implements Agent {
+  readonly id: string
+  readonly session: Session
+  readonly ctx: Context
+  readonly model: Partial<LlmCallConfig>
+  readonly preset: string | undefined
+  /** The queues, rebuilt from the log on construction. */
+  readonly queues: InboxState
+  lastRequest: SentRequest | undefined
+  /** Text of the last dynamic-context snapshot in the log (rebuilt from it on construction). */
+  lastDynamic: string | undefined
+
+  #phase: AgentPhase = 'idle'
+  #driver: Promise<void> | undefined
+  #latch = false
+  #activity: AbortController | undefined
+  #disposed = false
+  #disposing: Promise<void> | undefined
+  #idleWaiters: Array<() => void> = []
+  readonly #options: LoopAgentOptions
+
+  constructor(options: LoopAgentOptions) {
+    this.#options = options
+    this.id = options.id
+    this.session = options.session
+    this.ctx = options.ctx
+    this.model = options.model
+    this.preset = options.preset
+    this.queues = foldInbox(options.session.events)
+    for (const event of options.session.events) {
+      const data = event.data as { origin?: string; message?: { content?: Array<{ type: string; text?: string }> } }
+      if (event.type === 'user/message' && data.origin === 'context') {
+        this.lastDynamic = data.message?.content?.map((block) => block.text ?? '').join('') ?? ''
+      }
+    }
+  }
+
+  get phase(): AgentPhase {
+    return this.#phase
+  }
+
+  get disposed(): boolean {
+    return this.#disposed
+  }
+
+  followup(input: AgentInput): InboxReceipt {
+    return this.#queue('followup', input, 'next-turn', true)
+  }
+
+  steer(input: AgentInput): InboxReceipt {
+    return this.#queue('steer', input, 'next-step', true)
+  }
+
+  inject(input: AgentInput): InboxReceipt {
+    return this.#queue('inject', input, 'next-step', false)
+  }
+
+  send(input: AgentInput, options: SendOptions): InboxReceipt {
+    return this.#queue('send', input, options.target, options.wake ?? true)
+  }
+
+  inbox(): InboxState {
+    return { 'next-step': [...this.queues['next-step']], 'next-turn': [...this.queues['next-turn']] }
+  }
+
+  spliceInbox(target: InboxTarget, start: number, deleteCount: number, ...inputs: AgentInput[]): InboxItem[] {
+    this.#assertLive()
+    const items = inputs.map((input) => this.#item('send', input, true))
+    const removed = this.splice({ target, start, deleteCount, items, reason: 'edited' })
+    if (items.some((item) => item.wake)) this.wake()
+    return removed
+  }
+
+  /** Logs a splice, then applies it. Throws `INBOX_SPLICE_INVALID` before logging a bad one. */
+  splice(splice: InboxSplice): InboxItem[] {
+    const problem = checkSplice(this.queues, splice)
+    if (problem) throw new HarnessError('INBOX_SPLICE_INVALID', problem, { target: splice.target })
+    this.session.append('agent/inbox/spliced', splice as unknown as Record<string, never>)
+    return applySplice(this.queues, splice)
+  }
+
+  /** Removes and returns every next-step item, plus the first next-turn item when `withTurnItem`. */
+  claim(withTurnItem: boolean): InboxItem[] {
+    const claimed: InboxItem[] = []
+    if (withTurnItem && this.queues['next-turn'].length > 0) {
+      claimed.push(...this.splice({ target: 'next-turn', start: 0, deleteCount: 1, items: [], reason: 'claimed' }))
+    }
+    const steps = this.queues['next-step'].length
+    if (steps > 0) {
+      claimed.push(...this.splice({ target: 'next-step', start: 0, deleteCount: steps, items: [], reason: 'claimed' }))
+    }
+    return claimed
+  }
+
+  /** True when queued input should start a turn: a waking item in either queue. */
+  hasWork(): boolean {
+    return this.queues['next-turn'].length > 0 || this.queues['next-step'].some((item) => item.wake)
+  }
+
+  /** True when input for the running turn's next step arrived. */
+  hasStepInput(): boolean {
+    return this.queues['next-step'].some((item) => item.wake)
+  }
+
+  /** Starts the driver, or sets the latch when it is already running. */
+  wake(): void {
+    if (this.#disposed) return
+    this.#latch = true
+    if (this.#driver) return
+    this.#driver = this.#drive().finally(() => {
+      this.#driver = undefined
+      this.#setPhase('idle')
+      if (this.#latch && !this.#disposed && this.hasWork()) {
+        this.wake()
+        return
+      }
+      this.#latch = false
+      for (const resolve of this.#idleWaiters.splice(0)) resolve()
+    })
+  }
+
+  async #drive(): Promise<void> {
+    while (this.#latch && !this.#disposed) {
+      this.#latch = false
+      if (!this.hasWork()) continue
+      const activity = new AbortController()
+      this.#activity = activity
+      this.#setPhase('running')
+      try {
+        await this.#options.runTurn(
+          { agent: this, root: this.#options.root, maxSteps: this.#options.maxSteps },
+          activity.signal,
+        )
+      } catch (error) {
+        // The turn runner closes the log itself; an escape here is a bug, reported, never swallowed silently.
+        this.#options.root.logger('agent-loop').error(error)
+      } finally {
+        this.#activity = undefined
+      }
+    }
+  }
+
+  async cancel(reason = 'cancelled'): Promise<void> {
+    if (this.#activity) {
+      // Wakes that arrived before the cancel belong to the cancelled activity; later ones run after it.
+      this.#latch = false
+      this.#setPhase('maintenance')
+      this.#activity.abort(new HarnessError('AGENT_CANCELLED', reason, { agent: this.id }))
+    }
+    await this.whenIdle()
+  }
+
+  whenIdle(): Promise<void> {
+    if (!this.#driver) return Promise.resolve()
+    return new Promise((resolve) => this.#idleWaiters.push(resolve))
+  }
+
+  dispose(): Promise<void> {
+    this.#disposing ??= (async () => {
+      await this.cancel('agent disposed')
+      this.#disposed = true
+      await this.#options.onDispose(this)
+    })()
+    return this.#disposing
+  }
+
+  #setPhase(phase: AgentPhase): void {
+    if (this.#phase === phase) return
+    this.#phase = phase
+    this.#options.root.emit('agent/phase', this, phase)
+  }
+
+  #assertLive(): void {
+    if (this.#disposed) throw new HarnessError('AGENT_DISPOSED', `agent ${this.id} was disposed`, { agent: this.id })
+  }
+
+  #item(kind: InboxKind, input: AgentInput, wake: boolean): InboxItem {
+    return { id: randomUUID(), kind, message: toUserMessage(input), wake }
+  }
+
+  #queue(kind: InboxKind, input: AgentInput, target: InboxTarget, wake: boolean): InboxReceipt {
+    this.#assertLive()
+    const item = this.#item(kind, input, wake)
+    this.splice({ target, start: this.queues[target].length, deleteCount: 0, items: [item], reason: 'queued' })
+    if (wake) this.wake()
+    return { id: item.id, target }
+  }
+}

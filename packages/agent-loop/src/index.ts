@@ -1,0 +1,99 @@
+// @dsh/agent-loop: the default agent driver `ctx.agentLoop`. It registers itself with `ctx.agents`;
+// nothing else may import this package (extensions depend on @dsh/agent and its events).
+import { randomUUID } from 'node:crypto'
+import type { Agent, AgentDriver, CreateAgentOptions } from '@dsh/agent'
+import { type Context, Service } from '@dsh/kernel'
+import type { LlmCallConfig } from '@dsh/llm'
+import { foldMessages } from '@dsh/session'
+import { LoopAgent } from './driver.js'
+import { runTurn } from './turn.js'
+
+declare module 'cordis' {
+  interface Context {
+    agentLoop: AgentLoopService
+  }
+}
+
+export interface AgentLoopConfig {
+  /** Steps per turn before the turn ends `blocked`. Default 200. */
+  maxSteps?: number
+  /** Default model settings for agents that do not give their own. */
+  model?: Partial<LlmCallConfig>
+}
+
+export class AgentLoopService extends Service {
+  static readonly provide = 'agentLoop'
+  static readonly inject = ['agents', 'sessions', 'llm', 'tools', 'systemPrompt']
+  readonly config: AgentLoopConfig
+  readonly agents = new Set<LoopAgent>()
+
+  constructor(ctx: Context, config: AgentLoopConfig = {}) {
+    super(ctx, 'agentLoop')
+    this.config = config ?? {}
+    const driver: AgentDriver = { name: 'agent-loop', create: (owner, options) => this.create(owner, options) }
+    ctx.agents.registerDriver(driver)
+    const invariants = ctx.get('invariants')
+    invariants?.register('@dsh/agent-loop', 'model-visible-means-logged', () => this.checkRequests())
+    ctx.effect(
+      () => () => {
+        // Dispose every agent this driver created before the driver itself goes away.
+        return Promise.all([...this.agents].map((agent) => agent.dispose())).then(() => undefined)
+      },
+      'agentLoop.agents',
+    )
+  }
+
+  async create(owner: Context, options: CreateAgentOptions): Promise<Agent> {
+    const id = options.id ?? randomUUID()
+    // The agent's own scope: a child plugin of the owner, disposed with the agent. A session it
+    // creates belongs to that scope, so disposing the agent closes the session.
+    const scope = owner.plugin({ name: `agent:${id}`, inject: ['sessions'], apply: () => {} })
+    await scope
+    const session = options.session ?? scope.ctx.sessions.create({ cwd: options.cwd })
+    const root = this.ctx.root
+    const agent: LoopAgent = new LoopAgent({
+      id,
+      session,
+      ctx: scope.ctx,
+      root,
+      model: { ...this.config.model, ...options.model },
+      maxSteps: options.maxSteps ?? this.config.maxSteps ?? 200,
+      preset: options.preset,
+      runTurn,
+      onDispose: async (disposed) => {
+        this.agents.delete(disposed)
+        await scope.dispose()
+        root.agents.unregister(disposed)
+      },
+    })
+    this.agents.add(agent)
+    // A resumed session may hold queued input that was never claimed: continue it.
+    if (agent.hasWork()) agent.wake()
+    return agent
+  }
+
+  /** The model-visible-means-logged invariant: each agent's last request is what its log derives. */
+  checkRequests(): string[] {
+    const problems: string[] = []
+    for (const agent of this.agents) {
+      const sent = agent.lastRequest
+      if (!sent) continue
+      const events = agent.session.events
+      const header = events[sent.headerSeq]
+      const data = header?.data as { system?: string; tools?: unknown } | undefined
+      if (header?.type !== 'request/header' || data?.system !== sent.system) {
+        problems.push(`agent ${agent.id}: the system prompt sent differs from request/header ${sent.headerSeq}`)
+      }
+      if (JSON.stringify(data?.tools ?? []) !== JSON.stringify(sent.tools)) {
+        problems.push(`agent ${agent.id}: the tools sent differ from request/header ${sent.headerSeq}`)
+      }
+      const derived = foldMessages(events.slice(0, sent.headerSeq))
+      if (JSON.stringify(derived) !== JSON.stringify(sent.messages)) {
+        problems.push(`agent ${agent.id}: the messages sent differ from what the log derives at ${sent.headerSeq}`)
+      }
+    }
+    return problems
+  }
+}
+
+export default AgentLoopService

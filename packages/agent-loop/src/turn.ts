@@ -1,0 +1,255 @@
+// One turn of the default loop, top to bottom. Every durable fact is appended to the session log
+
+// before anything acts on it, and every exit path appends `turn/end` with a reason.
+//
+//   turn/start
+//   loop:
+//     claim input (all next-step items; on the first step also one next-turn item)
+//     agent/pre-step waterfall -> reject (closes the turn, stepless if first) | enter(messages)
+//     checkpoint(pre-step); step/start; dynamic context snapshot; user/message per entered message
+//     request: render prompt + tools, agent/request waterfall, prepareCall, request/header,
+//              request/context, derive messages from the log, checkpoint(model-dispatch)
+//     stream: llm/stream -> assistant/chunk* -> assistant/message
+//             failed/aborted -> agent/request-error waterfall -> retry (new request/header) | end
+//     tools: tool/call* -> scheduler (checkpoint(tool-body) per top-level body) -> tool/result* in order
+//     step/end
+//     another step when tools owe a request or next-step input arrived
+//   agent/turn-stopping (serial; may queue one more message and keep the turn going)
+//   turn/end { reason }
+import type { PreStepDecision, RequestDraft, RequestErrorDecision, TurnContinuation } from '@dsh/agent'
+import { HarnessError } from '@dsh/kernel'
+import {
+  type AssistantMessage,
+  type LlmErrorData,
+  type Message,
+  MessageAssembler,
+  type StreamChunk,
+  type ToolCallBlock,
+  type ToolResultMessage,
+  type UserMessage,
+} from '@dsh/llm'
+import type { TurnEndReason } from '@dsh/session'
+import type {} from '@dsh/system-prompt'
+import type { TurnHost } from './driver.js'
+import { runToolCalls } from './tool-step.js'
+
+const APPEND = { op: 'append' } as const
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+function isAbort(signal: AbortSignal, error?: unknown): boolean {
+  return signal.aborted || (error instanceof Error && error.name === 'AbortError')
+}
+
+/** Runs one turn. Never throws for model, tool or plugin failures: they end the turn with a reason. */
+export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void> {
+  const { agent, root } = host
+  const session = agent.session
+  session.append('turn/start', {})
+  let reason: TurnEndReason = 'completed'
+  let message: string | undefined
+  let stepOpen = false
+  let steps = 0
+  let maxTokens = false
+
+  try {
+    for (;;) {
+      if (signal.aborted) {
+        reason = 'aborted'
+        break
+      }
+      // -- claim input and run the pre-step waterfall
+      const first = steps === 0
+      const claimed = agent.claim(first).map((item) => item.message)
+      const decision: PreStepDecision = await root.waterfall(
+        'agent/pre-step',
+        { agent, session, messages: claimed, first, step: steps },
+        async () => ({ action: 'enter', messages: claimed }),
+      )
+      if (decision.action === 'reject') {
+        reason = 'blocked'
+        message = decision.reason
+        break
+      }
+      if (first && decision.messages.length === 0) {
+        reason = 'blocked'
+        message = 'the first step of the turn had no input after agent/pre-step'
+        break
+      }
+      if (steps >= host.maxSteps) {
+        reason = 'blocked'
+        message = `the turn reached its step limit (${host.maxSteps})`
+        break
+      }
+      await root.sessions.checkpoint(session, 'pre-step')
+
+      // -- open the step: the entered messages become model-visible facts
+      session.append('step/start', { step: steps })
+      stepOpen = true
+      steps++
+      const scope = {
+        cwd: session.header.cwd,
+        sessionId: session.id,
+        agentId: agent.id,
+        provider: agent.model.provider,
+        model: agent.model.model,
+      }
+      const prompt = await root.systemPrompt.render(scope)
+      if (prompt.dynamic && prompt.dynamic !== agent.lastDynamic) {
+        const context: UserMessage = { role: 'user', content: [{ type: 'text', text: prompt.dynamic }] }
+        session.append('user/message', { message: context, origin: 'context' }, { surfaceOp: APPEND })
+        agent.lastDynamic = prompt.dynamic
+      }
+      for (const entered of decision.messages)
+        session.append('user/message', { message: entered }, { surfaceOp: APPEND })
+
+      // -- request, stream, and the recovery waterfall
+      const assistant = await requestAndStream(host, prompt.system, signal)
+      if (assistant.finishReason === 'error' || assistant.finishReason === 'aborted') {
+        reason = assistant.finishReason === 'aborted' || signal.aborted ? 'aborted' : 'error'
+        message = assistant.error?.message
+        break
+      }
+      if (assistant.finishReason === 'max-tokens') maxTokens = true
+
+      // -- tools: calls logged first, results committed in the model's order
+      const calls = assistant.content.filter((block): block is ToolCallBlock => block.type === 'tool-call')
+      if (calls.length > 0) {
+        await runToolCalls(host, calls, signal)
+      }
+      session.append('step/end', {})
+      stepOpen = false
+      if (signal.aborted) {
+        reason = 'aborted'
+        break
+      }
+      if (maxTokens) break // sticky: the turn ends max-tokens once a response was cut off
+      if (calls.length > 0 || agent.hasStepInput()) continue
+
+      // -- the one place that may keep a finished turn going
+      const continuation = (await root.serial('agent/turn-stopping', {
+        agent,
+        session,
+        reason,
+        steps,
+      })) as TurnContinuation | undefined
+      if (continuation?.continue) {
+        agent.splice({
+          target: 'next-step',
+          start: agent.queues['next-step'].length,
+          deleteCount: 0,
+          items: [
+            { id: `continuation-${session.length}`, kind: 'continuation', message: continuation.message, wake: true },
+          ],
+          reason: 'queued',
+        })
+        continue
+      }
+      break
+    }
+  } catch (error) {
+    if (isAbort(signal, error)) reason = 'aborted'
+    else {
+      reason = 'error'
+      message = errorText(error)
+      root.logger('agent-loop').warn(error)
+    }
+  } finally {
+    closeOpenCalls(host)
+    if (stepOpen) session.append('step/end', {})
+    if (maxTokens && reason === 'completed') reason = 'max-tokens'
+    session.append('turn/end', message === undefined ? { reason } : { reason, message })
+  }
+}
+
+/** Builds the request from the log, streams it, and asks `agent/request-error` on failure. */
+async function requestAndStream(host: TurnHost, baseSystem: string, signal: AbortSignal): Promise<AssistantMessage> {
+  const { agent, root } = host
+  const session = agent.session
+  for (let attempt = 0; ; attempt++) {
+    const tools = root.tools.list({ agentId: agent.id, preset: agent.preset })
+    const draft: RequestDraft = await root.waterfall(
+      'agent/request',
+      { agent, session, config: { ...agent.model }, system: baseSystem, tools },
+      async () => ({ agent, session, config: { ...agent.model }, system: baseSystem, tools }),
+    )
+    const prepared = root.llm.prepareCall(draft.config)
+    const header = session.append('request/header', {
+      config: prepared.config,
+      system: draft.system,
+      tools: draft.tools as unknown as never[],
+      ...(attempt > 0 ? { reason: `retry ${attempt}` } : {}),
+    })
+    const catalog = root.llm.catalog(prepared.config.provider)[0]
+    const contextWindow = catalog?.models.find((model) => model.id === prepared.config.model)?.contextWindow
+    session.append('request/context', contextWindow === undefined ? {} : { contextWindow })
+    const messages = Object.freeze(session.deriveMessages()) as readonly Message[]
+    agent.lastRequest = { headerSeq: header.seq, system: draft.system, tools: draft.tools, messages }
+    await root.sessions.checkpoint(session, 'model-dispatch', `${prepared.config.provider}:${prepared.config.model}`)
+    root.emit('agent/request-sent', {
+      agent,
+      session,
+      headerSeq: header.seq,
+      system: draft.system,
+      tools: draft.tools,
+      messages,
+    })
+
+    const chunkSeqs: number[] = []
+    const assembler = new MessageAssembler()
+    const stream: AsyncIterable<StreamChunk> = root.llm.stream(prepared, {
+      system: draft.system,
+      messages,
+      tools: draft.tools,
+      signal,
+    })
+    for await (const chunk of stream) {
+      chunkSeqs.push(session.append('assistant/chunk', { chunk: chunk as never }).seq)
+      assembler.push(chunk)
+    }
+    const assistant: AssistantMessage = assembler.finish()
+    const failed = assistant.finishReason === 'error' || assistant.finishReason === 'aborted'
+    if (failed && !signal.aborted) {
+      const error: LlmErrorData = assistant.error ?? { code: 'UNKNOWN', message: 'the model request failed' }
+      const decision: RequestErrorDecision = await root.waterfall(
+        'agent/request-error',
+        { agent, session, error, attempt, partial: assistant, signal },
+        async () => ({ retry: false }),
+      )
+      if (decision.retry && !signal.aborted) continue
+    }
+    session.append('assistant/message', { message: assistant }, { surfaceOp: APPEND, sourceEventSeqs: chunkSeqs })
+    return assistant
+  }
+}
+
+/**
+ * After a failure inside the tool step, a call may have no result. The log must never hold such a
+ * call: give it an honest TOOL_OUTCOME_UNKNOWN result (the same closer cold resume uses).
+ */
+function closeOpenCalls(host: TurnHost): void {
+  const session = host.agent.session
+  for (const call of session.openTail().calls) {
+    const result: ToolResultMessage = {
+      role: 'tool',
+      toolCallId: call.id,
+      toolName: call.name,
+      isError: true,
+      content: [
+        {
+          type: 'text',
+          text: `TOOL_OUTCOME_UNKNOWN: the tool step failed before ${call.name} reported a result; its effects, if any, are unknown. Check the state before retrying.`,
+        },
+      ],
+    }
+    session.append(
+      'tool/result',
+      { message: result, code: 'TOOL_OUTCOME_UNKNOWN', synthetic: true },
+      { surfaceOp: APPEND },
+    )
+  }
+}
+
+export { HarnessError }
