@@ -1,0 +1,342 @@
+// The `pi-ai` provider plugin: reaches Anthropic, OpenAI, Google, Mistral, Bedrock and the other
+// providers of @mariozechner/pi-ai through one adapter. It maps dsh messages to pi-ai's context, pi-ai
+// events to dsh chunks, and pi-ai failures to terminal chunks. Retries are off (no hidden retry).
+import type { CredentialsService } from '@dsh/credentials'
+import type { Context } from '@dsh/kernel'
+import {
+  errorFinish,
+  type LlmAdapter,
+  type LlmDispatch,
+  type LlmErrorCode,
+  llmError,
+  type Message,
+  type ModelInfo,
+  type ReasoningEffort,
+  type StreamChunk,
+} from '@dsh/llm'
+import {
+  type Api,
+  getModel,
+  getModels,
+  getSupportedThinkingLevels,
+  type Model,
+  type AssistantMessage as PiAssistantMessage,
+  type Context as PiContext,
+  type Message as PiMessage,
+  type StopReason,
+  streamSimple,
+  type ThinkingLevel,
+  type Tool,
+} from '@mariozechner/pi-ai'
+
+export interface PiAiConfig {
+  /** dsh provider names served by this row; each is a pi-ai provider id. Default anthropic, openai, google. */
+  providers?: string[]
+  /** Default model per provider (else the first model pi-ai lists for it). */
+  defaultModels?: Record<string, string>
+  /** Extra pi-ai `Model` objects per provider (custom endpoints); they take precedence over pi-ai's list. */
+  models?: Record<string, Model<Api>[]>
+  /** Credential reference per provider. Default: the first variable pi-ai knows for it (e.g. ANTHROPIC_API_KEY). */
+  apiKeys?: Record<string, string>
+}
+
+/** dsh effort names against pi-ai thinking levels: `none` is pi-ai `off`, `max` is pi-ai `xhigh`. */
+const TO_PI: Record<Exclude<ReasoningEffort, 'none'>, ThinkingLevel> = {
+  minimal: 'minimal',
+  low: 'low',
+  medium: 'medium',
+  high: 'high',
+  max: 'xhigh',
+}
+const FROM_PI: Record<string, ReasoningEffort> = {
+  off: 'none',
+  minimal: 'minimal',
+  low: 'low',
+  medium: 'medium',
+  high: 'high',
+  xhigh: 'max',
+}
+
+/** The credential references tried per pi-ai provider when the row names none (pi-ai's own variable names). */
+const KEY_NAMES: Record<string, string[]> = {
+  anthropic: ['ANTHROPIC_OAUTH_TOKEN', 'ANTHROPIC_API_KEY'],
+  openai: ['OPENAI_API_KEY'],
+  google: ['GEMINI_API_KEY'],
+  deepseek: ['DEEPSEEK_API_KEY'],
+  groq: ['GROQ_API_KEY'],
+  cerebras: ['CEREBRAS_API_KEY'],
+  xai: ['XAI_API_KEY'],
+  openrouter: ['OPENROUTER_API_KEY'],
+  mistral: ['MISTRAL_API_KEY'],
+  huggingface: ['HF_TOKEN'],
+  fireworks: ['FIREWORKS_API_KEY'],
+  'github-copilot': ['COPILOT_GITHUB_TOKEN', 'GH_TOKEN', 'GITHUB_TOKEN'],
+}
+
+function knownModels(provider: string, config: PiAiConfig): Model<Api>[] {
+  const extra = config.models?.[provider] ?? []
+  let builtin: Model<Api>[] = []
+  try {
+    builtin = getModels(provider as never) as Model<Api>[]
+  } catch {}
+  return [...extra, ...(builtin ?? [])]
+}
+
+/**
+ * The pi-ai model for `provider`/`id`. A model pi-ai does not list is still requested (the catalog is
+ * advisory): it borrows the API and endpoint of the provider's first model.
+ */
+export function resolveModel(provider: string, id: string, config: PiAiConfig): Model<Api> | undefined {
+  const models = knownModels(provider, config)
+  const found = models.find((model) => model.id === id)
+  if (found) return found
+  try {
+    const builtin = getModel(provider as never, id as never) as Model<Api> | undefined
+    if (builtin) return builtin
+  } catch {}
+  const template = models[0]
+  return template && { ...template, id, name: id }
+}
+
+function piAssistant(
+  message: Extract<Message, { role: 'assistant' }>,
+  model: Model<Api>,
+  provider: string,
+): PiAssistantMessage {
+  const own = message.provider === provider && message.model === model.id
+  const stop: Record<string, StopReason> = {
+    'tool-calls': 'toolUse',
+    'max-tokens': 'length',
+    error: 'error',
+    aborted: 'aborted',
+  }
+  return {
+    role: 'assistant',
+    content: message.content.map((block) => {
+      if (block.type === 'text') return { type: 'text', text: block.text }
+      if (block.type === 'reasoning') {
+        return own && block.signature !== undefined
+          ? { type: 'thinking', thinking: block.text, thinkingSignature: block.signature }
+          : { type: 'thinking', thinking: block.text }
+      }
+      return { type: 'toolCall', id: block.id, name: block.name, arguments: block.arguments }
+    }),
+    // pi-ai rewrites replay state (signatures, thinking) of messages from another api/provider/model.
+    api: own ? model.api : 'dsh-foreign',
+    provider: message.provider ?? 'unknown',
+    model: message.model ?? 'unknown',
+    usage: {
+      input: 0,
+      output: 0,
+      cacheRead: 0,
+      cacheWrite: 0,
+      totalTokens: 0,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    },
+    stopReason: stop[message.finishReason] ?? 'stop',
+    timestamp: 0,
+  }
+}
+
+async function piContext(dispatch: LlmDispatch, model: Model<Api>): Promise<PiContext> {
+  const { request, call } = dispatch
+  const image = async (ref: string, mimeType: string) => {
+    if (!request.loadImage) return { type: 'text' as const, text: `[image ${ref} omitted: no image loader]` }
+    return { type: 'image' as const, data: Buffer.from(await request.loadImage(ref)).toString('base64'), mimeType }
+  }
+  const messages: PiMessage[] = []
+  for (const message of request.messages) {
+    if (message.role === 'assistant') {
+      messages.push(piAssistant(message, model, call.provider))
+      continue
+    }
+    const content = await Promise.all(
+      message.content.map((block) =>
+        block.type === 'text' ? { type: 'text' as const, text: block.text } : image(block.ref, block.mimeType),
+      ),
+    )
+    if (message.role === 'user') messages.push({ role: 'user', content, timestamp: 0 })
+    else {
+      messages.push({
+        role: 'toolResult',
+        toolCallId: message.toolCallId,
+        toolName: message.toolName,
+        content,
+        isError: message.isError,
+        timestamp: 0,
+      })
+    }
+  }
+  const tools = request.tools?.map((tool) => ({ ...tool }) as unknown as Tool)
+  return { systemPrompt: request.system, messages, ...(tools && tools.length > 0 ? { tools } : {}) }
+}
+
+const STATUS = /\b(400|401|402|403|404|413|422|429|500|502|503|504|529)\b/
+
+function classify(message: string): { code: LlmErrorCode; status?: number } {
+  const status = Number(STATUS.exec(message)?.[1]) || undefined
+  if (status === 401 || status === 403 || /api key|unauthori[sz]ed|authentication/i.test(message)) {
+    return { code: 'AUTH', status }
+  }
+  if (status === 402 || /insufficient (balance|credit|funds)/i.test(message))
+    return { code: 'INSUFFICIENT_BALANCE', status }
+  if (status === 429 || /rate limit/i.test(message)) return { code: 'RATE_LIMIT', status }
+  if (status === 413 || /context (length|window)|too many tokens|prompt is too long/i.test(message)) {
+    return { code: 'CONTEXT_OVERFLOW', status }
+  }
+  if (status !== undefined && status >= 500) return { code: 'PROVIDER_UNAVAILABLE', status }
+  if (status !== undefined) return { code: 'BAD_REQUEST', status }
+  if (/fetch failed|ECONNREFUSED|ENOTFOUND|ETIMEDOUT|socket|network|connection/i.test(message))
+    return { code: 'NETWORK' }
+  return { code: 'UNKNOWN' }
+}
+
+/** Creates the adapter for the row's providers. */
+export function createPiAiAdapter(credentials: CredentialsService, config: PiAiConfig): LlmAdapter {
+  const modelInfo = (model: Model<Api>): ModelInfo => ({
+    id: model.id,
+    label: model.name,
+    contextWindow: model.contextWindow,
+    maxOutputTokens: model.maxTokens,
+    reasoningEfforts: efforts(model),
+    input: [...model.input],
+  })
+  const efforts = (model: Model<Api>): ReasoningEffort[] =>
+    model.reasoning ? getSupportedThinkingLevels(model).flatMap((level) => FROM_PI[level] ?? []) : ['none']
+  const defaultModel = (provider: string) =>
+    config.defaultModels?.[provider] ?? knownModels(provider, config)[0]?.id ?? ''
+
+  return {
+    name: 'pi-ai',
+    catalog: (provider) => ({
+      provider,
+      defaultModel: defaultModel(provider),
+      models: knownModels(provider, config).map(modelInfo),
+    }),
+    defaults: (provider) => ({ model: defaultModel(provider) }),
+    reasoningEfforts(provider, id) {
+      const model = knownModels(provider, config).find((m) => m.id === id)
+      return model ? efforts(model) : undefined
+    },
+    async *stream(dispatch): AsyncGenerator<StreamChunk> {
+      const { call, request } = dispatch
+      const model = resolveModel(call.provider, call.model, config)
+      if (!model) {
+        yield errorFinish(
+          llmError('BAD_REQUEST', `pi-ai knows no models for provider "${call.provider}"; add one under \`models\``),
+        )
+        return
+      }
+      const named = config.apiKeys?.[call.provider]
+      const keyNames = named ? [named] : (KEY_NAMES[call.provider] ?? [])
+      let key: { value: string } | undefined
+      try {
+        for (const name of keyNames) if (!key) key = await credentials.resolve(name)
+      } catch (error) {
+        yield errorFinish(llmError('AUTH', `cannot resolve the ${call.provider} key: ${(error as Error).message}`))
+        return
+      }
+      if (keyNames.length > 0 && !key && !config.models?.[call.provider]) {
+        const names = keyNames.join(' or ')
+        yield errorFinish(
+          llmError(
+            'AUTH',
+            `no API key for ${call.provider}: set ${names} in the environment, $DSH_HOME/.credentials.yaml or .env`,
+          ),
+        )
+        return
+      }
+      const secret = key?.value
+      const redact = (text: string) => (secret ? text.split(secret).join('[redacted]') : text)
+      const effort = call.reasoningEffort
+      const events = streamSimple(model, await piContext(dispatch, model), {
+        signal: request.signal,
+        maxRetries: 0,
+        ...(secret ? { apiKey: secret } : {}),
+        ...(call.maxTokens !== undefined ? { maxTokens: call.maxTokens } : {}),
+        ...(call.temperature !== undefined ? { temperature: call.temperature } : {}),
+        ...(effort !== undefined && effort !== 'none' ? { reasoning: TO_PI[effort] } : {}),
+      })
+      const toolIndex = new Map<number, number>()
+      const streamed = new Set<number>()
+      for await (const event of events) {
+        switch (event.type) {
+          case 'start':
+            yield { type: 'start', provider: call.provider, model: call.model }
+            break
+          case 'text_delta':
+            yield { type: 'text-delta', text: event.delta }
+            break
+          case 'thinking_delta':
+            yield { type: 'reasoning-delta', text: event.delta }
+            break
+          case 'thinking_end': {
+            const block = event.partial.content[event.contentIndex]
+            if (block?.type === 'thinking' && block.thinkingSignature) {
+              yield { type: 'reasoning-delta', text: '', signature: block.thinkingSignature }
+            }
+            break
+          }
+          case 'toolcall_start': {
+            const block = event.partial.content[event.contentIndex]
+            const index = toolIndex.size
+            toolIndex.set(event.contentIndex, index)
+            const id = block?.type === 'toolCall' ? block.id : `call_${index}`
+            yield { type: 'tool-call-start', index, id, name: block?.type === 'toolCall' ? block.name : '' }
+            break
+          }
+          case 'toolcall_delta': {
+            const index = toolIndex.get(event.contentIndex)
+            if (index === undefined || event.delta === '') break
+            streamed.add(index)
+            yield { type: 'tool-call-delta', index, argumentsDelta: event.delta }
+            break
+          }
+          case 'toolcall_end': {
+            const index = toolIndex.get(event.contentIndex)
+            if (index !== undefined && !streamed.has(index)) {
+              yield { type: 'tool-call-delta', index, argumentsDelta: JSON.stringify(event.toolCall.arguments) }
+            }
+            break
+          }
+          case 'done': {
+            const usage = event.message.usage
+            yield {
+              type: 'usage',
+              usage: {
+                inputTokens: usage.input + usage.cacheRead,
+                outputTokens: usage.output,
+                totalTokens: usage.totalTokens,
+                cacheHitTokens: usage.cacheRead,
+                cacheMissTokens: usage.input,
+              },
+            }
+            const reason = { stop: 'stop', length: 'max-tokens', toolUse: 'tool-calls' } as const
+            yield { type: 'finish', reason: reason[event.reason] }
+            return
+          }
+          case 'error': {
+            const message = redact(event.error.errorMessage ?? 'pi-ai reported an error')
+            if (event.reason === 'aborted' || request.signal?.aborted) {
+              yield errorFinish(llmError('ABORTED', 'the request was aborted'))
+            } else {
+              const { code, status } = classify(message)
+              yield errorFinish(llmError(code, `${call.provider} via pi-ai: ${message}`, { status }))
+            }
+            return
+          }
+        }
+      }
+    },
+  }
+}
+
+/** The `pi-ai` provider row: `use: "@dsh/llm-pi-ai"`. */
+export default {
+  name: 'llm-pi-ai',
+  inject: ['llm', 'credentials'],
+  apply(ctx: Context, config: PiAiConfig = {}) {
+    const providers = config?.providers ?? ['anthropic', 'openai', 'google']
+    ctx.llm.registerAdapter(providers, createPiAiAdapter(ctx.credentials, config ?? {}))
+  },
+}

@@ -1,0 +1,116 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import CredentialsService from '@dsh/credentials'
+import { Context } from '@dsh/kernel'
+import LlmService, { assembleMessage, type Message } from '@dsh/llm'
+import { completionResponse, deepseekUsage, errorResponse, startMockLlmServer } from '@dsh/test-support'
+import {
+  type Api,
+  fauxAssistantMessage,
+  fauxText,
+  fauxThinking,
+  fauxToolCall,
+  type Model,
+  registerFauxProvider,
+} from '@mariozechner/pi-ai'
+import { describe, expect, it } from 'vitest'
+import piAi, { type PiAiConfig } from '../src/index.js'
+
+const user = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }] })
+
+async function boot(config: PiAiConfig, env: Record<string, string> = {}) {
+  const home = await mkdtemp(join(tmpdir(), 'dsh-piai-'))
+  const ctx = new Context()
+  const fibers = [
+    ctx.plugin(CredentialsService, { env, home, cwd: home }),
+    ctx.plugin(LlmService),
+    ctx.plugin(piAi, config),
+  ]
+  for (const fiber of fibers) await fiber
+  return {
+    ctx,
+    async [Symbol.asyncDispose]() {
+      for (const fiber of fibers.reverse()) await fiber.dispose()
+      await rm(home, { recursive: true, force: true })
+    },
+  }
+}
+
+describe('pi-ai adapter', () => {
+  it('maps pi-ai events (thinking, text, tool calls, usage) to dsh chunks', async () => {
+    const faux = registerFauxProvider({ provider: 'faux', models: [{ id: 'faux-1', reasoning: true }] })
+    try {
+      faux.setResponses([
+        fauxAssistantMessage(
+          [fauxThinking('hmm'), fauxText('answer'), fauxToolCall('read', { path: 'a' }, { id: 't1' })],
+          {
+            stopReason: 'toolUse',
+          },
+        ),
+      ])
+      await using t = await boot({ providers: ['faux'], models: { faux: faux.models } })
+      const message = await assembleMessage(t.ctx.llm.stream({ provider: 'faux' }, { messages: [user('go')] }))
+      expect(message).toMatchObject({
+        finishReason: 'tool-calls',
+        provider: 'faux',
+        model: 'faux-1',
+        content: [
+          { type: 'reasoning', text: 'hmm' },
+          { type: 'text', text: 'answer' },
+          { type: 'tool-call', id: 't1', name: 'read', arguments: { path: 'a' } },
+        ],
+      })
+      expect(t.ctx.llm.catalog('faux')[0]?.models[0]?.id).toBe('faux-1')
+    } finally {
+      faux.unregister()
+    }
+  })
+
+  it('streams over real HTTP through pi-ai to a custom OpenAI-compatible endpoint, no retries', async () => {
+    await using server = await startMockLlmServer({
+      responses: [
+        completionResponse({ text: ['via ', 'pi-ai'], usage: deepseekUsage(10, 2, 4) }),
+        errorResponse(429, 'too many requests'),
+      ],
+    })
+    const model: Model<Api> = {
+      id: 'local-model',
+      name: 'local',
+      api: 'openai-completions',
+      provider: 'local',
+      baseUrl: server.url,
+      reasoning: false,
+      input: ['text'],
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+      contextWindow: 32000,
+      maxTokens: 4000,
+    }
+    await using t = await boot(
+      { providers: ['local'], models: { local: [model] }, apiKeys: { local: 'LOCAL_KEY' } },
+      { LOCAL_KEY: 'local-key' },
+    )
+    const message = await assembleMessage(t.ctx.llm.stream({ provider: 'local' }, { messages: [user('hi')] }))
+    expect(message).toMatchObject({ finishReason: 'stop', content: [{ type: 'text', text: 'via pi-ai' }] })
+    expect(server.requests[0]?.body.model).toBe('local-model')
+    expect(server.requests[0]?.headers.authorization).toBe('Bearer local-key')
+    const failed = await assembleMessage(t.ctx.llm.stream({ provider: 'local' }, { messages: [user('hi')] }))
+    expect(failed).toMatchObject({ finishReason: 'error', error: { code: 'RATE_LIMIT' } })
+    expect(server.requests).toHaveLength(2)
+  })
+
+  it('refuses an effort the model does not support and reports a missing key before any I/O', async () => {
+    await using t = await boot({ providers: ['anthropic'] })
+    const catalog = t.ctx.llm.catalog('anthropic')[0]
+    expect(catalog?.models.length).toBeGreaterThan(0)
+    const plain = catalog?.models.find((m) => m.reasoningEfforts?.length === 1)
+    if (plain) {
+      expect(() => t.ctx.llm.prepareCall({ provider: 'anthropic', model: plain.id, reasoningEffort: 'high' })).toThrow(
+        /does not accept reasoning effort/,
+      )
+    }
+    const message = await assembleMessage(t.ctx.llm.stream({ provider: 'anthropic' }, { messages: [user('hi')] }))
+    expect(message).toMatchObject({ finishReason: 'error', error: { code: 'AUTH' } })
+    expect(message.error?.message).toContain('ANTHROPIC')
+  })
+})
