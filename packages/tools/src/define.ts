@@ -1,0 +1,156 @@
+// Tool definitions: `defineTool` checks a tool once at load (name, JSON Schema compiled with Ajv,
+// execution mode) and freezes it. Also the types a tool body sees and returns.
+
+import { deepFreeze, HarnessError, type JsonValue } from '@dsh/kernel'
+import type { ToolResultContent, ToolSchema } from '@dsh/llm'
+import { Ajv, type ErrorObject } from 'ajv'
+
+/** `exclusive` (the default) runs alone, a barrier; `parallel-safe` may overlap other parallel-safe calls. */
+export type ToolMode = 'exclusive' | 'parallel-safe'
+
+/** A place a call touches, for surfaces to link (a file and optionally a line). */
+export interface ToolLocation {
+  path: string
+  line?: number
+}
+
+/**
+ * How surfaces render a call (pending card, approval prompt). A pure function of the arguments, so
+ * replaying a logged call re-renders it identically. `generic`: title and optional subtitle;
+ * `terminal`: a command line; `diff`: a file change (`before`/`after` text when known from args).
+ */
+export type ToolPresentation =
+  | { kind: 'generic'; title: string; subtitle?: string; locations?: ToolLocation[] }
+  | { kind: 'terminal'; title: string; command: string; cwd?: string; locations?: ToolLocation[] }
+  | { kind: 'diff'; title: string; path: string; before?: string; after?: string; locations?: ToolLocation[] }
+
+/** What a tool body receives besides its arguments. The agent loop fills it; keep it small. */
+export interface ToolCallContext {
+  /** The model's tool-call id. */
+  readonly callId: string
+  readonly toolName: string
+  readonly sessionId?: string
+  readonly agentId?: string
+  /**
+   * Aborts when the caller's signal aborts (turn cancelled, agent disposed) or when a `tools/execute`
+   * wrapper's linked signal (e.g. a timeout) aborts. Bodies should stop promptly and may still return
+   * a partial result, which is kept.
+   */
+  readonly signal: AbortSignal
+}
+
+/** A body may return text, content blocks, or a full result with `isError` and UI-only `details`. */
+export type ToolBodyReturn =
+  | string
+  | ToolResultContent[]
+  | { content: string | ToolResultContent[]; isError?: boolean; details?: JsonValue }
+
+/** The JSON Schema of a tool's arguments: an object schema (what model APIs accept). */
+export type ToolParameters = { type: 'object' } & Record<string, unknown>
+
+export interface ToolSpec<Args = Record<string, unknown>> {
+  /** `^[A-Za-z0-9_-]{1,64}$` (what every model API accepts). */
+  name: string
+  /** Model-facing prose: what the tool does and when to use it. */
+  description: string
+  parameters: ToolParameters
+  /**
+   * The body. `args` are schema-valid and deep-frozen. Throw `ToolError` for a failure the model should
+   * read as is; any other throw becomes a `TOOL_FAILED` error result (or `ABORTED` when the signal fired).
+   */
+  execute(args: Args, call: ToolCallContext): ToolBodyReturn | Promise<ToolBodyReturn>
+  presentation?: (args: Args) => ToolPresentation
+  /** Default `exclusive`. */
+  mode?: ToolMode
+  /**
+   * The last word on the content of every result of this tool (success or error, after
+   * `tools/post-execute`). Content only: it cannot change `isError` or anything else.
+   */
+  finalizeContent?: (content: readonly ToolResultContent[], info: { isError: boolean }) => ToolResultContent[]
+}
+
+/** A checked, frozen tool. Create with `defineTool`; register with `ctx.tools.register`. */
+export interface ToolDefinition<Args = Record<string, unknown>> extends Readonly<Omit<ToolSpec<Args>, 'mode'>> {
+  readonly mode: ToolMode
+  /** What the model sees. */
+  readonly schema: Readonly<ToolSchema>
+  /** Schema errors as readable lines (`/path must be string`), or `undefined` when `args` is valid. */
+  validate(args: unknown): string[] | undefined
+}
+
+/**
+ * A failure the model should read verbatim ("File not found: src/x.ts. Did you mean src/y.ts?").
+ * `code` is recorded on the result (default `TOOL_ERROR`).
+ */
+export class ToolError extends Error {
+  override readonly name = 'ToolError'
+  readonly code: string
+  constructor(message: string, code = 'TOOL_ERROR') {
+    super(message)
+    this.code = code
+  }
+}
+
+const NAME = /^[A-Za-z0-9_-]{1,64}$/
+
+// One shared compiler (a fresh Ajv costs ~40 ms per tool). It holds no tool state between calls:
+// every compiled schema is removed from its cache right away (see docs/decisions/0005-tools-and-approval.md).
+// Formats are annotations only (no ajv-formats); `$id`s must be unique within one schema.
+let compiler: Ajv | undefined
+
+function formatAjvError(error: ErrorObject): string {
+  const at = error.instancePath || '(root)'
+  const params = error.params as Record<string, unknown>
+  if (error.keyword === 'additionalProperties') return `${at} must not have the property "${params.additionalProperty}"`
+  if (error.keyword === 'enum') return `${at} must be one of ${JSON.stringify(params.allowedValues)}`
+  return `${at} ${error.message ?? 'is invalid'}`
+}
+
+/**
+ * Checks and freezes a tool. Throws `INVALID_TOOL_DEFINITION` (at load, not at call time) for a bad
+ * name, a missing description or body, a `parameters` schema that is not an object schema or does not
+ * compile, or an unknown mode. The schema is compiled once, here.
+ */
+export function defineTool<Args = Record<string, unknown>>(spec: ToolSpec<Args>): ToolDefinition<Args> {
+  const fail = (why: string, facts: Record<string, unknown> = {}): never => {
+    throw new HarnessError('INVALID_TOOL_DEFINITION', `tool ${JSON.stringify(spec?.name)}: ${why}`, {
+      name: spec?.name,
+      ...facts,
+    })
+  }
+  if (typeof spec?.name !== 'string' || !NAME.test(spec.name)) fail('name must match ^[A-Za-z0-9_-]{1,64}$')
+  if (typeof spec.description !== 'string' || spec.description.trim() === '') fail('description is required')
+  if (typeof spec.execute !== 'function') fail('execute must be a function')
+  const mode = spec.mode ?? 'exclusive'
+  if (mode !== 'exclusive' && mode !== 'parallel-safe') fail('mode must be "exclusive" or "parallel-safe"', { mode })
+  const parameters = spec.parameters
+  if (!parameters || typeof parameters !== 'object' || parameters.type !== 'object') {
+    fail('parameters must be a JSON Schema with type "object"')
+  }
+  let check: ReturnType<Ajv['compile']>
+  const source = structuredClone(parameters)
+  compiler ??= new Ajv({ allErrors: true, validateFormats: false })
+  try {
+    check = compiler.compile(source)
+  } catch (error) {
+    return fail(`parameters do not compile: ${(error as Error).message}`)
+  } finally {
+    // The compiled function is self-contained; dropping the schema keeps the compiler stateless.
+    compiler.removeSchema(source)
+  }
+  const schema = deepFreeze({
+    name: spec.name,
+    description: spec.description,
+    parameters: structuredClone(parameters) as Record<string, unknown>,
+  })
+  return Object.freeze({
+    ...spec,
+    mode,
+    schema,
+    parameters: schema.parameters as ToolParameters,
+    validate(args: unknown): string[] | undefined {
+      if (check(args)) return undefined
+      return (check.errors ?? []).map(formatAjvError)
+    },
+  })
+}

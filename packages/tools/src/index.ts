@@ -1,0 +1,239 @@
+// @dsh/tools: the tool seam `ctx.tools`. A scoped registry (global / preset / agent layers), guards,
+// the guarded per-call pipeline (pipeline.ts) and the scheduler for a model's batch of calls
+// (scheduler.ts). Approval is consumed through the optional `ctx.approval` service (@dsh/approval).
+import type { ApprovalService } from '@dsh/approval'
+import { type Context, HarnessError, Service } from '@dsh/kernel'
+import type { ToolCallBlock, ToolSchema } from '@dsh/llm'
+import type { ToolDefinition } from './define.js'
+import { gate, type PipelineHost, runBody } from './pipeline.js'
+import { type ExecuteCallsOptions, executeCalls } from './scheduler.js'
+import type {
+  ToolCallInput,
+  ToolCallOptions,
+  ToolExecution,
+  ToolGuard,
+  ToolOutcome,
+  ToolPreExecuteDecision,
+  ToolResult,
+  ToolScope,
+} from './types.js'
+
+declare module 'cordis' {
+  interface Context {
+    tools: ToolsService
+  }
+  interface Events {
+    /**
+     * The policy layer, in call order, before guards. Return `next()` to defer, or a decision: allow
+     * (optionally with rewritten args, validated again), deny with a reason, or ask (goes to
+     * `ctx.approval`; without it, a denial). The innermost default is allow. A throwing listener denies.
+     */
+    'tools/pre-execute'(
+      call: ToolCallInput,
+      next: () => Promise<ToolPreExecuteDecision>,
+    ): ToolPreExecuteDecision | Promise<ToolPreExecuteDecision>
+    /**
+     * Around the body (timeouts, metrics, retries). Return `next()` or a replacement outcome; call
+     * `execution.link(signal)` before `next()` to add an abort source. The body's signal always follows
+     * the caller's, whatever a wrapper does.
+     */
+    'tools/execute'(execution: ToolExecution, next: () => Promise<ToolOutcome>): ToolOutcome | Promise<ToolOutcome>
+    /** After the body (spill, redaction, extra context): `next()` gives the outcome; return a new one. */
+    'tools/post-execute'(execution: ToolExecution, next: () => Promise<ToolOutcome>): ToolOutcome | Promise<ToolOutcome>
+    /** A call's final, frozen result, as soon as it is final (completion order; commit order is `onResult`). */
+    'tools/result'(result: ToolResult): void
+  }
+}
+
+export interface ToolsConfig {
+  /** Default bound of the parallel-safe pool. Default 4. */
+  concurrency?: number
+}
+
+/** Where a registration lives: global (default), one preset's layer, or one agent's own layer. */
+export type ToolLayer = { preset?: undefined; agentId?: undefined } | { preset: string } | { agentId: string }
+
+interface Entry {
+  tool: ToolDefinition
+}
+
+function checkConcurrency(value: unknown, where: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+    throw new HarnessError('INVALID_CONCURRENCY', `${where}: concurrency must be an integer >= 1`, {
+      value: String(value),
+    })
+  }
+  return value
+}
+
+function layerKey(layer: ToolLayer | undefined): string {
+  const preset = layer && 'preset' in layer ? layer.preset : undefined
+  const agentId = layer && 'agentId' in layer ? layer.agentId : undefined
+  if (preset !== undefined && agentId !== undefined) {
+    throw new HarnessError('INVALID_TOOL_LAYER', 'a tool registers in one layer: preset or agentId, not both', {
+      preset,
+      agentId,
+    })
+  }
+  if (preset !== undefined) return `preset:${preset}`
+  if (agentId !== undefined) return `agent:${agentId}`
+  return 'global'
+}
+
+export class ToolsService extends Service {
+  static readonly provide = 'tools'
+  // TS-private, not #private: Cordis hands callers a proxy of the service.
+  private readonly layers = new Map<string, Map<string, Entry>>()
+  private readonly guardList: { name: string; guard: ToolGuard }[] = []
+  private readonly concurrency: number
+
+  constructor(ctx: Context, config: ToolsConfig = {}) {
+    super(ctx, 'tools')
+    this.concurrency = checkConcurrency(config?.concurrency ?? 4, 'tools config')
+  }
+
+  /**
+   * Registers a tool in a layer for the lifetime of the calling plugin (register on an agent's own
+   * context and the tool dies with the agent). Throws `DUPLICATE_TOOL` when the layer already has the
+   * name; `INVALID_TOOL_LAYER` when both `preset` and `agentId` are given; `INVALID_TOOL_DEFINITION`
+   * when `tool` did not come from `defineTool`.
+   */
+  register(tool: ToolDefinition<never>, layer?: ToolLayer): () => void {
+    const definition = tool as unknown as ToolDefinition
+    if (typeof definition?.validate !== 'function' || !Object.isFrozen(definition)) {
+      throw new HarnessError('INVALID_TOOL_DEFINITION', 'register() takes a tool made by defineTool()', {
+        name: String(definition?.name),
+      })
+    }
+    const key = layerKey(layer)
+    return this.ctx.effect(() => {
+      const entries = this.layers.get(key) ?? new Map<string, Entry>()
+      if (entries.has(definition.name)) {
+        throw new HarnessError('DUPLICATE_TOOL', `tool "${definition.name}" is already registered in layer ${key}`, {
+          name: definition.name,
+          layer: key,
+        })
+      }
+      this.layers.set(key, entries)
+      const entry = { tool: definition }
+      entries.set(definition.name, entry)
+      return () => {
+        if (entries.get(definition.name) === entry) entries.delete(definition.name)
+        if (entries.size === 0 && this.layers.get(key) === entries) this.layers.delete(key)
+      }
+    }, `tools.register(${definition.name}@${key})`)
+  }
+
+  /**
+   * Registers a monotonic guard for the lifetime of the calling plugin. Guards run in registration
+   * order after `tools/pre-execute` allowed or asked; each may deny, none can allow. A throwing guard
+   * denies. Throws `DUPLICATE_GUARD` for a name already in use.
+   */
+  guard(name: string, guard: ToolGuard): () => void {
+    return this.ctx.effect(() => {
+      if (this.guardList.some((entry) => entry.name === name)) {
+        throw new HarnessError('DUPLICATE_GUARD', `tool guard "${name}" is already registered`, { name })
+      }
+      const entry = { name, guard }
+      this.guardList.push(entry)
+      return () => {
+        const index = this.guardList.indexOf(entry)
+        if (index >= 0) this.guardList.splice(index, 1)
+      }
+    }, `tools.guard(${name})`)
+  }
+
+  /**
+   * The tool a scope sees under `name`: its agent layer first, then its preset layer, then global
+   * (a narrower layer shadows a wider one).
+   */
+  get(name: string, scope: ToolScope = {}): ToolDefinition | undefined {
+    for (const key of this.scopeKeys(scope)) {
+      const entry = this.layers.get(key)?.get(name)
+      if (entry) return entry.tool
+    }
+    return undefined
+  }
+
+  /** Every tool a scope sees (after shadowing), sorted by name. */
+  tools(scope: ToolScope = {}): ToolDefinition[] {
+    const seen = new Map<string, ToolDefinition>()
+    for (const key of this.scopeKeys(scope)) {
+      for (const [name, entry] of this.layers.get(key) ?? []) if (!seen.has(name)) seen.set(name, entry.tool)
+    }
+    return [...seen.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  }
+
+  /** The model-facing schemas of a scope, sorted by name (deterministic request headers). */
+  list(scope: ToolScope = {}): ToolSchema[] {
+    return this.tools(scope).map((tool) => structuredClone(tool.schema) as ToolSchema)
+  }
+
+  /**
+   * Runs one call through the whole pipeline without scheduling (no pool, no hooks). Never throws for
+   * model-recoverable failures: those are `isError` results.
+   */
+  async executeCall(call: ToolCallBlock, options: ToolCallOptions): Promise<ToolResult> {
+    const host = this.host(options)
+    const tool = this.get(call.name, options)
+    const gated = await gate(host, call, tool, options)
+    return gated.kind === 'done' ? gated.result : runBody(host, gated, options)
+  }
+
+  /**
+   * Runs a model's tool calls (see scheduler.ts for ordering, abort and failure rules) and resolves with
+   * one result per call, in call order. Throws only for a scheduler failure (a hook in `options`
+   * threw), after draining started calls, or `INVALID_CONCURRENCY` before starting anything.
+   */
+  async executeCalls(calls: readonly ToolCallBlock[], options: ExecuteCallsOptions): Promise<ToolResult[]> {
+    const concurrency = checkConcurrency(options.concurrency ?? this.concurrency, 'executeCalls')
+    return executeCalls(this.host(options), (name) => this.get(name, options), calls, options, concurrency)
+  }
+
+  private scopeKeys(scope: ToolScope): string[] {
+    const keys: string[] = []
+    if (scope.agentId !== undefined) keys.push(`agent:${scope.agentId}`)
+    if (scope.preset !== undefined) keys.push(`preset:${scope.preset}`)
+    keys.push('global')
+    return keys
+  }
+
+  private host(scope: ToolScope): PipelineHost {
+    // `this.ctx` is the caller's context here: hooks dispatch through it.
+    const ctx = this.ctx
+    return {
+      ctx,
+      guards: () => [...this.guardList],
+      approval: () => ctx.get('approval') as ApprovalService | undefined,
+      available: () => this.tools(scope).map((tool) => tool.name),
+    }
+  }
+}
+
+export default ToolsService
+
+export type {
+  ToolBodyReturn,
+  ToolCallContext,
+  ToolDefinition,
+  ToolLocation,
+  ToolMode,
+  ToolParameters,
+  ToolPresentation,
+  ToolSpec,
+} from './define.js'
+export { defineTool, ToolError } from './define.js'
+export type { ExecuteCallsOptions } from './scheduler.js'
+export type {
+  ToolCallInput,
+  ToolCallOptions,
+  ToolDispatch,
+  ToolExecution,
+  ToolGuard,
+  ToolGuardVerdict,
+  ToolOutcome,
+  ToolPreExecuteDecision,
+  ToolResult,
+  ToolScope,
+} from './types.js'
+export { toToolResultMessage } from './types.js'

@@ -1,0 +1,123 @@
+import { HarnessError } from '@dsh/kernel'
+import { describe, expect, it } from 'vitest'
+import { defineTool, type ToolDefinition } from '../src/index.js'
+import { setup } from './helpers.js'
+
+const named = (name: string, description = `the ${name} tool`) =>
+  defineTool({
+    name,
+    description,
+    parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+    execute: () => 'ok',
+  })
+
+function codeOf(fn: () => unknown): string | undefined {
+  try {
+    fn()
+  } catch (error) {
+    return HarnessError.is(error) ? error.code : `not a HarnessError: ${String(error)}`
+  }
+  return undefined
+}
+
+describe('defineTool', () => {
+  it('freezes a checked tool with its model-facing schema and exclusive mode by default', () => {
+    const tool = named('read')
+    expect(Object.isFrozen(tool)).toBe(true)
+    expect(tool.mode).toBe('exclusive')
+    expect(tool.schema).toEqual({
+      name: 'read',
+      description: 'the read tool',
+      parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+    })
+    expect(tool.validate({ path: 'a' })).toBeUndefined()
+    expect(tool.validate({ path: 1, extra: true })).toEqual(['/path must be string'])
+    expect(tool.validate({})).toEqual(["(root) must have required property 'path'"])
+  })
+
+  it('fails loud at load for a bad name, schema, body or mode', () => {
+    const base = { name: 'ok', description: 'd', parameters: { type: 'object' as const }, execute: () => 'x' }
+    expect(codeOf(() => defineTool({ ...base, name: 'has space' }))).toBe('INVALID_TOOL_DEFINITION')
+    expect(codeOf(() => defineTool({ ...base, description: ' ' }))).toBe('INVALID_TOOL_DEFINITION')
+    expect(codeOf(() => defineTool({ ...base, parameters: { type: 'string' } as never }))).toBe(
+      'INVALID_TOOL_DEFINITION',
+    )
+    expect(
+      codeOf(() => defineTool({ ...base, parameters: { type: 'object', properties: { a: { type: 'strng' } } } })),
+    ).toBe('INVALID_TOOL_DEFINITION')
+    expect(codeOf(() => defineTool({ ...base, execute: undefined as never }))).toBe('INVALID_TOOL_DEFINITION')
+    expect(codeOf(() => defineTool({ ...base, mode: 'sometimes' as never }))).toBe('INVALID_TOOL_DEFINITION')
+    expect(codeOf(() => defineTool({ ...base, mode: 'parallel-safe' }))).toBeUndefined()
+  })
+})
+
+describe('ctx.tools registry', () => {
+  it('lists a scope in name order: global + its preset + its agent, narrower layers shadowing wider', async () => {
+    const { root } = await setup()
+    root.tools.register(named('write', 'global write'))
+    root.tools.register(named('read', 'global read'))
+    root.tools.register(named('bash', 'preset bash'), { preset: 'coder' })
+    root.tools.register(named('read', 'preset read'), { preset: 'coder' })
+    root.tools.register(named('read', 'agent read'), { agentId: 'a1' })
+    root.tools.register(named('todo', 'agent todo'), { agentId: 'a1' })
+    root.tools.register(named('other', 'another agent'), { agentId: 'a2' })
+
+    const describe = (scope?: { preset?: string; agentId?: string }) =>
+      root.tools.list(scope).map((schema) => `${schema.name}:${schema.description}`)
+    expect(describe()).toEqual(['read:global read', 'write:global write'])
+    expect(describe({ preset: 'coder' })).toEqual(['bash:preset bash', 'read:preset read', 'write:global write'])
+    expect(describe({ preset: 'coder', agentId: 'a1' })).toEqual([
+      'bash:preset bash',
+      'read:agent read',
+      'todo:agent todo',
+      'write:global write',
+    ])
+    expect(describe({ agentId: 'a1' })).toEqual(['read:agent read', 'todo:agent todo', 'write:global write'])
+    expect(root.tools.get('read', { preset: 'coder' })?.description).toBe('preset read')
+    expect(root.tools.get('other', { agentId: 'a1' })).toBeUndefined()
+  })
+
+  it('refuses a duplicate name within one layer, and a registration in two layers', async () => {
+    const { root } = await setup()
+    root.tools.register(named('read'))
+    root.tools.register(named('read'), { preset: 'p' })
+    expect(codeOf(() => root.tools.register(named('read')))).toBe('DUPLICATE_TOOL')
+    expect(codeOf(() => root.tools.register(named('read'), { preset: 'p' }))).toBe('DUPLICATE_TOOL')
+    expect(codeOf(() => root.tools.register(named('x'), { preset: 'p', agentId: 'a' } as never))).toBe(
+      'INVALID_TOOL_LAYER',
+    )
+    const fake = { name: 'fake', description: 'd', parameters: { type: 'object' }, execute: () => 'x' }
+    expect(codeOf(() => root.tools.register(fake as unknown as ToolDefinition<never>))).toBe('INVALID_TOOL_DEFINITION')
+  })
+
+  it('removes a registration with its disposer or with the plugin that made it', async () => {
+    const { root } = await setup()
+    const off = root.tools.register(named('read'))
+    const agent = root.plugin({
+      name: 'agent-a1',
+      inject: ['tools'],
+      apply(ctx) {
+        ctx.tools.register(named('todo'), { agentId: 'a1' })
+        ctx.tools.register(named('read'), { agentId: 'a1' })
+      },
+    })
+    await agent
+    expect(root.tools.list({ agentId: 'a1' }).map((s) => s.name)).toEqual(['read', 'todo'])
+    off()
+    expect(root.tools.list().map((s) => s.name)).toEqual([])
+    expect(root.tools.list({ agentId: 'a1' }).map((s) => s.name)).toEqual(['read', 'todo'])
+    await agent.dispose()
+    expect(root.tools.list({ agentId: 'a1' })).toEqual([])
+    // The name is free again in every layer.
+    root.tools.register(named('read'))
+    root.tools.register(named('todo'), { agentId: 'a1' })
+  })
+
+  it('hands out copies of schemas, so callers cannot edit the registry', async () => {
+    const { root } = await setup()
+    root.tools.register(named('read'))
+    const [schema] = root.tools.list()
+    ;(schema as { description: string }).description = 'edited'
+    expect(root.tools.list()[0]?.description).toBe('the read tool')
+  })
+})
