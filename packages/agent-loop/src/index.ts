@@ -2,6 +2,7 @@
 // nothing else may import this package (extensions depend on @dsh/agent and its events).
 import { randomUUID } from 'node:crypto'
 import type { Agent, AgentDriver, CreateAgentOptions } from '@dsh/agent'
+import type { ApprovalAsked, ApprovalDecided } from '@dsh/approval'
 import { type Context, Service } from '@dsh/kernel'
 import type { LlmCallConfig } from '@dsh/llm'
 import { foldMessages } from '@dsh/session'
@@ -34,6 +35,9 @@ export class AgentLoopService extends Service {
     ctx.agents.registerDriver(driver)
     const invariants = ctx.get('invariants')
     invariants?.register('@dsh/agent-loop', 'model-visible-means-logged', () => this.checkRequests())
+    // Approval questions about a session with an open turn are model-relevant facts: log them there.
+    ctx.on('approval/asked', (asked) => this.logApproval('approval/asked', asked))
+    ctx.on('approval/decided', (decided) => this.logApproval('approval/decided', decided))
     ctx.effect(
       () => () => {
         // Dispose every agent this driver created before the driver itself goes away.
@@ -70,6 +74,14 @@ export class AgentLoopService extends Service {
     // A resumed session may hold queued input that was never claimed: continue it.
     if (agent.hasWork()) agent.wake()
     return agent
+  }
+
+  /** Appends an approval fact to the agent session it concerns, inside its open turn. */
+  logApproval(type: 'approval/asked' | 'approval/decided', fact: ApprovalAsked | ApprovalDecided): void {
+    for (const agent of this.agents) {
+      if (agent.session.id !== fact.sessionId || agent.session.openTail().turn === undefined) continue
+      agent.session.append(type, JSON.parse(JSON.stringify(fact)))
+    }
   }
 
   /** The model-visible-means-logged invariant: each agent's last request is what its log derives. */
