@@ -1,0 +1,80 @@
+// Kill during a tool body, resume from the durable log, and check the model's next request: the
+// call the process died in is closed with TOOL_OUTCOME_UNKNOWN, never retried blindly.
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { AgentsService } from '@dsh/agent'
+import { Context, InvariantsService } from '@dsh/kernel'
+import { LlmService } from '@dsh/llm'
+import { createScriptedAdapter } from '@dsh/llm/scripted'
+import { SessionService } from '@dsh/session'
+import SessionPersistence from '@dsh/session-store/coordinator'
+import JsonlSessionStore from '@dsh/session-store/jsonl'
+import { SystemPromptService } from '@dsh/system-prompt'
+import { ToolsService } from '@dsh/tools'
+import { expect, it } from 'vitest'
+import AgentLoopService from '../src/index.js'
+import { dataOf, text } from './harness.js'
+
+const child = fileURLToPath(new URL('./fixtures/crash-child.mjs', import.meta.url))
+
+it('resumes after SIGKILL in a tool body and shows TOOL_OUTCOME_UNKNOWN to the model', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dsh-crash-'))
+  const marker = join(dir, 'in-tool-body')
+  try {
+    const proc = spawn(process.execPath, [child, dir, marker], { stdio: ['ignore', 'ignore', 'pipe'] })
+    let stderr = ''
+    proc.stderr.on('data', (chunk) => {
+      stderr += chunk
+    })
+    const started = Date.now()
+    while (!existsSync(marker)) {
+      if (proc.exitCode !== null || Date.now() - started > 15_000)
+        throw new Error(`child never reached the tool body:\n${stderr}`)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    const id = readFileSync(marker, 'utf8')
+    const exited = new Promise((resolve) => proc.on('exit', resolve))
+    proc.kill('SIGKILL')
+    await exited
+
+    const root = new Context()
+    root.plugin(InvariantsService)
+    root.plugin(SessionService, { cwd: dir })
+    root.plugin(JsonlSessionStore, { dir })
+    root.plugin(SessionPersistence)
+    root.plugin(LlmService, { provider: 'scripted' })
+    root.plugin(ToolsService)
+    root.plugin(SystemPromptService)
+    root.plugin(AgentsService)
+    await root.plugin(AgentLoopService, { model: { provider: 'scripted', model: 'scripted' } })
+    const adapter = createScriptedAdapter([text('I will check whether the deploy happened before retrying.')])
+    root.llm.registerAdapter('scripted', adapter)
+
+    const session = await root.sessionPersistence.resume(id)
+    const results = dataOf<{ message: { toolCallId: string }; code?: string }>(session, 'tool/result')
+    expect(results.map((r) => [r.message.toolCallId, r.code])).toEqual([['call_deploy', 'TOOL_OUTCOME_UNKNOWN']])
+    expect(dataOf(session, 'turn/end').map((d) => (d as { reason: string }).reason)).toEqual(['interrupted'])
+
+    const agent = await root.agents.create({ session })
+    agent.followup('did it deploy?')
+    await agent.whenIdle()
+    const request = adapter.dispatches[0]?.request.messages ?? []
+    expect(request.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'user'])
+    const toolMessage = request[2] as { toolCallId: string; isError: boolean; content: Array<{ text: string }> }
+    expect(toolMessage.toolCallId).toBe('call_deploy')
+    expect(toolMessage.isError).toBe(true)
+    expect(toolMessage.content[0]?.text).toMatch(/TOOL_OUTCOME_UNKNOWN/)
+    expect(dataOf(session, 'turn/end').map((d) => (d as { reason: string }).reason)).toEqual([
+      'interrupted',
+      'completed',
+    ])
+    root.invariants.assert()
+    await agent.dispose()
+    await root.sessions.flush()
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
