@@ -5,7 +5,7 @@ import type { ApprovalService } from '@dsh/approval'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type { ToolCallBlock, ToolSchema } from '@dsh/llm'
 import type { ToolDefinition } from './define.js'
-import { gate, type PipelineHost, runBody } from './pipeline.js'
+import { abortedBeforeDispatch, gate, type PipelineHost, runBody } from './pipeline.js'
 import { type ExecuteCallsOptions, executeCalls } from './scheduler.js'
 import type {
   ToolCallInput,
@@ -177,7 +177,9 @@ export class ToolsService extends Service {
     const host = this.host(options)
     const tool = this.get(call.name, options)
     const gated = await gate(host, call, tool, options)
-    return gated.kind === 'done' ? gated.result : runBody(host, gated, options)
+    if (gated.kind === 'done') return gated.result
+    if (options.signal.aborted) return abortedBeforeDispatch(host, call, tool)
+    return runBody(host, gated, options)
   }
 
   /**

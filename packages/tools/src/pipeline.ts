@@ -43,7 +43,8 @@ function schemaHint(tool: ToolDefinition): string {
 
 /** The presentation of a call; a throwing or missing `presentation` falls back to generic. */
 export function presentationOf(tool: ToolDefinition | undefined, name: string, args: unknown): ToolPresentation {
-  if (tool?.presentation && args && typeof args === 'object') {
+  // Only schema-valid args are presented: the function may rely on its schema.
+  if (tool?.presentation && tool.validate(args) === undefined) {
     try {
       return tool.presentation(args as Record<string, unknown>)
     } catch {

@@ -77,46 +77,25 @@ export async function executeCalls(
   }
   const stopped = () => failure !== undefined || signal.aborted
 
-  for (let index = 0; index < calls.length; index++) {
-    if (stopped()) break
-    const call = calls[index] as ToolCallBlock
+  // Takes up one call: wait for its turn, policy, checkpoint, then start its body.
+  const takeUp = async (index: number, call: ToolCallBlock): Promise<void> => {
     const tool = lookup(call.name)
     if (tool?.mode === 'exclusive') await drain()
     else if (tool) while (inFlight.size >= concurrency) await Promise.race(inFlight)
-    if (stopped()) break
-
+    if (stopped()) return
     const dispatch: ToolDispatch = Object.freeze({
       index,
       call,
       mode: tool?.mode,
       presentation: presentationOf(tool, call.name, call.arguments),
     })
-    try {
-      await options.onDispatch?.(dispatch)
-    } catch (error) {
-      fail(error)
-      break
-    }
+    await options.onDispatch?.(dispatch)
     const gated = await gate(host, call, tool, options)
-    if (gated.kind === 'done') {
-      settle(index, gated.result)
-      continue
-    }
-    // The gate may have waited (approval): re-check before anything runs.
-    if (signal.aborted) {
-      settle(index, abortedBeforeDispatch(host, call, tool))
-      continue
-    }
-    try {
-      await options.beforeBody?.(dispatch)
-    } catch (error) {
-      fail(error)
-      break
-    }
-    if (signal.aborted) {
-      settle(index, abortedBeforeDispatch(host, call, tool))
-      continue
-    }
+    if (gated.kind === 'done') return settle(index, gated.result)
+    // The gate may have waited (approval): re-check before anything runs, and again after the checkpoint.
+    if (signal.aborted) return settle(index, abortedBeforeDispatch(host, call, tool))
+    await options.beforeBody?.(dispatch)
+    if (signal.aborted) return settle(index, abortedBeforeDispatch(host, call, tool))
     const task: Promise<void> = runBody(host, gated, options).then(
       (result) => settle(index, result),
       (error) => fail(error),
@@ -124,6 +103,15 @@ export async function executeCalls(
     inFlight.add(task)
     void task.finally(() => inFlight.delete(task))
     if (gated.tool.mode === 'exclusive') await drain()
+  }
+
+  for (let index = 0; index < calls.length && !stopped(); index++) {
+    try {
+      await takeUp(index, calls[index] as ToolCallBlock)
+    } catch (error) {
+      // A hook (or a bug) failed: stop taking up calls; started ones still drain below.
+      fail(error)
+    }
   }
 
   await drain()

@@ -85,6 +85,35 @@ describe('the tool pipeline: bad input becomes results the model can read', () =
     expect(result.presentation).toEqual({ kind: 'generic', title: 'raed' })
   })
 
+  it("presents calls by the tool's pure function of args, falling back to generic", async () => {
+    const { root } = await setup()
+    root.tools.register(
+      defineTool<{ command: string; cwd?: string }>({
+        name: 'bash',
+        description: 'Run a command',
+        parameters: {
+          type: 'object',
+          properties: { command: { type: 'string' }, cwd: { type: 'string' } },
+          required: ['command'],
+        },
+        presentation: (args) => {
+          if (args.command === 'explode') throw new Error('presentation bug')
+          return { kind: 'terminal', title: 'Shell', command: args.command, ...(args.cwd ? { cwd: args.cwd } : {}) }
+        },
+        execute: () => '',
+      }),
+    )
+    const run = (args: Record<string, unknown>) => root.tools.executeCall(call('bash', args), { signal: signal() })
+    expect((await run({ command: 'ls', cwd: '/w' })).presentation).toEqual({
+      kind: 'terminal',
+      title: 'Shell',
+      command: 'ls',
+      cwd: '/w',
+    })
+    expect((await run({ command: 'explode' })).presentation).toEqual({ kind: 'generic', title: 'bash' })
+    expect((await run({ cmd: 'ls' })).presentation).toEqual({ kind: 'generic', title: 'bash' })
+  })
+
   it('normalises body failures: ToolError verbatim, other throws as TOOL_FAILED, isError returns kept', async () => {
     const { root } = await setup()
     const tool = (name: string, execute: () => unknown) =>

@@ -200,6 +200,44 @@ describe('the scheduler', () => {
     expect(rec.events).not.toContain('start:X')
   })
 
+  it('re-checks abort after the gate: a call cancelled while its policy ran never reaches its body', async () => {
+    const { root, rec, committed, onResult } = await fixture()
+    const controller = new AbortController()
+    const dispatched: number[] = []
+    root.on('tools/pre-execute', async (input, next) => {
+      if (input.args.id === 'B') controller.abort() // e.g. the user cancels while an approval prompt is open
+      return next()
+    })
+    const out = await root.tools.executeCalls(
+      [call('ex', { id: 'A' }), call('ex', { id: 'B' }), call('ex', { id: 'C' })],
+      { signal: controller.signal, onResult, onDispatch: (d) => void dispatched.push(d.index) },
+    )
+    expect(out.map((r) => [r.errorCode, r.bodyInvoked])).toEqual([
+      [undefined, true],
+      ['ABORTED_BEFORE_DISPATCH', false],
+      ['ABORTED_BEFORE_DISPATCH', false],
+    ])
+    expect(dispatched).toEqual([0, 1])
+    expect(committed.map((c) => c.index)).toEqual([0, 1, 2])
+    expect(rec.events.filter((e) => e.startsWith('start:'))).toEqual(['start:A'])
+  })
+
+  it('on an onDispatch failure throws after draining, without results for the failed or later calls', async () => {
+    const { root, rec, committed, onResult } = await fixture()
+    const calls = [call('par', { id: 'A', ticks: 3 }), call('par', { id: 'B' }), call('par', { id: 'C' })]
+    await expect(
+      root.tools.executeCalls(calls, {
+        signal: new AbortController().signal,
+        onResult,
+        onDispatch: (d) => {
+          if (d.index === 1) throw new Error('tool/call append failed')
+        },
+      }),
+    ).rejects.toThrow('tool/call append failed')
+    expect(rec.events.filter((e) => !e.startsWith('commit:'))).toEqual(['start:A', 'end:A'])
+    expect(committed.map((c) => c.index)).toEqual([0])
+  })
+
   it('gives every call ABORTED_BEFORE_DISPATCH when already aborted', async () => {
     const { root, rec, committed, onResult } = await fixture()
     const controller = new AbortController()
