@@ -1,0 +1,45 @@
+// @dsh/fs/sandbox: the local file system behind the sandbox policy's mutation fence. Reads are not
+// fenced. A mutation's target is canonicalized (symlinks of its deepest existing ancestor resolved)
+// and must lie in a writable root of the call's policy; the check runs again right before the
+// publish, and the write goes to the canonical path, so a link swapped in between is refused.
+// This narrows the symlink race; it cannot defeat a hostile writer in this same process.
+import type { Context } from '@dsh/kernel'
+import { canonicalPath, isWithin, type SandboxPolicy, type SandboxPolicyService } from '@dsh/sandbox'
+import { type FsCallOptions, fsError } from './index.js'
+import { LocalFs, type LocalFsConfig } from './local.js'
+
+export class SandboxFs extends LocalFs {
+  static override readonly provide = 'fs'
+  static readonly inject = ['sandboxPolicy']
+  private readonly home: Context
+
+  constructor(ctx: Context, config: LocalFsConfig = {}) {
+    super(ctx, config)
+    this.home = ctx
+  }
+
+  /** The policy a call runs under: its own (an approved escalation) or its session's. */
+  policyFor(options: FsCallOptions): SandboxPolicy {
+    if (options.policy) return options.policy
+    return (this.home.get('sandboxPolicy') as SandboxPolicyService).resolve(options.sessionId)
+  }
+
+  protected override async fence(abs: string, options: FsCallOptions): Promise<string> {
+    const policy = this.policyFor(options)
+    if (policy.mode === 'danger-full-access') return abs
+    const target = canonicalPath(abs)
+    if (!policy.writableRoots.some((root) => isWithin(target, root))) {
+      const where = target === abs ? abs : `${abs} (which resolves to ${target})`
+      throw fsError(
+        'FS_SANDBOX_DENIED',
+        policy.mode === 'read-only'
+          ? `writing ${where} is not allowed: the sandbox is read-only`
+          : `writing ${where} is not allowed: it is outside the writable roots (${policy.writableRoots.join(', ')})`,
+        { path: abs, target, mode: policy.mode, writableRoots: [...policy.writableRoots] },
+      )
+    }
+    return target
+  }
+}
+
+export default SandboxFs

@@ -1,0 +1,71 @@
+// @dsh/sandbox/bwrap: confines processes with bubblewrap. The whole filesystem is mounted read-only,
+// the policy's writable roots are bound read-write on top, /dev and /proc are fresh, and the process
+// gets its own PID namespace so that its whole tree dies with it. Activates even when bwrap is missing:
+// availability is probed on first use and `confine` then fails closed, per call.
+import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { type Context, HarnessError, Service } from '@dsh/kernel'
+import type { Sandbox, SandboxAvailability, SandboxPolicy } from './index.js'
+
+export interface BwrapConfig {
+  /** The bwrap executable. Default: `bwrap` on PATH. */
+  command?: string
+  /** Cut the network off in read-only and workspace-write (`--unshare-net`). Default false. */
+  isolateNetwork?: boolean
+}
+
+function probe(command: string): Promise<SandboxAvailability> {
+  return new Promise((resolve) => {
+    execFile(
+      command,
+      ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--die-with-parent', 'true'],
+      { timeout: 5000 },
+      (error, _stdout, stderr) => {
+        if (!error) resolve({ usable: true, detail: command })
+        else {
+          const why = (error as { code?: unknown }).code === 'ENOENT' ? 'not installed' : stderr.trim() || error.message
+          resolve({ usable: false, detail: `bubblewrap (${command}) is not usable: ${why}` })
+        }
+      },
+    )
+  })
+}
+
+export class BwrapSandbox extends Service implements Sandbox {
+  static readonly provide = 'sandbox'
+  readonly mechanism = 'bwrap'
+  private probed: Promise<SandboxAvailability> | undefined
+  private readonly config: BwrapConfig
+
+  constructor(ctx: Context, config: BwrapConfig = {}) {
+    super(ctx, 'sandbox')
+    this.config = config ?? {}
+  }
+
+  availability(): Promise<SandboxAvailability> {
+    if (process.platform !== 'linux') {
+      return Promise.resolve({ usable: false, detail: `bubblewrap needs Linux (this is ${process.platform})` })
+    }
+    this.probed ??= probe(this.config.command ?? 'bwrap')
+    return this.probed
+  }
+
+  async confine(argv: readonly string[], policy: SandboxPolicy, options: { cwd: string }): Promise<string[]> {
+    if (policy.mode === 'danger-full-access') return [...argv]
+    const available = await this.availability()
+    if (!available.usable) {
+      throw new HarnessError('SANDBOX_UNAVAILABLE', `cannot confine the command: ${available.detail}`, {
+        mode: policy.mode,
+        detail: available.detail,
+      })
+    }
+    const args = [this.config.command ?? 'bwrap', '--ro-bind', '/', '/']
+    for (const root of policy.writableRoots) if (existsSync(root)) args.push('--bind', root, root)
+    args.push('--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--die-with-parent')
+    if (this.config.isolateNetwork) args.push('--unshare-net')
+    args.push('--chdir', options.cwd, '--', ...argv)
+    return args
+  }
+}
+
+export default BwrapSandbox

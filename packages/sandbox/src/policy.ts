@@ -1,0 +1,121 @@
+// @dsh/sandbox/policy: `ctx.sandboxPolicy`. The mode of a session comes from (newest first) a
+// switch in this process, the session log's last `sandbox/mode` event, the configured default.
+// Writable roots are derived from the mode: the workspace plus the temp dirs, canonicalized.
+import { tmpdir } from 'node:os'
+import type { ApprovalService } from '@dsh/approval'
+import { type Context, HarnessError, Service } from '@dsh/kernel'
+import type { SessionService } from '@dsh/session'
+import {
+  canonicalPath as canonical,
+  checkMode,
+  isSandboxMode,
+  type PermissionPreset,
+  type SandboxMode,
+  type SandboxPolicy,
+  type SandboxPolicyService,
+} from './index.js'
+
+export interface SandboxPolicyConfig {
+  /** The mode of sessions that never switched. Default `read-only` (the fail-safe; bundles override). */
+  mode?: SandboxMode
+  /** The workspace. Default: the session's cwd, else the process cwd. */
+  workspaceRoot?: string
+  /** Extra writable roots for workspace-write (besides the workspace and the temp dirs). */
+  writableRoots?: string[]
+  /** Permission presets by name; `setMode` accepts a preset name or a mode. Defaults: one per mode. */
+  presets?: Record<string, PermissionPreset>
+}
+
+export const DEFAULT_PRESETS: Readonly<Record<string, PermissionPreset>> = Object.freeze({
+  'read-only': { mode: 'read-only', approval: 'ask' },
+  'workspace-write': { mode: 'workspace-write', approval: 'ask' },
+  'danger-full-access': { mode: 'danger-full-access', approval: 'never' },
+})
+
+export class LocalSandboxPolicy extends Service implements SandboxPolicyService {
+  static readonly provide = 'sandboxPolicy'
+  private readonly overrides = new Map<string, SandboxMode>()
+  private readonly defaultMode: SandboxMode
+  private readonly presetTable: Record<string, PermissionPreset>
+  private readonly config: SandboxPolicyConfig
+  private readonly home: Context
+
+  constructor(ctx: Context, config: SandboxPolicyConfig = {}) {
+    super(ctx, 'sandboxPolicy')
+    this.home = ctx
+    this.config = config ?? {}
+    this.defaultMode = checkMode(this.config.mode ?? 'read-only', 'sandboxPolicy config mode')
+    this.presetTable = { ...DEFAULT_PRESETS, ...(this.config.presets ?? {}) }
+    for (const [name, preset] of Object.entries(this.presetTable)) {
+      checkMode(preset?.mode, `sandboxPolicy preset ${name}`)
+      if (preset.approval !== 'ask' && preset.approval !== 'never') {
+        throw new HarnessError(
+          'SANDBOX_MODE_INVALID',
+          `sandboxPolicy preset ${name}: approval must be "ask" or "never"`,
+          {
+            preset: name,
+          },
+        )
+      }
+    }
+  }
+
+  presets(): Readonly<Record<string, PermissionPreset>> {
+    return this.presetTable
+  }
+
+  mode(sessionId?: string): SandboxMode {
+    if (sessionId === undefined) return this.defaultMode
+    const override = this.overrides.get(sessionId)
+    if (override) return override
+    const events = this.session(sessionId)?.events ?? []
+    for (let i = events.length - 1; i >= 0; i--) {
+      const event = events[i]
+      if (event?.type !== 'sandbox/mode') continue
+      const mode = (event.data as { mode?: unknown }).mode
+      if (isSandboxMode(mode)) return mode
+      const preset = this.presetTable[String(mode)]
+      if (preset) return preset.mode
+    }
+    return this.defaultMode
+  }
+
+  resolve(sessionId?: string, mode?: SandboxMode): SandboxPolicy {
+    const effective = mode === undefined ? this.mode(sessionId) : checkMode(mode, 'sandboxPolicy.resolve')
+    const workspace = canonical(
+      this.config.workspaceRoot ?? (sessionId ? this.session(sessionId)?.header.cwd : undefined) ?? process.cwd(),
+    )
+    const writable =
+      effective === 'read-only'
+        ? []
+        : [
+            ...new Set([
+              workspace,
+              canonical('/tmp'),
+              canonical(tmpdir()),
+              ...(this.config.writableRoots ?? []).map(canonical),
+            ]),
+          ]
+    return Object.freeze({ mode: effective, workspaceRoot: workspace, writableRoots: Object.freeze(writable) })
+  }
+
+  setMode(sessionId: string, modeOrPreset: SandboxMode | string): SandboxMode {
+    const preset = this.presetTable[modeOrPreset]
+    const mode = preset ? preset.mode : checkMode(modeOrPreset, 'sandboxPolicy.setMode')
+    const previous = this.mode(sessionId)
+    this.session(sessionId)?.append('sandbox/mode', { mode })
+    this.overrides.set(sessionId, mode)
+    const approval = this.ctx.get('approval') as ApprovalService | undefined
+    const binding = preset ?? this.presetTable[mode]
+    if (approval && binding) approval.setPolicy(sessionId, binding.approval)
+    this.ctx.emit('sandbox/mode-changed', { sessionId, mode, previous })
+    return mode
+  }
+
+  private session(sessionId: string) {
+    const sessions = (this.ctx.get('sessions') ?? this.home.get('sessions')) as SessionService | undefined
+    return sessions?.get(sessionId)
+  }
+}
+
+export default LocalSandboxPolicy
