@@ -1,6 +1,7 @@
 import { Context, HarnessError } from '@dsh/kernel'
 import { describe, expect, it } from 'vitest'
 import { type ApprovalAsked, type ApprovalDecided, ApprovalService, createStaticAnswerer } from '../src/index.js'
+import StaticAnswerer from '../src/static.js'
 
 async function setup(config?: ConstructorParameters<typeof ApprovalService>[1]) {
   const root = new Context()
@@ -156,5 +157,22 @@ describe('ctx.approval', () => {
       throw new Error('log closed')
     })
     await expect(root.approval.request(question)).rejects.toThrow('log closed')
+  })
+
+  it('answers everything the same way with the static answerer plugin (headless, --yes)', async () => {
+    const { root, decided } = await setup()
+    const yes = root.plugin(StaticAnswerer, { decision: 'allowed-once' })
+    await yes
+    expect(await root.approval.request(question)).toBe('allowed-once')
+    await yes.dispose()
+    const headless = root.plugin(StaticAnswerer, { reason: 'headless run: nobody can approve' })
+    await headless
+    expect(await root.approval.request(question)).toBe('unavailable')
+    expect(decided.map((d) => [d.decision, d.reason])).toEqual([
+      ['allowed-once', undefined],
+      ['unavailable', 'headless run: nobody can approve'],
+    ])
+    await headless.dispose()
+    expect(root.approval.hasAnswerer).toBe(false)
   })
 })
