@@ -3,7 +3,7 @@
 // `ctx.sessions.flush()`, and performs cold resume (validate, repair, commit, re-read).
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import { repairEvents, type Session, type SessionEvent, type SessionHeader } from '@dsh/session'
-import type { SessionStore } from './index.js'
+import type { SessionStore, StoredSession } from './index.js'
 import { acquireLease, type Lease } from './lease.js'
 
 declare module 'cordis' {
@@ -244,8 +244,7 @@ export class SessionPersistence extends Service {
    * inspection and export. Throws SESSION_NOT_FOUND, SESSION_CORRUPT, SESSION_FORMAT_UNSUPPORTED.
    */
   async read(id: string): Promise<Session> {
-    const stored = await this.core.store.read(id)
-    if (!stored?.header) throw notFound(id, this.core.store)
+    const stored = requireHeader(id, this.core.store, await this.core.store.read(id))
     return this.home.sessions.build(stored.header, stored.records, stored.location, id)
   }
 
@@ -263,8 +262,7 @@ export class SessionPersistence extends Service {
     const store = this.core.store
     const lease = acquireLease(store.leaseDir, id)
     try {
-      const stored = await store.read(id)
-      if (!stored?.header) throw notFound(id, store)
+      const stored = requireHeader(id, store, await store.read(id))
       const draft = sessions.build(stored.header, stored.records, stored.location, id)
       if (stored.torn) await store.repairTail(id, stored)
       const repair = repairEvents(draft.openTail())
@@ -294,6 +292,19 @@ export class SessionPersistence extends Service {
       throw error
     }
   }
+}
+
+/** Throws SESSION_NOT_FOUND for no file, SESSION_CORRUPT for a file without a complete header. */
+function requireHeader(id: string, store: SessionStore, stored: StoredSession | undefined): StoredSession {
+  if (!stored) throw notFound(id, store)
+  if (stored.header === undefined) {
+    throw new HarnessError(
+      'SESSION_CORRUPT',
+      `${stored.location}: holds no complete session header (its first write never finished); delete it`,
+      { id, file: stored.location },
+    )
+  }
+  return stored
 }
 
 function notFound(id: string, store: SessionStore): HarnessError {

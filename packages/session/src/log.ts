@@ -202,6 +202,12 @@ export class SessionLog {
         return `data.message is not a ${ROLE_OF[type]} message`
       }
       if (type === 'tool/result' && typeof message.toolCallId !== 'string') return 'tool result without toolCallId'
+      for (const block of message.content as unknown[]) {
+        if (!isObject(block) || typeof block.type !== 'string') return 'a content block has no type'
+        if (block.type === 'tool-call' && (typeof block.id !== 'string' || typeof block.name !== 'string')) {
+          return 'a tool-call block needs a string id and name'
+        }
+      }
       if (!isObject(surfaceOp)) return 'a model-visible event needs a surfaceOp'
       if (surfaceOp.op === 'append') {
         if (Object.keys(surfaceOp).length !== 1) return 'append takes no range'
