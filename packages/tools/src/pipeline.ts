@@ -54,6 +54,18 @@ export function presentationOf(tool: ToolDefinition | undefined, name: string, a
   return { kind: 'generic', title: name }
 }
 
+/** One line for an approval prompt when the policy gave none. */
+function summaryOf(presentation: ToolPresentation): string {
+  switch (presentation.kind) {
+    case 'terminal':
+      return `${presentation.title}: ${presentation.command}`
+    case 'diff':
+      return `${presentation.title}: ${presentation.path}`
+    default:
+      return presentation.subtitle ? `${presentation.title}: ${presentation.subtitle}` : presentation.title
+  }
+}
+
 function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
   for (let i = 1; i <= a.length; i++) {
@@ -118,7 +130,7 @@ export function finish(
     toolName: call.name,
     content: toJsonSafe(content) as unknown as ToolResultContent[],
     isError,
-    ...(isError && errorCode ? { errorCode } : {}),
+    ...(isError ? { errorCode: errorCode ?? 'TOOL_ERROR' } : {}),
     bodyInvoked,
     additionalContext: [...outcome.additionalContext],
     ...(outcome.details === undefined ? {} : { details: toJsonSafe(outcome.details) }),
@@ -249,7 +261,7 @@ export async function gate(
           toolCallId: call.id,
           toolName: call.name,
           kind: 'tool',
-          summary: decision.summary ?? `${input.presentation.title}`,
+          summary: decision.summary ?? summaryOf(input.presentation),
           ...(decision.reason === undefined ? {} : { reason: decision.reason }),
           details: toJsonSafe({ args: input.args, presentation: input.presentation }),
         },
