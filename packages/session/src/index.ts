@@ -70,7 +70,7 @@ export interface CreateOptions {
 }
 
 export interface SessionsConfig {
-  /** Default cwd recorded in new headers; defaults to the process cwd. */
+  /** Default cwd recorded in new headers; defaults to the launcher's cwd, then the process cwd. */
   cwd?: string
 }
 
@@ -124,7 +124,7 @@ export class SessionService extends Service {
       version: SESSION_FORMAT_VERSION,
       id: checkSessionId(options.id ?? randomUUID()),
       createdAt: options.createdAt ?? Date.now(),
-      cwd: options.cwd ?? this.config.cwd ?? process.cwd(),
+      cwd: options.cwd ?? this.config.cwd ?? this.launcherCwd() ?? process.cwd(),
     }
     const session = this.instantiate(header)
     this.register(this.ctx, session, 'session/created')
@@ -152,6 +152,11 @@ export class SessionService extends Service {
     session.location = location
     for (const record of records) session.load(record, location)
     return session
+  }
+
+  /** The cwd the launcher row recorded, when there is one. */
+  launcherCwd(): string | undefined {
+    return (this.home.get('launcher') as { config?: { cwd?: string } } | undefined)?.config?.cwd
   }
 
   /** The live session with this id. */
