@@ -14,6 +14,7 @@ import type {
   ToolGuard,
   ToolOutcome,
   ToolPreExecuteDecision,
+  ToolRestriction,
   ToolResult,
   ToolScope,
 } from './types.js'
@@ -64,6 +65,12 @@ function checkConcurrency(value: unknown, where: string): number {
     })
   }
   return value
+}
+
+function permitted(name: string, restriction: ToolRestriction | undefined): boolean {
+  if (!restriction) return true
+  if (restriction.allow && !restriction.allow.includes(name)) return false
+  return !restriction.deny?.includes(name)
 }
 
 function layerKey(layer: ToolLayer | undefined): string {
@@ -148,18 +155,22 @@ export class ToolsService extends Service {
    * (a narrower layer shadows a wider one).
    */
   get(name: string, scope: ToolScope = {}): ToolDefinition | undefined {
-    for (const key of this.scopeKeys(scope)) {
+    for (const { key, filtered } of this.scopeKeys(scope)) {
+      if (filtered && !permitted(name, scope.restriction)) continue
       const entry = this.layers.get(key)?.get(name)
       if (entry) return entry.tool
     }
     return undefined
   }
 
-  /** Every tool a scope sees (after shadowing), sorted by name. */
+  /** Every tool a scope sees (after shadowing and restriction), sorted by name. */
   tools(scope: ToolScope = {}): ToolDefinition[] {
     const seen = new Map<string, ToolDefinition>()
-    for (const key of this.scopeKeys(scope)) {
-      for (const [name, entry] of this.layers.get(key) ?? []) if (!seen.has(name)) seen.set(name, entry.tool)
+    for (const { key, filtered } of this.scopeKeys(scope)) {
+      for (const [name, entry] of this.layers.get(key) ?? []) {
+        if (seen.has(name) || (filtered && !permitted(name, scope.restriction))) continue
+        seen.set(name, entry.tool)
+      }
     }
     return [...seen.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
   }
@@ -192,11 +203,12 @@ export class ToolsService extends Service {
     return executeCalls(this.host(options), (name) => this.get(name, options), calls, options, concurrency)
   }
 
-  private scopeKeys(scope: ToolScope): string[] {
-    const keys: string[] = []
-    if (scope.agentId !== undefined) keys.push(`agent:${scope.agentId}`)
-    if (scope.preset !== undefined) keys.push(`preset:${scope.preset}`)
-    keys.push('global')
+  /** The layers a scope sees, narrowest first; only the agent's own layer escapes its restriction. */
+  private scopeKeys(scope: ToolScope): { key: string; filtered: boolean }[] {
+    const keys: { key: string; filtered: boolean }[] = []
+    if (scope.agentId !== undefined) keys.push({ key: `agent:${scope.agentId}`, filtered: false })
+    if (scope.preset !== undefined) keys.push({ key: `preset:${scope.preset}`, filtered: true })
+    keys.push({ key: 'global', filtered: true })
     return keys
   }
 
@@ -235,6 +247,7 @@ export type {
   ToolGuardVerdict,
   ToolOutcome,
   ToolPreExecuteDecision,
+  ToolRestriction,
   ToolResult,
   ToolScope,
 } from './types.js'

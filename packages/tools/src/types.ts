@@ -7,6 +7,16 @@ import type { ToolMode, ToolPresentation } from './define.js'
 export interface ToolScope {
   preset?: string
   agentId?: string
+  /**
+   * Narrows the global and preset layers (e.g. a child agent's tool filter): a name must be in `allow`
+   * (when given) and not in `deny`. The agent's own registrations are never filtered.
+   */
+  restriction?: ToolRestriction
+}
+
+export interface ToolRestriction {
+  allow?: readonly string[]
+  deny?: readonly string[]
 }
 
 /** Options of one call (and of a batch). The agent loop fills them per step. */

@@ -77,6 +77,30 @@ describe('ctx.tools registry', () => {
     expect(root.tools.get('other', { agentId: 'a1' })).toBeUndefined()
   })
 
+  it("narrows global and preset tools by a restriction, never the agent's own tools", async () => {
+    const { root } = await setup()
+    for (const name of ['read', 'write', 'bash']) root.tools.register(named(name))
+    root.tools.register(named('grep'), { preset: 'coder' })
+    root.tools.register(named('todo'), { agentId: 'child' })
+    root.tools.register(named('bash', 'child bash'), { agentId: 'child' })
+    const scope = {
+      preset: 'coder',
+      agentId: 'child',
+      restriction: { allow: ['read', 'grep', 'write'], deny: ['write'] },
+    }
+    expect(root.tools.list(scope).map((s) => s.name)).toEqual(['bash', 'grep', 'read', 'todo'])
+    expect(root.tools.get('bash', scope)?.description).toBe('child bash')
+    expect(root.tools.get('write', scope)).toBeUndefined()
+    const result = await root.tools.executeCall(
+      { type: 'tool-call', id: 'c', name: 'write', arguments: { path: 'x' } },
+      { ...scope, signal: new AbortController().signal },
+    )
+    expect(result.errorCode).toBe('UNKNOWN_TOOL')
+    expect(result.content[0]).toMatchObject({
+      text: expect.stringContaining('Available tools: bash, grep, read, todo.'),
+    })
+  })
+
   it('refuses a duplicate name within one layer, and a registration in two layers', async () => {
     const { root } = await setup()
     root.tools.register(named('read'))
