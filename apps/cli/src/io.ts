@@ -9,6 +9,12 @@ export interface Io {
   log(record: LogRecord): void
   /** Resolves with the exit code for the first SIGINT/SIGTERM. */
   untilSignal(): Promise<number>
+  /** Calls `handler` on every SIGINT/SIGTERM until the returned function is called. */
+  onSignal(handler: (signal: 'SIGINT' | 'SIGTERM') => void): () => void
+  /** Ends the process at once (a second Ctrl-C). */
+  forceExit(code: number): never
+  stdin: NodeJS.ReadableStream
+  stderrIsTty: boolean
 }
 
 export function processIo(env = process.env): Io {
@@ -17,7 +23,7 @@ export function processIo(env = process.env): Io {
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
     log: (record) => {
-      if (!debug && record.level !== 'error' && record.level !== 'warn') return
+      if (!debug && record.level !== 'error') return
       const detail = debug && record.error instanceof Error ? `\n${record.error.stack}` : ''
       process.stderr.write(`dsh: [${record.name}] ${record.level}: ${record.text}${detail}\n`)
     },
@@ -26,5 +32,21 @@ export function processIo(env = process.env): Io {
         process.once('SIGINT', () => resolve(ExitCode.SIGINT))
         process.once('SIGTERM', () => resolve(ExitCode.SIGTERM))
       }),
+    onSignal: (handler) => {
+      const onInt = () => handler('SIGINT')
+      const onTerm = () => handler('SIGTERM')
+      process.on('SIGINT', onInt)
+      process.on('SIGTERM', onTerm)
+      return () => {
+        process.off('SIGINT', onInt)
+        process.off('SIGTERM', onTerm)
+      }
+    },
+    forceExit: (code) => {
+      if (process.stdin.isTTY && process.stdin.isRaw) process.stdin.setRawMode(false)
+      process.exit(code)
+    },
+    stdin: process.stdin,
+    stderrIsTty: Boolean(process.stderr.isTTY),
   }
 }

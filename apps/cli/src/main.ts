@@ -2,8 +2,9 @@
 import { readFileSync } from 'node:fs'
 import { dumpTree } from '@dsh/composition'
 import { HarnessError } from '@dsh/kernel'
-import { Command, CommanderError, Option } from 'commander'
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { check } from './commands/check.js'
+import { type RunOptions, run } from './commands/run.js'
 import { type ComposeRequest, compose, type GlobalOptions } from './config.js'
 import { ExitCode, exitCodeFor } from './exit-codes.js'
 import { type Io, processIo } from './io.js'
@@ -13,7 +14,6 @@ const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.
 
 /** Subcommands that later work fills in; until then they say so instead of pretending. */
 const planned: Array<{ name: string; args?: string; summary: string }> = [
-  { name: 'run', args: '[task...]', summary: 'run one task headless and print the final answer' },
   { name: 'web', summary: 'serve the browser UI on http://127.0.0.1:3080' },
   { name: 'acp', summary: 'serve the Agent Client Protocol over stdio (for editors)' },
   { name: 'rpc', summary: 'serve newline-delimited JSON-RPC 2.0 over stdio (for SDK clients)' },
@@ -80,6 +80,35 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 configuration, 4 plugin tree did not activ
     .command('check')
     .description('boot the profile, print the active rows; exit 4 naming rows that did not activate')
     .action(async () => setCode(await check(request('check'), io)))
+
+  const positiveInt = (value: string): number => {
+    const number = Number(value)
+    if (!Number.isInteger(number) || number < 1) throw new InvalidArgumentError('must be a positive integer')
+    return number
+  }
+  program
+    .command('run')
+    .description('run one task headless: the final answer on stdout, progress on stderr, exit 0 only if completed')
+    .argument('[task...]', 'the task; `-` reads it from stdin')
+    .addOption(
+      new Option('--output <format>', 'text, json, or stream-json (one event per line)')
+        .choices(['text', 'json', 'stream-json'])
+        .default('text'),
+    )
+    .option('--model <model>', 'model name, or provider:model (default: $DSH_MODEL, else the provider default)')
+    .option('--provider <name>', 'model provider (default: deepseek)')
+    .option('--cwd <dir>', 'working directory of the session (default: the current directory)')
+    .addOption(
+      new Option('--permission-mode <mode>', 'what tools may do without asking')
+        .choices(['read-only', 'workspace-write', 'danger-full-access'])
+        .default('workspace-write'),
+    )
+    .option('-y, --yes', 'allow actions that need approval, once each (headless cannot ask a person)')
+    .addOption(new Option('--max-turns <n>', 'stop after this many turns').argParser(positiveInt))
+    .addOption(new Option('--max-steps <n>', 'steps per turn before it ends blocked').argParser(positiveInt))
+    .option('--resume <id>', 'continue the durable session with this id')
+    .option('--continue', 'continue the latest session of this directory')
+    .action(async (args: string[], options: RunOptions) => setCode(await run(request('run', args), options, io)))
 
   for (const item of planned) {
     const command = program.command(item.name).description(`${item.summary} (not yet available)`).allowUnknownOption()

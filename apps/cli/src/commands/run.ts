@@ -1,0 +1,135 @@
+// `dsh run "<task>"`: boot the profile (headless by default), run one task to whole-agent idle through
+// `ctx.headless`, print the answer, exit with a code that says how the turn ended.
+import { resolve } from 'node:path'
+import { boot } from '@dsh/composition'
+import type {} from '@dsh/headless'
+import { HarnessError } from '@dsh/kernel'
+import type { SessionEvent } from '@dsh/session'
+import { type ComposeRequest, compose } from '../config.js'
+import { ExitCode, exitCodeForRun } from '../exit-codes.js'
+import type { Io } from '../io.js'
+
+export interface RunOptions {
+  output: 'text' | 'json' | 'stream-json'
+  model?: string
+  provider?: string
+  cwd?: string
+  permissionMode: string
+  yes?: boolean
+  maxTurns?: number
+  maxSteps?: number
+  resume?: string
+  continue?: boolean
+}
+
+/** Reads the task: the arguments joined, or stdin when the only argument is `-`. */
+export async function readTask(args: string[], stdin: NodeJS.ReadableStream = process.stdin): Promise<string> {
+  if (args.length === 1 && args[0] === '-') {
+    let text = ''
+    for await (const chunk of stdin) text += chunk.toString()
+    return text.trim()
+  }
+  return args.join(' ').trim()
+}
+
+/** `--model provider:model` or `--provider p --model m`. */
+export function modelOf(options: Pick<RunOptions, 'model' | 'provider'>): { provider?: string; model?: string } {
+  let provider = options.provider
+  let model = options.model
+  if (model?.includes(':') && !provider) {
+    const colon = model.indexOf(':')
+    provider = model.slice(0, colon)
+    model = model.slice(colon + 1)
+  }
+  const out: { provider?: string; model?: string } = {}
+  if (provider) out.provider = provider
+  if (model) out.model = model
+  return out
+}
+
+function progressLine(event: SessionEvent): string | undefined {
+  if (event.type === 'tool/call') {
+    const call = (event.data as { call: { name: string; arguments: unknown } }).call
+    const args = JSON.stringify(call.arguments)
+    return `dsh: • ${call.name} ${args.length > 100 ? `${args.slice(0, 97)}...` : args}`
+  }
+  if (event.type === 'tool/result') {
+    const data = event.data as { message: { isError: boolean; toolName: string }; code?: string }
+    if (data.message.isError) return `dsh:   ${data.message.toolName} failed${data.code ? ` (${data.code})` : ''}`
+  }
+  return undefined
+}
+
+export async function run(request: ComposeRequest, options: RunOptions, io: Io): Promise<number> {
+  const task = await readTask(request.args ?? [], io.stdin)
+  if (!task && !options.continue && !options.resume) {
+    throw new HarnessError('USAGE', 'no task given: dsh run "<task>" (or `-` to read it from stdin)', {})
+  }
+  const composition = compose(request)
+  for (const warning of composition.tree.warnings) io.err(`dsh: warning: ${warning}`)
+  const runtime = await boot(composition.tree, { onLog: io.log })
+  const controller = new AbortController()
+  let signalCode: number | undefined
+  const stopSignals = io.onSignal((signal) => {
+    if (signalCode !== undefined) io.forceExit(signalCode) // a second signal: stop now
+    signalCode = signal === 'SIGTERM' ? ExitCode.SIGTERM : ExitCode.SIGINT
+    io.err('dsh: interrupted; cancelling and saving the session (press Ctrl-C again to force)')
+    controller.abort()
+  })
+  try {
+    const headless = runtime.root.get('headless')
+    if (!headless) {
+      throw new HarnessError(
+        'CONFIG_NO_RUNNER',
+        'the profile has no headless runner row (headless-runner); use --profile headless',
+        {},
+      )
+    }
+    const progress = options.output !== 'stream-json' && io.stderrIsTty
+    const result = await headless.run({
+      task: task || 'Continue.',
+      cwd: resolve(options.cwd ?? process.cwd()),
+      model: modelOf(options),
+      resume: options.resume,
+      continue: options.continue,
+      yes: options.yes,
+      permissionMode: options.permissionMode,
+      maxSteps: options.maxSteps,
+      maxTurns: options.maxTurns,
+      signal: controller.signal,
+      onEvent: (event) => {
+        if (options.output === 'stream-json') io.out(JSON.stringify(event))
+        else if (progress) {
+          const line = progressLine(event)
+          if (line) io.err(line)
+        }
+      },
+    })
+    const summary = {
+      type: 'summary',
+      sessionId: result.sessionId,
+      reason: result.reason,
+      text: result.text,
+      usage: result.usage,
+      turns: result.turns,
+      ...(result.message ? { message: result.message } : {}),
+      ...(result.error ? { error: result.error } : {}),
+    }
+    if (options.output === 'stream-json') io.out(JSON.stringify(summary))
+    else if (options.output === 'json') io.out(JSON.stringify(summary, null, 2))
+    else if (result.text) io.out(result.text)
+    if (result.reason !== 'completed' && options.output === 'text') {
+      const why = result.error?.message ?? result.message ?? result.reason
+      io.err(`dsh: the turn ended ${result.reason}: ${why}`)
+    }
+    const code = signalCode ?? exitCodeForRun(result.reason, result.error?.code, result.error?.message)
+    if (!result.durable) io.err('dsh: warning: no session persistence row is active; this session was not saved')
+    else if (code !== ExitCode.OK && code !== ExitCode.CONFIG && options.output === 'text') {
+      io.err(`dsh: resume with: dsh run --resume ${result.sessionId} "<next message>"`)
+    }
+    return code
+  } finally {
+    stopSignals()
+    await runtime.dispose()
+  }
+}

@@ -1,0 +1,167 @@
+// `dsh run` as users run it: the built binary as a child process, DSH_HOME in a temp dir, the model
+// behind DEEPSEEK_BASE_URL served by the mock SSE server. Outcomes are read back from the durable log.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { completionResponse, errorResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+
+const bin = fileURLToPath(new URL('../bin/dsh.js', import.meta.url))
+let home: string
+let server: MockLlmServer
+
+beforeEach(async () => {
+  home = mkdtempSync(join(tmpdir(), 'dsh-run-'))
+  server = await startMockLlmServer()
+})
+afterEach(async () => {
+  await server.close()
+  rmSync(home, { recursive: true, force: true })
+})
+
+interface Run {
+  proc: ChildProcess
+  done: Promise<{ code: number | null; stdout: string; stderr: string }>
+  stderr: () => string
+}
+
+function dsh(args: string[], env: Record<string, string | undefined> = {}): Run {
+  const proc = spawn(process.execPath, [bin, ...args], {
+    cwd: home,
+    env: { PATH: process.env.PATH, DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: server.url, ...env },
+  })
+  let stdout = ''
+  let stderr = ''
+  proc.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk
+  })
+  proc.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk
+  })
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    proc.on('close', (code) => resolve({ code, stdout, stderr })),
+  )
+  return { proc, done, stderr: () => stderr }
+}
+
+/** The durable log of the only session in DSH_HOME: header plus events, read from disk. */
+function durableLog(): { header: Record<string, unknown>; events: Array<{ type: string; seq: number; data: never }> } {
+  const files = readdirSync(join(home, 'sessions')).filter((name) => name.endsWith('.jsonl'))
+  expect(files).toHaveLength(1)
+  const lines = readFileSync(join(home, 'sessions', files[0] as string), 'utf8')
+    .trim()
+    .split('\n')
+  const [header, ...events] = lines.map((line) => JSON.parse(line))
+  return { header, events }
+}
+
+describe('dsh run', () => {
+  it('prints the final answer, exits 0, and leaves a durable session', async () => {
+    server.enqueue(completionResponse({ text: ['All ', 'done.'] }))
+    const result = await dsh(['run', 'say', 'done']).done
+    expect(result.stderr).toBe('')
+    expect(result.code).toBe(0)
+    expect(result.stdout).toBe('All done.\n')
+    const log = durableLog()
+    expect(log.header).toMatchObject({ type: 'session', version: 0, cwd: home })
+    expect(log.events.map((e) => e.seq)).toEqual(log.events.map((_, i) => i))
+    expect(log.events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'completed' } })
+    const user = log.events.find((e) => e.type === 'user/message') as
+      | { data: { message: { content: unknown } } }
+      | undefined
+    expect(user?.data.message.content).toEqual([{ type: 'text', text: 'say done' }])
+    expect(server.requests[0]?.headers.authorization).toBe('Bearer sk-test')
+  })
+
+  it('reads the task from stdin with `-`', async () => {
+    server.enqueue(completionResponse({ text: 'ok' }))
+    const run = dsh(['run', '-'])
+    run.proc.stdin?.end('task from stdin\n')
+    const result = await run.done
+    expect(result.code).toBe(0)
+    const user = durableLog().events.find((e) => e.type === 'user/message') as {
+      data: { message: { content: unknown } }
+    }
+    expect(user.data.message.content).toEqual([{ type: 'text', text: 'task from stdin' }])
+  })
+
+  it('streams committed events as JSON lines ending with a summary', async () => {
+    server.enqueue(completionResponse({ text: 'streamed' }))
+    const result = await dsh(['run', '--output', 'stream-json', 'go']).done
+    expect(result.code).toBe(0)
+    const lines = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+    const summary = lines.at(-1)
+    expect(summary).toMatchObject({ type: 'summary', reason: 'completed', text: 'streamed', turns: 1 })
+    expect(summary.usage).toMatchObject({ inputTokens: expect.any(Number), outputTokens: expect.any(Number) })
+    const events = lines.slice(0, -1)
+    expect(events.map((e) => e.type)).toContain('assistant/message')
+    expect(events.at(-1).type).toBe('turn/end')
+    // Exactly the durable log, event for event.
+    expect(events).toEqual(durableLog().events)
+    expect(summary.sessionId).toBe(durableLog().header.id)
+  })
+
+  it('exits 6 when the provider keeps failing, with the reason on stderr', async () => {
+    server.enqueue(errorResponse(500, 'the server had an error'))
+    const result = await dsh(['run', 'go']).done
+    expect(result.code).toBe(6)
+    expect(result.stdout).toBe('')
+    expect(result.stderr).toMatch(/^dsh: the turn ended error: .*server had an error/m)
+    expect(durableLog().events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'error' } })
+  })
+
+  it('exits 3 with one clear line when the key is missing', async () => {
+    const result = await dsh(['run', 'go'], { DEEPSEEK_API_KEY: undefined }).done
+    expect(result.code).toBe(3)
+    expect(result.stderr).toBe(
+      'dsh: the turn ended error: no API key for DeepSeek: set DEEPSEEK_API_KEY in the environment, in $DSH_HOME/.credentials.yaml, or in a .env file\n',
+    )
+    expect(server.requests).toHaveLength(0)
+  })
+
+  it('exits 3 when the endpoint is unreachable', async () => {
+    const result = await dsh(['run', 'go'], { DEEPSEEK_BASE_URL: 'http://127.0.0.1:9' }).done
+    expect(result.code).toBe(3)
+    expect(result.stderr.trim().split('\n')).toHaveLength(1)
+    expect(result.stderr).toMatch(/^dsh: the turn ended error: .*127\.0\.0\.1:9/)
+  })
+
+  it('on SIGINT mid-stream cancels, saves, exits 130; --resume continues the same session', async () => {
+    server.enqueue({ type: 'sse', steps: [{ hang: true }] })
+    const run = dsh(['run', 'long task'])
+    await server.waitForRequests(1, 10_000)
+    run.proc.kill('SIGINT')
+    const first = await run.done
+    expect(first.code).toBe(130)
+    const interrupted = durableLog()
+    expect(interrupted.events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'aborted' } })
+    const id = interrupted.header.id as string
+    expect(first.stderr).toContain(`dsh run --resume ${id}`)
+
+    server.enqueue(completionResponse({ text: 'resumed and finished' }))
+    const second = await dsh(['run', '--resume', id, 'please finish']).done
+    expect(second.code).toBe(0)
+    expect(second.stdout).toBe('resumed and finished\n')
+    const log = durableLog()
+    expect(log.header.id).toBe(id)
+    expect(log.events.filter((e) => e.type === 'turn/end').map((e) => (e.data as { reason: string }).reason)).toEqual([
+      'aborted',
+      'completed',
+    ])
+    const messages = server.requests[1]?.body.messages as Array<{ role: string; content: string }>
+    expect(messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['long task', 'please finish'])
+  })
+
+  it('--continue picks the latest session of this directory', async () => {
+    server.enqueue(completionResponse({ text: 'one' }), completionResponse({ text: 'two' }))
+    expect((await dsh(['run', 'first']).done).code).toBe(0)
+    const second = await dsh(['run', '--continue', 'second']).done
+    expect(second.code).toBe(0)
+    expect(durableLog().events.filter((e) => e.type === 'turn/end')).toHaveLength(2)
+  })
+})

@@ -1,0 +1,133 @@
+// The headless runner row: one task, one agent, to whole-agent idle, then flush and report.
+import type {} from '@dsh/agent'
+import { type ApprovalAnswerer, createStaticAnswerer } from '@dsh/approval'
+import { type Context, HarnessError } from '@dsh/kernel'
+import type { AssistantMessage, Usage } from '@dsh/llm'
+import type { Session, SessionEvent, TurnEndReason } from '@dsh/session'
+import type {} from '@dsh/session-store'
+import type {} from '@dsh/session-store/coordinator'
+import type {} from '@dsh/session-store/query'
+import { HeadlessRunner, type HeadlessRunRequest, type HeadlessRunResult } from './index.js'
+
+const NOBODY_TO_ASK =
+  'this is a headless run: nobody can approve actions; rerun with --yes to allow such actions once each, or change --permission-mode'
+
+function addUsage(total: Usage, usage: Usage | undefined): void {
+  if (!usage) return
+  total.inputTokens += usage.inputTokens
+  total.outputTokens += usage.outputTokens
+  total.totalTokens += usage.totalTokens
+  if (usage.cacheHitTokens !== undefined) total.cacheHitTokens = (total.cacheHitTokens ?? 0) + usage.cacheHitTokens
+  if (usage.cacheMissTokens !== undefined) total.cacheMissTokens = (total.cacheMissTokens ?? 0) + usage.cacheMissTokens
+}
+
+export class HeadlessRunnerService extends HeadlessRunner {
+  static readonly provide = 'headless'
+  static readonly inject = ['agents', 'sessions']
+
+  constructor(ctx: Context) {
+    super(ctx, 'headless')
+  }
+
+  private async resolveSession(request: HeadlessRunRequest): Promise<Session | undefined> {
+    if (!request.resume && !request.continue) return undefined
+    const persistence = this.ctx.get('sessionPersistence')
+    if (!persistence) {
+      throw new HarnessError(
+        'CONFIG_NO_PERSISTENCE',
+        'resuming needs a session persistence row (session-persistence) in the profile; it is disabled',
+        {},
+      )
+    }
+    let id = request.resume
+    if (!id) {
+      const query = this.ctx.get('sessionQuery')
+      const latest = (await query?.list())?.find((summary) => summary.cwd === request.cwd)
+      if (!latest) {
+        throw new HarnessError(
+          'SESSION_NOT_FOUND',
+          `no session to continue in ${request.cwd}; start one with dsh run "<task>"`,
+          {
+            cwd: request.cwd,
+          },
+        )
+      }
+      id = latest.id
+    }
+    return persistence.resume(id)
+  }
+
+  async run(request: HeadlessRunRequest): Promise<HeadlessRunResult> {
+    const session = await this.resolveSession(request)
+    const agent = await this.ctx.agents.create({
+      session,
+      cwd: request.cwd,
+      model: request.model,
+      maxSteps: request.maxSteps,
+    })
+    const start = agent.session.length
+    const disposers: Array<() => unknown> = []
+    try {
+      const approval = this.ctx.get('approval')
+      if (approval) {
+        const answerer: ApprovalAnswerer = request.yes
+          ? createStaticAnswerer('allowed-once')
+          : createStaticAnswerer('unavailable', NOBODY_TO_ASK)
+        disposers.push(approval.answer(answerer))
+      }
+      let turns = 0
+      disposers.push(
+        this.ctx.on('session/event', (source, event) => {
+          if (source !== agent.session) return
+          request.onEvent?.(event)
+          if (event.type === 'turn/end' && ++turns >= (request.maxTurns ?? Number.POSITIVE_INFINITY)) {
+            void agent.cancel('the run reached its turn limit')
+          }
+        }),
+      )
+      const onAbort = () => void agent.cancel('interrupted')
+      request.signal?.addEventListener('abort', onAbort)
+      disposers.push(() => request.signal?.removeEventListener('abort', onAbort))
+      // Events committed before this listener existed (a resumed session's repair) are already durable.
+      if (!request.signal?.aborted) agent.followup(request.task)
+      await agent.whenIdle()
+      const durable = await this.ctx.sessions.flush(agent.session)
+      return summarize(agent.session.id, agent.session.events.slice(start) as SessionEvent[], turns, durable)
+    } finally {
+      for (const dispose of disposers.reverse()) dispose()
+      await agent.dispose()
+    }
+  }
+}
+
+/** The outcome of a run, read from the events it committed. */
+export function summarize(
+  sessionId: string,
+  events: SessionEvent[],
+  turns: number,
+  durable: boolean,
+): HeadlessRunResult {
+  const usage: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
+  let reason: TurnEndReason = 'aborted'
+  let message: string | undefined
+  let last: AssistantMessage | undefined
+  let text = ''
+  for (const event of events) {
+    if (event.type === 'assistant/message') {
+      last = (event.data as unknown as { message: AssistantMessage }).message
+      addUsage(usage, last.usage)
+      const said = last.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('')
+      if (said.trim()) text = said
+    } else if (event.type === 'turn/end') {
+      const data = event.data as unknown as { reason: TurnEndReason; message?: string }
+      reason = data.reason
+      message = data.message
+    }
+  }
+  const result: HeadlessRunResult = { sessionId, reason, text, usage, turns, durable }
+  if (message !== undefined) result.message = message
+  if (reason === 'error' && last?.error) result.error = last.error
+  return result
+}
+
+export default HeadlessRunnerService
