@@ -179,6 +179,14 @@ export class ApprovalService extends Service {
    * only when an `approval/asked` / `approval/decided` listener throws (the audit could not be recorded).
    */
   async request(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision> {
+    return (await this.ask(request, signal)).decision
+  }
+
+  /**
+   * `request()` returning the whole decided record (`approval/decided` data): the decision plus who
+   * decided and why, so a caller can show the model a person's reason for rejecting.
+   */
+  async ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecided> {
     const question: ApprovalQuestion = deepFreeze({
       ...(toJsonSafe(request) as unknown as ApprovalRequest),
       requestId: crypto.randomUUID(),
@@ -198,7 +206,7 @@ export class ApprovalService extends Service {
       decidedAt: Date.now(),
     })
     await this.ctx.serial('approval/decided', decided)
-    return decided.decision
+    return decided
   }
 
   private async decide(

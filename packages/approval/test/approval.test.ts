@@ -54,7 +54,11 @@ describe('ctx.approval', () => {
     await surface
     expect(await root.approval.request(question)).toBe('allowed-once')
     await surface.dispose()
-    expect(await root.approval.request(question)).toBe('rejected')
+    expect(await root.approval.ask(question)).toMatchObject({
+      decision: 'rejected',
+      by: 'answerer',
+      reason: 'not today',
+    })
     expect(decided.map((d) => [d.decision, d.by, d.reason])).toEqual([
       ['allowed-once', 'answerer', undefined],
       ['rejected', 'answerer', 'not today'],

@@ -7,7 +7,7 @@
 //          -> deep-freeze -> `tools/result`.
 // Every failure on the way (unknown tool, bad arguments, denial, a throwing hook or body) becomes an
 // `isError` result the model can read; nothing here throws for them.
-import type { ApprovalDecision, ApprovalService } from '@dsh/approval'
+import type { ApprovalDecided, ApprovalDecision, ApprovalService } from '@dsh/approval'
 import { type Context, deepFreeze, toJsonSafe } from '@dsh/kernel'
 import type { ToolCallBlock, ToolResultContent } from '@dsh/llm'
 import { type ToolBodyReturn, type ToolDefinition, ToolError, type ToolPresentation } from './define.js'
@@ -35,6 +35,8 @@ export type Gated = { kind: 'done'; result: ToolResult } | { kind: 'ready'; tool
 const MAX_SCHEMA_CHARS = 2000
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 const text = (value: string): ToolResultContent[] => [{ type: 'text', text: value }]
+/** A reason as a clause inside our sentence: no trailing period or whitespace. */
+const clause = (reason: string | undefined) => String(reason ?? '').replace(/[.\s]+$/, '')
 
 function schemaHint(tool: ToolDefinition): string {
   const json = JSON.stringify(tool.parameters)
@@ -95,14 +97,23 @@ const APPROVAL_CODES: Record<Exclude<ApprovalDecision, 'allowed-once'>, string> 
   unavailable: 'APPROVAL_UNAVAILABLE',
 }
 
-function approvalMessage(name: string, decision: Exclude<ApprovalDecision, 'allowed-once'>, why: string): string {
-  switch (decision) {
+function approvalMessage(
+  name: string,
+  decided: Pick<ApprovalDecided, 'decision' | 'by' | 'reason'>,
+  askReason: string | undefined,
+): string {
+  const needs = askReason ? `it needs approval (${clause(askReason)})` : 'it needs approval'
+  const because = decided.reason ? `: ${clause(decided.reason)}` : ''
+  switch (decided.decision) {
     case 'rejected':
-      return `Tool "${name}" was not run: the user rejected it${why}. Do not repeat the same call; change the approach or ask the user.`
+      if (decided.by === 'policy') {
+        return `Tool "${name}" was not run: ${needs} and this session never asks for approval. Choose an action that does not need approval.`
+      }
+      return `Tool "${name}" was not run: ${decided.by === 'hook' ? 'an approval rule' : 'the user'} rejected it${because}. Do not repeat the same call; change the approach or ask the user.`
     case 'cancelled':
-      return `Tool "${name}" was not run: the approval request was cancelled${why}.`
-    case 'unavailable':
-      return `Tool "${name}" was not run: it needs approval and nobody could approve it${why}. Choose an action that does not need approval, or tell the user what you need.`
+      return `Tool "${name}" was not run: the approval request was cancelled${because}.`
+    default:
+      return `Tool "${name}" was not run: ${needs} and nobody could approve it${because}. Choose an action that does not need approval, or tell the user what you need.`
   }
 }
 
@@ -172,7 +183,7 @@ export async function gate(
   tool: ToolDefinition | undefined,
   options: ToolCallOptions,
 ): Promise<Gated> {
-  const presentation = presentationOf(tool, call.name, call.arguments)
+  let presentation = presentationOf(tool, call.name, call.arguments)
   const done = (code: string, message: string): Gated => ({
     kind: 'done',
     result: finish(host, call, tool, presentation, errorOutcome(code, message), false),
@@ -219,7 +230,7 @@ export async function gate(
     )
   }
   if (decision?.action === 'deny') {
-    return done('DENIED', `Tool "${call.name}" was not run: ${decision.reason || 'denied by policy'}.`)
+    return done('DENIED', `Tool "${call.name}" was not run: ${clause(decision.reason) || 'denied by policy'}.`)
   }
   if (decision?.action !== 'allow' && decision?.action !== 'ask') {
     return done('PIPELINE_FAILED', `Tool "${call.name}" was not run: tools/pre-execute returned no valid decision.`)
@@ -228,8 +239,8 @@ export async function gate(
     const rewritten = invalid(decision.args, ' (as rewritten by a tools/pre-execute hook)')
     if (rewritten) return rewritten
     const args = structuredClone(decision.args)
-    const presented = presentationOf(tool, call.name, args)
-    input = deepFreeze({ ...input, args, presentation: presented })
+    presentation = presentationOf(tool, call.name, args)
+    input = deepFreeze({ ...input, args, presentation })
   }
 
   // Monotonic guards: each may deny; none can allow what was denied (they only run on allow/ask).
@@ -241,21 +252,24 @@ export async function gate(
       verdict = { deny: `guard "${name}" failed: ${messageOf(error)}` }
     }
     if (verdict && typeof verdict.deny === 'string') {
-      return done('DENIED', `Tool "${call.name}" was not run: ${verdict.deny}.`)
+      return done('DENIED', `Tool "${call.name}" was not run: ${clause(verdict.deny) || 'denied by a guard'}.`)
     }
   }
 
   if (decision.action === 'ask') {
     const approval = host.approval()
-    const why = decision.reason ? ` (${decision.reason})` : ''
     if (!approval)
       return done(
         'APPROVAL_UNAVAILABLE',
-        approvalMessage(call.name, 'unavailable', `${why}; no approval service is installed`),
+        approvalMessage(
+          call.name,
+          { decision: 'unavailable', by: 'none', reason: 'no approval service is installed' },
+          decision.reason,
+        ),
       )
-    let answer: ApprovalDecision
+    let answer: ApprovalDecided
     try {
-      answer = await approval.request(
+      answer = await approval.ask(
         {
           ...(input.sessionId === undefined ? {} : { sessionId: input.sessionId }),
           toolCallId: call.id,
@@ -269,9 +283,12 @@ export async function gate(
       )
     } catch (error) {
       // The audit (approval/asked or /decided) could not be recorded: fail closed.
-      return done('APPROVAL_UNAVAILABLE', approvalMessage(call.name, 'unavailable', ` (${messageOf(error)})`))
+      const failed = { decision: 'unavailable', by: 'none', reason: messageOf(error) } as const
+      return done('APPROVAL_UNAVAILABLE', approvalMessage(call.name, failed, decision.reason))
     }
-    if (answer !== 'allowed-once') return done(APPROVAL_CODES[answer], approvalMessage(call.name, answer, why))
+    if (answer.decision !== 'allowed-once') {
+      return done(APPROVAL_CODES[answer.decision], approvalMessage(call.name, answer, decision.reason))
+    }
   }
   return { kind: 'ready', tool, input }
 }

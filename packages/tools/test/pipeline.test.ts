@@ -1,4 +1,4 @@
-import type { ApprovalDecided } from '@dsh/approval'
+import type { ApprovalAnswer, ApprovalDecided } from '@dsh/approval'
 import { describe, expect, it } from 'vitest'
 import { defineTool, type ToolCallContext, ToolError, toToolResultMessage } from '../src/index.js'
 import { call, latch, setup, textOf, within } from './helpers.js'
@@ -267,9 +267,15 @@ describe('the tool pipeline: policy, guards, approval', () => {
     // No answerer registered: fail closed.
     const none = await run('none')
     expect(none).toMatchObject({ errorCode: 'APPROVAL_UNAVAILABLE', bodyInvoked: false })
-    expect(textOf(none)).toContain('it needs approval and nobody could approve it (reads outside the workspace)')
+    expect(textOf(none)).toBe(
+      'Tool "read" was not run: it needs approval (reads outside the workspace) and nobody could approve it: ' +
+        'no approval answerer is registered. Choose an action that does not need approval, or tell the user what you need.',
+    )
 
-    const answers: Record<string, 'allowed-once' | 'rejected'> = { yes: 'allowed-once', no: 'rejected' }
+    const answers: Record<string, ApprovalAnswer> = {
+      yes: { decision: 'allowed-once' },
+      no: { decision: 'rejected', reason: 'use git mv instead.' },
+    }
     root.approval.answer(async (question, s) => {
       expect(question).toMatchObject({
         sessionId: 's1',
@@ -285,7 +291,9 @@ describe('the tool pipeline: policy, guards, approval', () => {
     expect((await run('yes')).isError).toBe(false)
     const no = await run('no')
     expect(no).toMatchObject({ errorCode: 'APPROVAL_REJECTED', bodyInvoked: false })
-    expect(textOf(no)).toContain('Do not repeat the same call')
+    expect(textOf(no)).toBe(
+      'Tool "read" was not run: the user rejected it: use git mv instead. Do not repeat the same call; change the approach or ask the user.',
+    )
     const controller = new AbortController()
     const pending = run('wait', controller.signal)
     setTimeout(() => controller.abort(), 5)
@@ -323,6 +331,9 @@ describe('the tool pipeline: policy, guards, approval', () => {
     root.approval.setPolicy('child', 'never')
     const result = await root.tools.executeCall(call('read', { path: 'a' }), { signal: signal(), sessionId: 'child' })
     expect(result.errorCode).toBe('APPROVAL_REJECTED')
+    expect(textOf(result)).toBe(
+      'Tool "read" was not run: it needs approval and this session never asks for approval. Choose an action that does not need approval.',
+    )
     expect(asked).toBe(0)
   })
 })
