@@ -5,6 +5,7 @@ import { HarnessError } from '@dsh/kernel'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { check } from './commands/check.js'
 import { type RunOptions, run } from './commands/run.js'
+import { sessionsExport, sessionsFork, sessionsList, sessionsShow } from './commands/sessions.js'
 import { type ComposeRequest, compose, type GlobalOptions } from './config.js'
 import { ExitCode, exitCodeFor } from './exit-codes.js'
 import { type Io, processIo } from './io.js'
@@ -17,7 +18,6 @@ const planned: Array<{ name: string; args?: string; summary: string }> = [
   { name: 'web', summary: 'serve the browser UI on http://127.0.0.1:3080' },
   { name: 'acp', summary: 'serve the Agent Client Protocol over stdio (for editors)' },
   { name: 'rpc', summary: 'serve newline-delimited JSON-RPC 2.0 over stdio (for SDK clients)' },
-  { name: 'sessions', args: '[action...]', summary: 'list, show, export and fork durable sessions' },
   { name: 'demo', summary: 'replay a recorded session through the real pipeline, no API key needed' },
 ]
 
@@ -109,6 +109,42 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 configuration, 4 plugin tree did not activ
     .option('--resume <id>', 'continue the durable session with this id')
     .option('--continue', 'continue the latest session of this directory')
     .action(async (args: string[], options: RunOptions) => setCode(await run(request('run', args), options, io)))
+
+  const sessions = program
+    .command('sessions')
+    .description('list, show, export and fork the durable sessions in $DSH_HOME')
+  sessions
+    .command('ls', { isDefault: true })
+    .description('list sessions, most recently updated first')
+    .option('--json', 'print JSON instead of a table')
+    .action(async (options: { json?: boolean }) => setCode(await sessionsList(request('sessions'), options, io)))
+  sessions
+    .command('show')
+    .description('print a readable transcript (tool calls and results abbreviated)')
+    .argument('<id>', 'session id')
+    .action(async (id: string) => setCode(await sessionsShow(request('sessions'), id, io)))
+  sessions
+    .command('export')
+    .description('print a session as markdown or as its JSONL log')
+    .argument('<id>', 'session id')
+    .addOption(new Option('--format <format>', 'md or jsonl').choices(['md', 'jsonl']).default('md'))
+    .action(async (id: string, options: { format: 'md' | 'jsonl' }) =>
+      setCode(await sessionsExport(request('sessions'), id, options, io)),
+    )
+  sessions
+    .command('fork')
+    .description('copy a closed prefix of a session into a new session and print its id')
+    .argument('<id>', 'session id')
+    .addOption(
+      new Option('--at <seq>', 'last event to keep (default: the whole session)').argParser((value) => {
+        const seq = Number(value)
+        if (!Number.isInteger(seq) || seq < 0) throw new InvalidArgumentError('must be an event seq (0 or more)')
+        return seq
+      }),
+    )
+    .action(async (id: string, options: { at?: number }) =>
+      setCode(await sessionsFork(request('sessions'), id, options, io)),
+    )
 
   for (const item of planned) {
     const command = program.command(item.name).description(`${item.summary} (not yet available)`).allowUnknownOption()

@@ -1,0 +1,80 @@
+// Readable transcripts of a session for `dsh sessions show|export`: the append-origin nodes (what the
+// user saw happen), tool calls and results abbreviated, turn endings marked.
+import type { AnySessionEvent } from '@dsh/session'
+
+interface Block {
+  type: string
+  text?: string
+  name?: string
+  arguments?: unknown
+}
+interface MessageData {
+  message: { role: string; content: Block[]; toolName?: string; isError?: boolean }
+  origin?: string
+  code?: string
+}
+
+function clip(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim()
+  return flat.length > max ? `${flat.slice(0, max - 3)}...` : flat
+}
+
+function textOf(blocks: Block[]): string {
+  return blocks.flatMap((block) => (block.type === 'text' && block.text ? [block.text] : [])).join('')
+}
+
+export type TranscriptFormat = 'text' | 'md'
+
+/** Renders the transcript lines of `events` (skipping surface replacements, which only the model sees). */
+export function renderTranscript(events: readonly AnySessionEvent[], format: TranscriptFormat): string[] {
+  const md = format === 'md'
+  const out: string[] = []
+  for (const event of events) {
+    if (event.surfaceOp?.op === 'replace') continue
+    const data = event.data as unknown as MessageData
+    switch (event.type) {
+      case 'user/message': {
+        const text = textOf(data.message.content)
+        if (data.origin === 'context') out.push(md ? `> _context:_ ${clip(text, 200)}` : `[context] ${clip(text, 200)}`)
+        else out.push(md ? `## User\n\n${text}\n` : `user: ${text}`)
+        break
+      }
+      case 'assistant/message': {
+        const blocks = data.message.content
+        const lines: string[] = []
+        for (const block of blocks) {
+          if (block.type === 'text' && block.text) lines.push(block.text)
+          else if (block.type === 'reasoning')
+            lines.push(
+              md
+                ? `<details><summary>thinking</summary>\n\n${block.text ?? ''}\n</details>`
+                : `(thinking, ${(block.text ?? '').length} chars)`,
+            )
+          else if (block.type === 'tool-call')
+            lines.push(`${md ? '- ' : ''}-> ${block.name}(${clip(JSON.stringify(block.arguments), 120)})`)
+        }
+        if (lines.length) out.push(md ? `## Assistant\n\n${lines.join('\n\n')}\n` : `assistant: ${lines.join('\n  ')}`)
+        break
+      }
+      case 'tool/result': {
+        const text = textOf(data.message.content)
+        const lineCount = text.split('\n').length
+        const marker = data.message.isError ? ` [error${data.code ? ` ${data.code}` : ''}]` : ''
+        const summary = `${data.message.toolName}${marker}: ${clip(text, 160)}${lineCount > 1 ? ` (${lineCount} lines)` : ''}`
+        out.push(md ? `- <- ${summary}\n` : `  <- ${summary}`)
+        break
+      }
+      case 'turn/end': {
+        const end = event.data as { reason: string; message?: string }
+        if (end.reason !== 'completed')
+          out.push(
+            md
+              ? `_turn ended ${end.reason}${end.message ? `: ${end.message}` : ''}_\n`
+              : `(turn ended ${end.reason}${end.message ? `: ${end.message}` : ''})`,
+          )
+        break
+      }
+    }
+  }
+  return out
+}

@@ -1,0 +1,104 @@
+// `dsh sessions` against sessions that `dsh run` really wrote (built binary, mock model server).
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+const bin = fileURLToPath(new URL('../bin/dsh.js', import.meta.url))
+let home: string
+let server: MockLlmServer
+let id: string
+
+function dsh(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const proc = spawn(process.execPath, [bin, ...args], {
+    cwd: home,
+    env: { PATH: process.env.PATH, DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: server.url },
+  })
+  let stdout = ''
+  let stderr = ''
+  proc.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk
+  })
+  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk
+  })
+  return new Promise((resolve) => proc.on('close', (code) => resolve({ code, stdout, stderr })))
+}
+
+beforeAll(async () => {
+  home = mkdtempSync(join(tmpdir(), 'dsh-sessions-'))
+  server = await startMockLlmServer({
+    responses: [
+      completionResponse({ text: 'Paris is the capital of France.' }),
+      completionResponse({ text: 'Berlin.' }),
+    ],
+  })
+  const run = await dsh('run', '--output', 'json', 'What is the capital of France?')
+  expect(run.code).toBe(0)
+  id = JSON.parse(run.stdout).sessionId
+})
+afterAll(async () => {
+  await server.close()
+  rmSync(home, { recursive: true, force: true })
+})
+
+describe('dsh sessions', () => {
+  it('lists sessions as a table and as JSON', async () => {
+    const table = await dsh('sessions', 'ls')
+    expect(table.code).toBe(0)
+    const [head, row] = table.stdout.trim().split('\n')
+    expect(head).toMatch(/^ID\s+TITLE\s+CWD\s+UPDATED\s+EVENTS$/)
+    expect(row).toContain(id)
+    expect(row).toContain('What is the capital of France?')
+    const json = await dsh('sessions', 'ls', '--json')
+    const list = JSON.parse(json.stdout)
+    expect(list).toHaveLength(1)
+    expect(list[0]).toMatchObject({ id, cwd: home, title: 'What is the capital of France?' })
+    expect(list[0].eventCount).toBeGreaterThan(5)
+  })
+
+  it('shows a readable transcript and exports markdown and jsonl', async () => {
+    const show = await dsh('sessions', 'show', id)
+    expect(show.code).toBe(0)
+    expect(show.stdout).toContain('user: What is the capital of France?\nassistant: Paris is the capital of France.')
+    const md = await dsh('sessions', 'export', id, '--format', 'md')
+    expect(md.stdout).toContain('## User\n\nWhat is the capital of France?')
+    const jsonl = await dsh('sessions', 'export', id, '--format', 'jsonl')
+    const lines = jsonl.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+    expect(lines[0]).toMatchObject({ type: 'session', id })
+    expect(lines.slice(1).map((e) => e.seq)).toEqual(lines.slice(1).map((_, i) => i))
+  })
+
+  it('forks a session, and the fork continues on its own', async () => {
+    const fork = await dsh('sessions', 'fork', id)
+    expect(fork.code).toBe(0)
+    const child = fork.stdout.trim()
+    expect(child).not.toBe(id)
+    const run = await dsh('run', '--resume', child, 'And Germany?')
+    expect(run.code).toBe(0)
+    expect(run.stdout).toBe('Berlin.\n')
+    const sent = server.requests[1]?.body.messages.map((m: { role: string; content: string }) => [m.role, m.content])
+    expect(sent.filter((m: string[]) => m[0] !== 'system')).toEqual([
+      ['user', 'What is the capital of France?'],
+      ['assistant', 'Paris is the capital of France.'],
+      ['user', 'And Germany?'],
+    ])
+    const exported = await dsh('sessions', 'export', child, '--format', 'jsonl')
+    expect(JSON.parse(exported.stdout.split('\n')[0] as string)).toMatchObject({ parentSession: id })
+  })
+
+  it('refuses a fork inside an open turn and an unknown id, with clear errors', async () => {
+    const inside = await dsh('sessions', 'fork', id, '--at', '3')
+    expect(inside.code).not.toBe(0)
+    expect(inside.stderr).toMatch(/^dsh: cannot fork session .* at event 3: the prefix ends inside an open turn/)
+    const missing = await dsh('sessions', 'show', 'no-such-session')
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toMatch(/^dsh: no durable session no-such-session/)
+  })
+})
