@@ -398,6 +398,7 @@ async function* streamCompletion(dispatch: LlmDispatch, options: ChatCompletions
         headers: {
           'content-type': 'application/json',
           accept: 'text/event-stream',
+          'user-agent': 'dsh',
           ...(secret ? { authorization: `Bearer ${secret}` } : {}),
           ...options.headers,
         },

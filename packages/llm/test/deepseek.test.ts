@@ -53,6 +53,7 @@ describe('deepseek adapter over real HTTP', () => {
     const [request] = t.server.requests
     expect(request?.path).toBe('/chat/completions')
     expect(request?.headers.authorization).toBe(`Bearer ${KEY}`)
+    expect(request?.headers['user-agent']).toBe('dsh')
     expect(request?.body).toEqual({
       model: 'deepseek-v4-pro',
       messages: [
@@ -342,6 +343,65 @@ describe('deepseek adapter over real HTTP', () => {
     await using t = await setup()
     expect(() => t.ctx.llm.prepareCall({ reasoningEffort: 'medium' })).toThrow(/use one of: none, low, high, max/)
     expect(t.server.requests).toHaveLength(0)
+  })
+
+  it("sends back its own reasoning, not another provider's, and images through the loader", async () => {
+    await using t = await setup()
+    t.server.enqueue(completionResponse({ text: 'ok' }))
+    const call = { type: 'tool-call', id: 'c1', name: 'read_file', arguments: { path: 'a' } } as const
+    const history: Message[] = [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'look' },
+          { type: 'image', ref: 'sha256:abc', mimeType: 'image/png' },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [{ type: 'reasoning', text: 'foreign thoughts', signature: 'sig' }, call],
+        finishReason: 'tool-calls',
+        provider: 'anthropic',
+      },
+      { role: 'tool', toolCallId: 'c1', toolName: 'read_file', content: [{ type: 'text', text: 'A' }], isError: false },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'reasoning', text: 'own thoughts' },
+          { type: 'text', text: 'done' },
+        ],
+        finishReason: 'stop',
+        provider: 'deepseek',
+      },
+    ]
+    const loadImage = async (ref: string) => new TextEncoder().encode(`bytes of ${ref}`)
+    await collect(t.ctx.llm.stream({}, { messages: history, loadImage }))
+    const sent = t.server.requests[0]?.body.messages
+    expect(sent[0].content).toEqual([
+      { type: 'text', text: 'look' },
+      {
+        type: 'image_url',
+        image_url: { url: `data:image/png;base64,${Buffer.from('bytes of sha256:abc').toString('base64')}` },
+      },
+    ])
+    expect(sent[1]).toMatchObject({ role: 'assistant', content: null, reasoning_content: '' })
+    expect(sent[3]).toEqual({ role: 'assistant', content: 'done', reasoning_content: 'own thoughts' })
+  })
+
+  it('refuses a key with control characters without echoing it', async () => {
+    await using t = await setup({}, { DEEPSEEK_API_KEY: 'sk-bad\nInjected: header' })
+    const chunks = await collect(t.ctx.llm.stream({}, { messages: [user('hi')] }))
+    expect(chunks.at(-1)).toMatchObject({ error: { code: 'AUTH' } })
+    expect(JSON.stringify(chunks)).not.toContain('Injected')
+    expect(t.server.requests).toHaveLength(0)
+  })
+
+  it('bounds silence between data events once streaming', async () => {
+    await using t = await setup({ idleTimeoutMs: 100 })
+    const steps = completionSteps({ text: ['a', 'b'] })
+    t.server.enqueue({ type: 'sse', steps: [...steps.slice(0, 2), { delayMs: 400 }, ...steps.slice(2)] })
+    const message = await assembleMessage(t.ctx.llm.stream({}, { messages: [user('hi')] }))
+    expect(message).toMatchObject({ finishReason: 'error', error: { code: 'TIMEOUT' }, content: [{ text: 'a' }] })
   })
 
   it('works from the environment alone: DEEPSEEK_BASE_URL, DEEPSEEK_API_KEY, DSH_MODEL', async () => {
