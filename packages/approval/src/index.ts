@@ -133,8 +133,9 @@ export class ApprovalService extends Service {
   private readonly defaultPolicy: ApprovalPolicy
 
   constructor(ctx: Context, config: ApprovalConfig = {}) {
+    const defaultPolicy = checkPolicy(config?.defaultPolicy ?? 'ask', 'approval config defaultPolicy')
     super(ctx, 'approval')
-    this.defaultPolicy = checkPolicy(config?.defaultPolicy ?? 'ask', 'approval config defaultPolicy')
+    this.defaultPolicy = defaultPolicy
   }
 
   /**

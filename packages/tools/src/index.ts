@@ -95,8 +95,9 @@ export class ToolsService extends Service {
   private readonly concurrency: number
 
   constructor(ctx: Context, config: ToolsConfig = {}) {
+    const concurrency = checkConcurrency(config?.concurrency ?? 4, 'tools config')
     super(ctx, 'tools')
-    this.concurrency = checkConcurrency(config?.concurrency ?? 4, 'tools config')
+    this.concurrency = concurrency
   }
 
   /**

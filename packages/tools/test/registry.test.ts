@@ -1,6 +1,6 @@
-import { HarnessError } from '@dsh/kernel'
+import { Context, HarnessError } from '@dsh/kernel'
 import { describe, expect, it } from 'vitest'
-import { defineTool, type ToolDefinition } from '../src/index.js'
+import { defineTool, type ToolDefinition, ToolsService } from '../src/index.js'
 import { setup } from './helpers.js'
 
 const named = (name: string, description = `the ${name} tool`) =>
@@ -135,6 +135,12 @@ describe('ctx.tools registry', () => {
     // The name is free again in every layer.
     root.tools.register(named('read'))
     root.tools.register(named('todo'), { agentId: 'a1' })
+  })
+
+  it('refuses a bad concurrency in its config at load', async () => {
+    const root = new Context()
+    expect(codeOf(() => new ToolsService(root, { concurrency: 0 }))).toBe('INVALID_CONCURRENCY')
+    expect(codeOf(() => new ToolsService(root, { concurrency: 1.5 }))).toBe('INVALID_CONCURRENCY')
   })
 
   it('hands out copies of schemas, so callers cannot edit the registry', async () => {
