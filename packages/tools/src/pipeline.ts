@@ -319,7 +319,9 @@ export async function runBody(
   const call = { id: input.callId, name: input.toolName }
   const controller = new AbortController()
   const cleanups: (() => void)[] = []
+  let settled = false
   const follow = (signal: AbortSignal) => {
+    if (settled) return // the call is over: nothing to abort, and no listener to leak
     if (signal.aborted) return controller.abort(signal.reason)
     const onAbort = () => controller.abort(signal.reason)
     signal.addEventListener('abort', onAbort, { once: true })
@@ -363,6 +365,7 @@ export async function runBody(
       : 'was not run: a tools/execute hook failed'
     outcome = errorOutcome('PIPELINE_FAILED', `Tool "${call.name}" ${where}: ${messageOf(error)}`)
   } finally {
+    settled = true
     for (const cleanup of cleanups) cleanup()
   }
   return finish(host, call, tool, input.presentation, outcome, bodyInvoked)
