@@ -42,6 +42,8 @@ interface OpenFile {
   /** The directory entry of a new file still needs an fsync. */
   newFile: boolean
   meta: Meta
+  /** When the meta sidecar was last written (it is refreshed at most once a second, and on release). */
+  metaWrittenAt: number
 }
 
 const NEWLINE = 0x0a
@@ -156,8 +158,7 @@ export class JsonlBackend implements SessionStore {
         await syncDir(this.dir)
         file.newFile = false
       }
-      file.meta.bytes = file.size
-      await this.#writeMeta(file.meta).catch(() => {})
+      if (Date.now() - file.metaWrittenAt >= 1000) await this.#syncMeta(file)
     }
   }
 
@@ -197,7 +198,7 @@ export class JsonlBackend implements SessionStore {
         updatedAt: header.createdAt,
         bytes: 0,
       }
-      const file: OpenFile = { handle, size: 0, dirtyTail: false, newFile: true, meta }
+      const file: OpenFile = { handle, size: 0, dirtyTail: false, newFile: true, meta, metaWrittenAt: 0 }
       this.#files.set(id, file)
       return file
     }
@@ -207,13 +208,19 @@ export class JsonlBackend implements SessionStore {
       const stored = parseJsonl(buffer, location)
       if (stored.torn) throw corrupt(location, 'has a torn tail; resume the session to repair it')
       const meta = metaOf(id, stored, buffer.length)
-      const file: OpenFile = { handle, size: buffer.length, dirtyTail: false, newFile: false, meta }
+      const file: OpenFile = { handle, size: buffer.length, dirtyTail: false, newFile: false, meta, metaWrittenAt: 0 }
       this.#files.set(id, file)
       return file
     } catch (error) {
       await handle.close()
       throw error
     }
+  }
+
+  async #syncMeta(file: OpenFile): Promise<void> {
+    file.meta.bytes = file.size
+    file.metaWrittenAt = Date.now()
+    await this.#writeMeta(file.meta).catch(() => {})
   }
 
   async #writeMeta(meta: Meta): Promise<void> {
@@ -255,6 +262,7 @@ export class JsonlBackend implements SessionStore {
     const file = this.#files.get(id)
     if (!file) return
     this.#files.delete(id)
+    if (!file.dirtyTail) await this.#syncMeta(file)
     await file.handle.close()
   }
 

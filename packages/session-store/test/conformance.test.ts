@@ -1,11 +1,13 @@
 // One behaviour suite that every session store provider must pass, run against JSONL and SQLite.
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { HarnessError } from '@dsh/kernel'
+import { Context, HarnessError } from '@dsh/kernel'
 import type { Session } from '@dsh/session'
+import SessionService from '@dsh/session'
 import { describe, expect, it } from 'vitest'
+import SessionPersistence from '../src/coordinator.js'
 import type { StoredSession, WriteBatch } from '../src/index.js'
-import { append, assistant, type Backend, boot, tempDir, user } from './helpers.js'
+import { append, assistant, type Backend, boot, storePlugin, tempDir, until, user } from './helpers.js'
 
 function conversation(session: Session, turns: number): void {
   for (let i = 0; i < turns; i++) {
@@ -196,6 +198,25 @@ for (const backend of ['jsonl', 'sqlite'] as Backend[]) {
       const session = b.sessions.create({ id: 'dup' })
       await expect(b.sessions.flush(session)).rejects.toMatchObject({ code: 'SESSION_EXISTS' })
       await b.dispose()
+    })
+
+    it('adopts sessions that were live before the store and coordinator rows started (a provider swap)', async () => {
+      using dir = tempDir()
+      const ctx = new Context()
+      ctx.plugin(SessionService, { cwd: '/work' })
+      await until(ctx, 'sessions')
+      const session = ctx.sessions.create({ id: 'early' })
+      conversation(session, 1)
+      const fibers = [
+        ctx.plugin(storePlugin(backend), { dir: dir.path }),
+        ctx.plugin(SessionPersistence, { delayMs: 1 }),
+      ]
+      await until(ctx, 'sessionPersistence')
+      await new Promise((resolve) => setTimeout(resolve, 10))
+      session.append('turn/start', {})
+      expect(await ctx.sessions.flush(session)).toBe(true)
+      expect((await ctx.sessionStore.read('early'))?.records).toEqual([...session.events])
+      for (const fiber of fibers.reverse()) await fiber.dispose()
     })
 
     it('dispose flushes what is still queued and releases leases', async () => {

@@ -9,7 +9,7 @@ import {
   type SessionEvent,
   type SessionHeader,
 } from './events.js'
-import { checkHeader, type Vocabulary } from './log.js'
+import { checkHeader, foldMessages, type Vocabulary } from './log.js'
 import { Session } from './session.js'
 
 export type {
@@ -115,6 +115,19 @@ export class SessionService extends Service {
     const builtin = new Set(BUILTIN_EVENT_TYPES)
     const defined = this.state.defined
     this.vocabulary = { has: (type) => builtin.has(type) || defined.has(type) }
+    // Optional: when an invariants registry is loaded, it can check every live projection.
+    ctx.inject(['invariants'], (inner) => {
+      inner.invariants.register('@dsh/session', 'surface-projection', () => {
+        const broken: string[] = []
+        for (const session of this.state.live.values()) {
+          const derived = JSON.stringify(session.deriveMessages())
+          if (derived !== JSON.stringify(foldMessages(session.events))) {
+            broken.push(`session ${session.id}: deriveMessages() differs from a fold of its log`)
+          }
+        }
+        return broken
+      })
+    })
   }
 
   /** Creates a new live session with a fresh header. Throws SESSION_EXISTS for a live id. */

@@ -132,3 +132,18 @@ describe('ctx.sessions', () => {
     expect(() => ctx.sessions.create({ id: '../x' })).toThrow(expect.objectContaining({ code: 'SESSION_ID_INVALID' }))
   })
 })
+
+describe('the surface-projection invariant', () => {
+  it('is registered with ctx.invariants and holds for live sessions', async () => {
+    const { InvariantsService } = await import('@dsh/kernel')
+    const ctx = new Context()
+    ctx.plugin(InvariantsService)
+    ctx.plugin(SessionService)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(ctx.invariants.list()).toContain('@dsh/session/surface-projection')
+    const session = ctx.sessions.create()
+    session.append('user/message', { message: user('a') }, { surfaceOp: { op: 'append' } })
+    session.append('user/message', { message: user('b') }, { surfaceOp: { op: 'replace', start: 0, end: 0 } })
+    expect(ctx.invariants.run()).toEqual([])
+  })
+})
