@@ -68,6 +68,8 @@ export class MockLlmServer {
   readonly #queue: MockResponse[]
   readonly #respond: MockLlmServerOptions['respond']
   readonly #waiters = new Set<() => void>()
+  /** Responses whose connection the server itself cut (a fault): not client cancellations. */
+  readonly #serverClosed = new WeakSet<ServerResponse>()
 
   constructor(server: Server, options: MockLlmServerOptions) {
     this.#server = server
@@ -130,7 +132,7 @@ export class MockLlmServer {
       completed: false,
     }
     res.on('close', () => {
-      if (!res.writableFinished) record.cancelledAt = performance.now()
+      if (!res.writableFinished && !this.#serverClosed.has(res)) record.cancelledAt = performance.now()
       this.#notify()
     })
     this.requests.push(record)
@@ -152,6 +154,7 @@ export class MockLlmServer {
       case 'hang':
         return
       case 'reset':
+        this.#serverClosed.add(res)
         res.socket?.destroy()
         return
       case 'json':
@@ -179,6 +182,7 @@ export class MockLlmServer {
           if (res.destroyed) return
           if ('delayMs' in step) await sleep(step.delayMs)
           else if ('disconnect' in step) {
+            this.#serverClosed.add(res)
             res.socket?.destroy()
             return
           } else if ('hang' in step) return

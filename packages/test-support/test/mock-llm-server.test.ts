@@ -48,6 +48,7 @@ describe('the mock Chat Completions server', () => {
     await expect(post(server.url, { fault: 'reset' })).rejects.toThrow()
     const response = await post(server.url, { fault: 'cut' })
     await expect(response.text()).rejects.toThrow()
+    expect(server.requests.map((r) => r.cancelledAt)).toEqual([undefined, undefined])
     await server.close()
     await server.close()
   })
