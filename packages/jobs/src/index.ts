@@ -117,16 +117,18 @@ export class JobsService extends Service {
 
   /**
    * Checks capacity, then calls `start` to create the producer (so a refused job never starts), and
-   * registers it. Throws `JOBS_CAPACITY` (before starting) or whatever `start` throws.
+   * registers it. `start` receives the registry's own context: resources started through it belong to
+   * the registry, not to the caller (a tool's unload does not stop its jobs). Throws `JOBS_CAPACITY`
+   * (before starting) or whatever `start` throws.
    */
   async start(request: {
     owner: JobOwner
     kind: string
     title: string
-    start: () => Promise<JobProducer>
+    start: (owner: Context) => Promise<JobProducer>
   }): Promise<JobInfo> {
     this.checkCapacity(request.owner)
-    const producer = await request.start()
+    const producer = await request.start(this.home)
     const id = `job-${++this.seq}`
     const info: JobInfo = {
       id,

@@ -165,7 +165,9 @@ export async function requestEscalation(ctx: Context, request: EscalationRequest
       `escalation to ${to} was not approved (${decision}). Do not retry it; work within the ${from} sandbox or ask the user.`,
     )
   }
-  const policy = ctx.sandboxPolicy.resolve(request.sessionId, to)
+  const policies = ctx.get('sandboxPolicy') as SandboxPolicyService | undefined
+  if (!policies) return refuse('SANDBOX_ESCALATION_INVALID', 'no sandbox policy is configured.')
+  const policy = policies.resolve(request.sessionId, to)
   return { ok: true, policy: Object.freeze({ ...policy, escalatedFrom: from }) }
 }
 

@@ -1,0 +1,157 @@
+// @dsh/coding-tools/bash: the `bash` tool over `ctx.shell`. Foreground calls run with a deadline and
+// the call's abort signal; `run_in_background` hands the started process to `ctx.jobs`, which owns it
+// from then on (this tool's unload does not stop it). A non-zero exit is a normal result with a status
+// line; a sandbox denial adds the `[sandbox: ...]` line with the escalation route.
+import type { JobOwner, JobProducer, JobsService } from '@dsh/jobs'
+import type { Context } from '@dsh/kernel'
+import { HarnessError } from '@dsh/kernel'
+import { sandboxDenialHint } from '@dsh/sandbox'
+import { type Shell, type ShellProcess, statusMarkers } from '@dsh/shell'
+import { defineTool, ToolError } from '@dsh/tools'
+import {
+  callPolicy,
+  description,
+  ESCALATION_PROPERTIES,
+  type EscalationArgs,
+  effectivePolicy,
+  workspaceOf,
+} from './shared.js'
+
+export const name = 'coding-tools-bash'
+export const inject = ['tools', 'shell']
+
+export interface BashToolConfig {
+  /** Largest `timeout` the model may ask for (ms). Default 600000. */
+  maxTimeoutMs?: number
+}
+
+interface BashArgs extends EscalationArgs {
+  command: string
+  description?: string
+  timeout?: number
+  run_in_background?: boolean
+}
+
+/** Adapts a started shell process to a job producer (the registry reads, cancels and awaits it). */
+export function shellJob(process: ShellProcess): JobProducer {
+  return {
+    read: (start, max) => process.handle.read(start, max),
+    totalBytes: () => process.handle.output().totalBytes,
+    done: process.done.then((result) => ({
+      status: result.exitCode === 0 ? 'completed' : 'failed',
+      summary:
+        result.exitCode !== null
+          ? `exit code ${result.exitCode}`
+          : result.signal
+            ? `killed by ${result.signal}`
+            : 'ended',
+    })),
+    cancel: () => process.terminate(),
+  }
+}
+
+export function apply(ctx: Context, config: BashToolConfig = {}): void {
+  const maxTimeout = config?.maxTimeoutMs ?? 600_000
+  const tool = defineTool<BashArgs>({
+    name: 'bash',
+    description: description('bash'),
+    parameters: {
+      type: 'object',
+      properties: {
+        command: { type: 'string', description: 'The command line, run with bash -c.' },
+        description: { type: 'string', description: 'What the command does, in 5-10 words.' },
+        timeout: {
+          type: 'integer',
+          minimum: 1,
+          maximum: maxTimeout,
+          description: `Milliseconds (default 120000, max ${maxTimeout}).`,
+        },
+        run_in_background: { type: 'boolean', description: 'Start as a background job and return its id at once.' },
+        ...ESCALATION_PROPERTIES,
+      },
+      required: ['command'],
+      additionalProperties: false,
+    },
+    presentation: (args) => ({ kind: 'terminal', title: args.description ?? 'Run command', command: args.command }),
+    async execute(args, call) {
+      const shell = ctx.shell
+      if (args.sandbox_permissions !== undefined && !shell.confines) {
+        throw new ToolError(
+          '[escalation refused] this shell is not sandboxed: omit sandbox_permissions.',
+          'SANDBOX_ESCALATION_INVALID',
+        )
+      }
+      const policy = await callPolicy(ctx, call, args, `Run \`${args.command}\` with wider sandbox permissions`)
+      const workdir = workspaceOf(ctx, call)
+      const request = {
+        command: args.command,
+        ...(workdir === undefined ? {} : { workdir }),
+        ...(call.sessionId === undefined ? {} : { sessionId: call.sessionId, env: { DSH_SESSION_ID: call.sessionId } }),
+        ...(policy ? { policy } : {}),
+      }
+      if (args.run_in_background) {
+        const jobs = ctx.get('jobs') as JobsService | undefined
+        if (!jobs)
+          throw new ToolError(
+            'Background jobs are not available here: run the command in the foreground.',
+            'JOBS_UNAVAILABLE',
+          )
+        const owner: JobOwner = {
+          ...(call.sessionId === undefined ? {} : { sessionId: call.sessionId }),
+          ...(call.agentId === undefined ? {} : { agentId: call.agentId }),
+        }
+        try {
+          // Started through the jobs service's context: the job, not this tool, owns the process.
+          const job = await jobs.start({
+            owner,
+            kind: 'bash',
+            title: args.command,
+            start: async (registry) => {
+              const target = (registry.get('shell') as Shell | undefined) ?? shell
+              return shellJob(await target.start(target.resolve(request)))
+            },
+          })
+          return `Started ${job.id} in the background: ${args.command}\nRead its output with job_output (job_id "${job.id}"); stop it with job_kill. You will be notified when it finishes.`
+        } catch (error) {
+          return failure(error)
+        }
+      }
+      let spec: ReturnType<Shell['resolve']>
+      let result: Awaited<ReturnType<Shell['run']>>
+      try {
+        spec = shell.resolve({ ...request, signal: call.signal, ...(args.timeout ? { timeoutMs: args.timeout } : {}) })
+        result = await shell.run(spec)
+      } catch (error) {
+        return failure(error)
+      }
+      const lines = [result.output.text === '' ? '(no output)' : result.output.text.replace(/\n$/, '')]
+      lines.push(...statusMarkers(result, spec.timeoutMs))
+      if (result.sandboxDenied) {
+        const effective = spec.policy ?? effectivePolicy(ctx, call, policy)
+        if (effective) lines.push(sandboxDenialHint(effective))
+      }
+      return {
+        content: lines.join('\n'),
+        details: {
+          exitCode: result.exitCode,
+          timedOut: result.timedOut,
+          aborted: result.aborted,
+          sandboxDenied: result.sandboxDenied,
+          durationMs: result.durationMs,
+          ...(result.output.spillPath ? { outputPath: result.output.spillPath } : {}),
+        },
+      }
+    },
+  })
+  ctx.tools.register(tool as never)
+}
+
+function failure(error: unknown): never {
+  if (HarnessError.is(error, 'SANDBOX_UNAVAILABLE')) {
+    throw new ToolError(`[sandbox unavailable: ${error.message}] The command was not run.`, error.code)
+  }
+  if (HarnessError.is(error, 'JOBS_CAPACITY')) throw new ToolError(error.message, error.code)
+  if (HarnessError.is(error, 'SUBPROCESS_SPAWN_FAILED'))
+    throw new ToolError(`The command could not start: ${error.message}`, error.code)
+  throw error
+}

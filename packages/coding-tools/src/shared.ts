@@ -1,0 +1,178 @@
+// Shared by the coding tools: descriptions loaded from ../descriptions, the call's workspace and
+// identity, sandbox escalation of one call, and turning seam errors into model-facing failures.
+import { readFileSync } from 'node:fs'
+import { basename, dirname } from 'node:path'
+import type { FileSystem } from '@dsh/fs'
+import { type Context, HarnessError } from '@dsh/kernel'
+import { requestEscalation, type SandboxPolicy, type SandboxPolicyService, sandboxDenialHint } from '@dsh/sandbox'
+import type { SessionService } from '@dsh/session'
+import { type ToolCallContext, ToolError } from '@dsh/tools'
+
+/** The model-facing description of a tool, from `descriptions/<name>.md` beside `src/` and `dist/`. */
+export function description(name: string): string {
+  return readFileSync(new URL(`../descriptions/${name}.md`, import.meta.url), 'utf8').trim()
+}
+
+/** The schema fragment every mutating tool accepts for a per-call escalation. */
+export const ESCALATION_PROPERTIES = {
+  sandbox_permissions: {
+    type: 'string',
+    enum: ['workspace-write', 'danger-full-access'],
+    description:
+      'Only after a sandbox denial: run this one call with a wider sandbox mode. The user is asked to approve it once.',
+  },
+  justification: {
+    type: 'string',
+    description: 'Required with sandbox_permissions: one sentence on why the wider permission is needed.',
+  },
+} as const
+
+export interface EscalationArgs {
+  sandbox_permissions?: string
+  justification?: string
+}
+
+/** The session's working directory, when the session is live; else undefined (provider default). */
+export function workspaceOf(ctx: Context, call: ToolCallContext): string | undefined {
+  if (!call.sessionId) return undefined
+  const sessions = ctx.get('sessions') as SessionService | undefined
+  return sessions?.get(call.sessionId)?.header.cwd
+}
+
+/**
+ * The policy for this call: `undefined` (the session's, decided by the provider) unless the model
+ * asked for `sandbox_permissions`, which must then be approved. Throws `ToolError` on refusal.
+ */
+export async function callPolicy(
+  ctx: Context,
+  call: ToolCallContext,
+  args: EscalationArgs,
+  summary: string,
+): Promise<SandboxPolicy | undefined> {
+  if (args.sandbox_permissions === undefined) return undefined
+  const policies = ctx.get('sandboxPolicy') as SandboxPolicyService | undefined
+  if (!policies) {
+    throw new ToolError(
+      '[escalation refused] sandbox_permissions has no effect here: no sandbox is configured. Omit it.',
+      'SANDBOX_ESCALATION_INVALID',
+    )
+  }
+  const outcome = await requestEscalation(ctx, {
+    ...(call.sessionId === undefined ? {} : { sessionId: call.sessionId }),
+    toolCallId: call.callId,
+    toolName: call.toolName,
+    current: policies.resolve(call.sessionId),
+    requested: args.sandbox_permissions,
+    ...(args.justification === undefined ? {} : { justification: args.justification }),
+    summary,
+    signal: call.signal,
+  })
+  if (!outcome.ok) throw new ToolError(`[escalation refused] ${outcome.message}`, outcome.code)
+  return outcome.policy
+}
+
+/** The policy a denied call ran under, for the denial hint. */
+export function effectivePolicy(ctx: Context, call: ToolCallContext, policy: SandboxPolicy | undefined) {
+  return policy ?? (ctx.get('sandboxPolicy') as SandboxPolicyService | undefined)?.resolve(call.sessionId)
+}
+
+function distance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(
+        (previous[j] ?? 0) + 1,
+        (current[j - 1] ?? 0) + 1,
+        (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      )
+    }
+    previous = current
+  }
+  return previous[b.length] ?? 0
+}
+
+/** Names close to `wanted`: a small edit distance, or the same name without its extension. */
+function similarNames(wanted: string, names: string[]): string[] {
+  const lower = wanted.toLowerCase()
+  const stem = (name: string) => name.replace(/\.[^.]*$/, '')
+  return names
+    .map((name) => ({ name, d: distance(lower, name.toLowerCase()) }))
+    .filter(
+      ({ name, d }) =>
+        d > 0 && (d <= Math.max(2, Math.floor(lower.length / 4)) || stem(name.toLowerCase()) === stem(lower)),
+    )
+    .sort((a, b) => a.d - b.d)
+    .map(({ name }) => name)
+}
+
+/**
+ * Turns an `FS_*` error into the failure text the tool descriptions promise. Anything that is not a
+ * `HarnessError` is rethrown (the pipeline reports it as `TOOL_FAILED`).
+ */
+export async function fsFailure(
+  ctx: Context,
+  call: ToolCallContext,
+  error: unknown,
+  path: string,
+  policy?: SandboxPolicy,
+): Promise<never> {
+  if (error instanceof ToolError) throw error
+  if (!HarnessError.is(error)) throw error
+  const code = error.code
+  switch (code) {
+    case 'FS_NOT_FOUND': {
+      let hint = ''
+      try {
+        const fs = ctx.get('fs') as FileSystem
+        const names = (await fs.list(dirname(path))).map((e) => e.name)
+        const similar = similarNames(basename(path), names).slice(0, 5)
+        if (similar.length) hint = ` Did you mean: ${similar.map((n) => `${dirname(path)}/${n}`).join(', ')}?`
+      } catch {}
+      throw new ToolError(`File not found: ${path}.${hint}`, code)
+    }
+    case 'FS_IS_DIRECTORY':
+      throw new ToolError(`Is a directory: ${path}. Use ls to list it.`, code)
+    case 'FS_NOT_DIRECTORY':
+      throw new ToolError(`Not a directory: ${error.message}`, code)
+    case 'FS_NOT_TEXT':
+      throw new ToolError(`Not a text file: ${error.message}. It cannot be read or edited as text.`, code)
+    case 'FS_TOO_LARGE':
+      throw new ToolError(
+        `File too large: ${error.message}. Search it with grep or use bash (e.g. sed -n '1,200p').`,
+        code,
+      )
+    case 'FS_EXISTS':
+      throw new ToolError(`[changed on disk] ${path} was created meanwhile. Read it, then retry.`, code)
+    case 'FS_VERSION_CONFLICT':
+      throw new ToolError(
+        `[changed on disk] ${path} has changed since you read it. Read it again, then redo the change.`,
+        code,
+      )
+    case 'FS_EDIT_NO_MATCH':
+      throw new ToolError(
+        `[no match] old_string was not found in ${path}. Read the file again and copy the text exactly (whitespace included, without line-number prefixes).`,
+        code,
+      )
+    case 'FS_EDIT_AMBIGUOUS':
+      throw new ToolError(
+        `[ambiguous] old_string occurs ${error.facts.count} times in ${path}. Add surrounding lines to make it unique, or set replace_all to true.`,
+        code,
+      )
+    case 'FS_EDIT_INVALID':
+      throw new ToolError(`[invalid edit] ${error.message}.`, code)
+    case 'FS_SANDBOX_DENIED': {
+      const effective = effectivePolicy(ctx, call, policy)
+      throw new ToolError(`${effective ? sandboxDenialHint(effective) : '[sandbox: denied]'} ${error.message}.`, code)
+    }
+    case 'FS_INVALID_PATTERN':
+      throw new ToolError(`Invalid pattern: ${error.message}`, code)
+    default:
+      throw new ToolError(`${error.message}`, code)
+  }
+}
+
+/** Cuts a long line for display. */
+export function clip(line: string, max = 2000): string {
+  return line.length > max ? `${line.slice(0, max)}… [line truncated]` : line
+}

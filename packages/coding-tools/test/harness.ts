@@ -1,0 +1,78 @@
+// The execution world of the base bundle under one Context (sandboxed fs and bash, observation policy,
+// jobs, spill) plus helpers to call tools the way the agent loop does.
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { ApprovalService } from '@dsh/approval'
+import { apply as observation } from '@dsh/fs/observation'
+import SandboxFs from '@dsh/fs/sandbox'
+import JobsService from '@dsh/jobs'
+import { Context } from '@dsh/kernel'
+import type { ToolResultContent } from '@dsh/llm'
+import BwrapSandbox from '@dsh/sandbox/bwrap'
+import LocalSandboxPolicy from '@dsh/sandbox/policy'
+import SessionService from '@dsh/session'
+import SandboxBash from '@dsh/shell/bash-sandbox'
+import LocalSubprocess from '@dsh/subprocess/local'
+import { type ToolResult, ToolsService } from '@dsh/tools'
+import * as bashTool from '../src/bash-tool.js'
+import * as fsTools from '../src/fs-tools.js'
+import * as jobTools from '../src/job-tools.js'
+import * as spill from '../src/spill.js'
+
+export function hasBwrap(): boolean {
+  try {
+    execFileSync('bwrap', ['--ro-bind', '/', '/', '--unshare-pid', 'true'], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Registers the world's plugins on `root` (everything but sessions/tools/approval). */
+export async function mountWorld(root: Context, ws: string, options: { mode?: string; maxInlineBytes?: number } = {}) {
+  await root.plugin(LocalSubprocess)
+  await root.plugin(LocalSandboxPolicy, { mode: (options.mode ?? 'workspace-write') as never, workspaceRoot: ws })
+  await root.plugin(BwrapSandbox)
+  await root.plugin(SandboxBash, { cwd: ws, graceMs: 100 })
+  await root.plugin(SandboxFs, { cwd: ws })
+  await root.plugin({ name: 'fs-observation', apply: observation })
+  await root.plugin(JobsService)
+  await root.plugin(fsTools)
+  await root.plugin(bashTool)
+  await root.plugin(jobTools)
+  await root.plugin(spill, { maxInlineBytes: options.maxInlineBytes ?? 40_000 })
+}
+
+export async function createWorld(options: { mode?: string; maxInlineBytes?: number } = {}) {
+  const ws = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-ws-')))
+  const root = new Context()
+  await root.plugin(SessionService, { cwd: ws })
+  await root.plugin(ApprovalService)
+  await root.plugin(ToolsService)
+  await mountWorld(root, ws, options)
+  const session = root.sessions.create({ id: 's1', cwd: ws })
+  let n = 0
+  const call = (name: string, args: Record<string, unknown>, identity: { sessionId?: string; agentId?: string } = {}) =>
+    root.tools.executeCall(
+      { type: 'tool-call', id: `c${++n}`, name, arguments: args },
+      { signal: new AbortController().signal, sessionId: 's1', agentId: 'a1', ...identity },
+    )
+  return {
+    root,
+    ws,
+    session,
+    call,
+    async [Symbol.asyncDispose]() {
+      await Promise.all(root.subprocess.live().map((handle) => handle.terminate()))
+      rmSync(ws, { recursive: true, force: true })
+    },
+  }
+}
+
+export function textOf(result: ToolResult): string {
+  return result.content
+    .map((block: ToolResultContent) => (block.type === 'text' ? block.text : `[${block.type}]`))
+    .join('\n')
+}
