@@ -65,6 +65,7 @@ export class LoopAgent implements Agent {
   #phase: AgentPhase = 'idle'
   #driver: Promise<void> | undefined
   #latch = false
+  #paused = false
   #activity: AbortController | undefined
   #disposed = false
   #disposing: Promise<void> | undefined
@@ -154,16 +155,29 @@ export class LoopAgent implements Agent {
     return this.queues['next-step'].some((item) => item.wake)
   }
 
-  /** Starts the driver, or sets the latch when it is already running. */
+  /** Starts the driver, or sets the latch when it is already running. A wake also ends a pause. */
   wake(): void {
     if (this.#disposed) return
+    this.#paused = false
     this.#latch = true
+    this.#ensureDriver()
+  }
+
+  /**
+   * Whether the driver has something to do: a wake it has not consumed, or queued turn input (unless
+   * a cancel paused it: input queued before a cancel waits for the next wake).
+   */
+  #shouldRun(): boolean {
+    return !this.#disposed && (this.#latch || (!this.#paused && this.hasWork()))
+  }
+
+  #ensureDriver(): void {
     if (this.#driver) return
     this.#driver = this.#drive().finally(() => {
       this.#driver = undefined
       this.#setPhase('idle')
-      if (this.#latch && !this.#disposed && this.hasWork()) {
-        this.wake()
+      if (this.#shouldRun()) {
+        this.#ensureDriver()
         return
       }
       this.#latch = false
@@ -172,7 +186,7 @@ export class LoopAgent implements Agent {
   }
 
   async #drive(): Promise<void> {
-    while (this.#latch && !this.#disposed) {
+    while (this.#shouldRun()) {
       this.#latch = false
       if (!this.hasWork()) continue
       const activity = new AbortController()
@@ -195,7 +209,9 @@ export class LoopAgent implements Agent {
   async cancel(reason = 'cancelled'): Promise<void> {
     if (this.#activity) {
       // Wakes that arrived before the cancel belong to the cancelled activity; later ones run after it.
+      // Queued input stays queued (nothing is dropped) but waits for the next wake.
       this.#latch = false
+      this.#paused = true
       this.#setPhase('maintenance')
       this.#activity.abort(new HarnessError('AGENT_CANCELLED', reason, { agent: this.id }))
     }

@@ -184,6 +184,71 @@ describe('the default agent loop', () => {
     ])
   })
 
+  it('lets a surface edit the queued next turn while the agent runs (logged splices)', async () => {
+    const started = latch()
+    const release = latch()
+    const slowFirst: LlmAdapter = {
+      name: 'slow',
+      async *stream(dispatch) {
+        if (dispatch.request.messages.length === 1) {
+          started.resolve()
+          await release.promise
+        }
+        yield { type: 'text-delta', text: 'ok' }
+        yield { type: 'finish', reason: 'stop' }
+      },
+    }
+    const { root } = await createHarness([], { adapter: slowFirst })
+    const agent = await root.agents.create()
+    agent.followup('first')
+    await started.promise
+    agent.followup('typo in this one')
+    agent.followup('third')
+    const removed = agent.spliceInbox('next-turn', 0, 1, 'second, fixed')
+    expect(removed.map((item) => (item.message.content[0] as { text: string }).text)).toEqual(['typo in this one'])
+    release.resolve()
+    await agent.whenIdle()
+    const users = dataOf<{ message: { content: Array<{ text: string }> } }>(agent.session, 'user/message').map(
+      (d) => d.message.content[0]?.text,
+    )
+    expect(users).toEqual(['first', 'second, fixed', 'third'])
+    // The queue is a projection of the log: folding the log again gives the same (empty) queues.
+    const { foldInbox } = await import('@dsh/agent')
+    expect(foldInbox(agent.session.events)).toEqual({ 'next-step': [], 'next-turn': [] })
+  })
+
+  it('runs input that arrives during a cancel after the cancelled turn, not as part of it', async () => {
+    const streaming = latch()
+    let calls = 0
+    const adapter: LlmAdapter = {
+      name: 'hang-once',
+      async *stream(dispatch) {
+        calls++
+        if (calls === 1) {
+          streaming.resolve()
+          await new Promise((resolve) => dispatch.request.signal?.addEventListener('abort', resolve))
+          yield { type: 'finish', reason: 'aborted', error: { code: 'ABORTED', message: 'aborted' } }
+          return
+        }
+        yield { type: 'text-delta', text: 'second turn ran' }
+        yield { type: 'finish', reason: 'stop' }
+      },
+    }
+    const { root } = await createHarness([], { adapter })
+    const agent = await root.agents.create()
+    agent.followup('first')
+    await streaming.promise
+    const cancelled = agent.cancel()
+    agent.followup('after the cancel')
+    await cancelled
+    await agent.whenIdle()
+    expect(dataOf(agent.session, 'turn/end').map((d) => (d as { reason: string }).reason)).toEqual([
+      'aborted',
+      'completed',
+    ])
+    expect(calls).toBe(2)
+  })
+
   it('cancels during streaming: the turn ends aborted and the log is closed', async () => {
     const streaming = latch()
     const hanging: LlmAdapter = {
