@@ -40,9 +40,11 @@ export async function mountWorld(root: Context, ws: string, options: { mode?: st
   await root.plugin({ name: 'fs-observation', apply: observation })
   await root.plugin(JobsService)
   await root.plugin(fsTools)
-  await root.plugin(bashTool)
+  const bash = root.plugin(bashTool)
+  await bash
   await root.plugin(jobTools)
   await root.plugin(spill, { maxInlineBytes: options.maxInlineBytes ?? 40_000 })
+  return { bash }
 }
 
 export async function createWorld(options: { mode?: string; maxInlineBytes?: number } = {}) {
@@ -51,7 +53,7 @@ export async function createWorld(options: { mode?: string; maxInlineBytes?: num
   await root.plugin(SessionService, { cwd: ws })
   await root.plugin(ApprovalService)
   await root.plugin(ToolsService)
-  await mountWorld(root, ws, options)
+  const fibers = await mountWorld(root, ws, options)
   const session = root.sessions.create({ id: 's1', cwd: ws })
   let n = 0
   const call = (name: string, args: Record<string, unknown>, identity: { sessionId?: string; agentId?: string } = {}) =>
@@ -64,6 +66,7 @@ export async function createWorld(options: { mode?: string; maxInlineBytes?: num
     ws,
     session,
     call,
+    fibers,
     async [Symbol.asyncDispose]() {
       await Promise.all(root.subprocess.live().map((handle) => handle.terminate()))
       rmSync(ws, { recursive: true, force: true })

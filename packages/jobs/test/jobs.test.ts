@@ -59,7 +59,15 @@ describe('ctx.jobs', () => {
     const job = await root.jobs.start({ owner: alice, kind: 'bash', title: 'a', start: async () => p })
     let started = false
     const refused = await root.jobs
-      .start({ owner: alice, kind: 'bash', title: 'b', start: async () => ((started = true), producer()) })
+      .start({
+        owner: alice,
+        kind: 'bash',
+        title: 'b',
+        start: async () => {
+          started = true
+          return producer()
+        },
+      })
       .catch((e) => e)
     expect(HarnessError.is(refused, 'JOBS_CAPACITY')).toBe(true)
     expect(started).toBe(false)

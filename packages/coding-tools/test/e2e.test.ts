@@ -1,0 +1,117 @@
+// A scripted model fixes a failing test in a temp git repo through the real agent loop, the real tool
+// pipeline and the sandboxed execution world; then the test re-runs the project's tests itself.
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { AgentsService } from '@dsh/agent'
+import AgentLoopService from '@dsh/agent-loop'
+import { ApprovalService } from '@dsh/approval'
+import { Context, InvariantsService } from '@dsh/kernel'
+import { type AssistantMessage, LlmService, type ToolResultMessage } from '@dsh/llm'
+import { createScriptedAdapter } from '@dsh/llm/scripted'
+import SessionService from '@dsh/session'
+import { SystemPromptService } from '@dsh/system-prompt'
+import { ToolsService } from '@dsh/tools'
+import { afterEach, describe, expect, it } from 'vitest'
+import { hasBwrap, mountWorld } from './harness.js'
+
+const skip = !hasBwrap() && !process.env.CI
+if (skip) console.warn('\n!!! bubblewrap is NOT usable on this machine: the end-to-end coding test is SKIPPED !!!\n')
+
+const dirs: string[] = []
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+})
+
+const calls = (...blocks: [string, string, Record<string, unknown>][]): AssistantMessage => ({
+  role: 'assistant',
+  content: blocks.map(([id, name, args]) => ({ type: 'tool-call' as const, id, name, arguments: args })),
+  finishReason: 'tool-calls',
+})
+
+function repo(): string {
+  const ws = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-e2e-')))
+  dirs.push(ws)
+  writeFileSync(join(ws, 'sum.mjs'), 'export function sum(a, b) {\n  return a - b\n}\n')
+  writeFileSync(
+    join(ws, 'test.mjs'),
+    "import assert from 'node:assert/strict'\nimport { sum } from './sum.mjs'\n\nassert.equal(sum(2, 3), 5)\nconsole.log('ok: all tests pass')\n",
+  )
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: ws, stdio: 'pipe' })
+  git('init', '-q')
+  git('-c', 'user.name=t', '-c', 'user.email=t@t', 'add', '.')
+  git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'initial')
+  return ws
+}
+
+describe.skipIf(skip)('end to end: a scripted model fixes a failing test', () => {
+  it('reads, runs the failing test, edits the code, runs the tests green; the repo tests pass afterwards', async () => {
+    const ws = repo()
+    const root = new Context()
+    root.plugin(InvariantsService)
+    root.plugin(SessionService, { cwd: ws })
+    root.plugin(LlmService, { provider: 'scripted' })
+    root.plugin(ToolsService)
+    root.plugin(SystemPromptService)
+    root.plugin(AgentsService)
+    root.plugin(ApprovalService)
+    await root.plugin(AgentLoopService, { model: { provider: 'scripted', model: 'scripted' } })
+    await mountWorld(root, ws)
+    const adapter = createScriptedAdapter([
+      calls(['c1', 'read', { path: 'test.mjs' }], ['c2', 'read', { path: 'sum.mjs' }]),
+      calls(['c3', 'bash', { command: 'node test.mjs', description: 'Run the tests' }]),
+      calls(['c4', 'edit', { path: 'sum.mjs', old_string: 'return a - b', new_string: 'return a + b' }]),
+      calls(['c5', 'bash', { command: 'node test.mjs && git status --short', description: 'Run the tests again' }]),
+      {
+        role: 'assistant',
+        content: [{ type: 'text', text: 'Fixed: sum() subtracted instead of adding.' }],
+        finishReason: 'stop',
+      },
+    ])
+    root.llm.registerAdapter('scripted', adapter)
+
+    const agent = await root.agents.create({ cwd: ws })
+    agent.followup('fix the failing test')
+    await agent.whenIdle()
+
+    const results = agent.session.events
+      .filter((event) => event.type === 'tool/result')
+      .map((event) => (event.data as { message: ToolResultMessage }).message)
+    const text = (id: string) => {
+      const message = results.find((m) => m.toolCallId === id)
+      return message?.content.map((b) => (b.type === 'text' ? b.text : '')).join('') ?? ''
+    }
+    expect(results.map((m) => [m.toolCallId, m.isError])).toEqual([
+      ['c1', false],
+      ['c2', false],
+      ['c3', false],
+      ['c4', false],
+      ['c5', false],
+    ])
+    expect(text('c1')).toContain('    4\tassert.equal(sum(2, 3), 5)')
+    expect(text('c3')).toMatch(/AssertionError[\s\S]*\[exit code: 1\]$/)
+    expect(text('c4')).toContain('-  return a - b\n+  return a + b')
+    expect(text('c5')).toBe('ok: all tests pass\n M sum.mjs')
+    expect(agent.session.events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'completed' } })
+    // The model's tools were visible to it.
+    expect(adapter.dispatches[0]?.request.tools?.map((t) => t.name)).toEqual(
+      expect.arrayContaining([
+        'bash',
+        'edit',
+        'glob',
+        'grep',
+        'job_kill',
+        'job_list',
+        'job_output',
+        'ls',
+        'read',
+        'write',
+      ]),
+    )
+    // Confirm independently: the project's own tests pass now.
+    expect(execFileSync('node', ['test.mjs'], { cwd: ws, encoding: 'utf8' })).toBe('ok: all tests pass\n')
+    root.invariants.assert()
+    await agent.dispose()
+  })
+})
