@@ -39,6 +39,8 @@ export interface ComposeRequest {
   cwd?: string
   env?: Readonly<Record<string, string | undefined>>
   defaultsOnly?: boolean
+  /** Rows the command itself adds after the launcher row (e.g. `dsh demo`'s replay adapter). */
+  launcherRows?: RowSpec[]
 }
 
 /** The profile a command uses: --profile, else $DSH_PROFILE, else `web` for `dsh web`, else headless. */
@@ -60,6 +62,7 @@ export function compose(request: ComposeRequest): Composition {
       use: '@dsh/composition/launcher',
       config: { command: request.command, args: request.args ?? [], cwd, profile: name, home },
     },
+    ...(request.launcherRows ?? []),
   ]
   const layers = profileLayers({
     home,

@@ -3,6 +3,7 @@ import type {} from '@dsh/agent'
 import { type ApprovalAnswerer, createStaticAnswerer } from '@dsh/approval'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { AssistantMessage, Usage } from '@dsh/llm'
+import type { SandboxPolicyService } from '@dsh/sandbox'
 import type { Session, SessionEvent, TurnEndReason } from '@dsh/session'
 import type {} from '@dsh/session-store'
 import type {} from '@dsh/session-store/coordinator'
@@ -68,6 +69,11 @@ export class HeadlessRunnerService extends HeadlessRunner {
     const start = agent.session.length
     const disposers: Array<() => unknown> = []
     try {
+      if (request.permissionMode) {
+        const policy = this.ctx.get('sandboxPolicy') as SandboxPolicyService | undefined
+        // The chosen mode is a durable fact of the session (`sandbox/mode`), and binds the approval policy.
+        policy?.setMode(agent.session.id, request.permissionMode)
+      }
       const approval = this.ctx.get('approval')
       if (approval) {
         const answerer: ApprovalAnswerer = request.yes
