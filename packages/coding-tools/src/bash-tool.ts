@@ -155,3 +155,6 @@ function failure(error: unknown): never {
     throw new ToolError(`The command could not start: ${error.message}`, error.code)
   throw error
 }
+
+/** The plugin (bundle rows use this default export). */
+export default { name, inject, apply }

@@ -315,3 +315,6 @@ const sid = (call: ToolCallContext) => (call.sessionId === undefined ? {} : { se
 export function apply(ctx: Context, config: FsToolsConfig = {}): void {
   for (const tool of createFsTools(ctx, config ?? {})) ctx.tools.register(tool)
 }
+
+/** The plugin (bundle rows use this default export). */
+export default { name, inject, apply }

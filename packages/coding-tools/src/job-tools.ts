@@ -89,3 +89,6 @@ export function apply(ctx: Context): void {
 
   for (const tool of [jobOutput, jobList, jobKill]) ctx.tools.register(tool as never)
 }
+
+/** The plugin (bundle rows use this default export). */
+export default { name, inject, apply }

@@ -68,3 +68,6 @@ export function apply(ctx: Context, config: SpillConfig = {}): void {
     return changed ? { ...outcome, content } : outcome
   })
 }
+
+/** The plugin (bundle rows use this default export). */
+export default { name, apply }

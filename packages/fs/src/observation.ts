@@ -53,3 +53,6 @@ export function apply(ctx: Context, config: ObservationConfig = {}): void {
     return decision.action === 'allow' ? { action: 'allow', expectedVersion: observed } : decision
   })
 }
+
+/** The plugin (bundle rows use this default export). */
+export default { name, apply }
