@@ -55,6 +55,29 @@ interface SessionRow {
   event_count: number
 }
 
+const DAMAGE = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_CORRUPT_INDEX', 'SQLITE_CORRUPT_SEQUENCE'])
+
+/** SQLite's "the file is damaged" errors as SESSION_CORRUPT naming the file; other errors unchanged. */
+function damaged(path: string, error: unknown): unknown {
+  const code = (error as { code?: unknown }).code
+  if (typeof code !== 'string' || !DAMAGE.has(code)) return error
+  return new HarnessError(
+    'SESSION_CORRUPT',
+    `${path}: the SQLite database is damaged (${(error as Error).message}); restore it from a backup or move it aside`,
+    { file: path, sqlite: code },
+    { cause: error },
+  )
+}
+
+/** Runs `fn`, turning SQLite damage errors into SESSION_CORRUPT. */
+function guarded<T>(path: string, fn: () => T): T {
+  try {
+    return fn()
+  } catch (error) {
+    throw damaged(path, error)
+  }
+}
+
 /** The SQLite backend; a plain class so the Service below can hold it. */
 export class SqliteBackend implements SessionStore {
   readonly kind = 'sqlite'
@@ -72,7 +95,7 @@ export class SqliteBackend implements SessionStore {
     this.leaseDir = leaseDir
     mkdirSync(dirname(this.path), { recursive: true })
     mkdirSync(leaseDir, { recursive: true })
-    const db = new Database(this.path)
+    const db = guarded(this.path, () => new Database(this.path))
     try {
       const version = db.pragma('user_version', { simple: true }) as number
       if (version > SQLITE_SCHEMA_VERSION) {
@@ -89,20 +112,20 @@ export class SqliteBackend implements SessionStore {
         db.exec(SCHEMA)
         db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`)
       }
+      this.#db = db
+      this.#insertSession = db.prepare(
+        'INSERT INTO sessions (id, header, cwd, created_at, parent, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+      )
+      this.#insertEvent = db.prepare('INSERT INTO events (session_id, seq, body) VALUES (?, ?, ?)')
+      this.#touch = db.prepare(
+        'UPDATE sessions SET updated_at = COALESCE(?, updated_at), event_count = event_count + ? WHERE id = ?',
+      )
+      this.#titleOf = db.prepare('SELECT title FROM sessions WHERE id = ?')
+      this.#setTitle = db.prepare('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL')
     } catch (error) {
       db.close()
-      throw error
+      throw damaged(this.path, error)
     }
-    this.#db = db
-    this.#insertSession = db.prepare(
-      'INSERT INTO sessions (id, header, cwd, created_at, parent, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
-    )
-    this.#insertEvent = db.prepare('INSERT INTO events (session_id, seq, body) VALUES (?, ?, ?)')
-    this.#touch = db.prepare(
-      'UPDATE sessions SET updated_at = COALESCE(?, updated_at), event_count = event_count + ? WHERE id = ?',
-    )
-    this.#titleOf = db.prepare('SELECT title FROM sessions WHERE id = ?')
-    this.#setTitle = db.prepare('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL')
   }
 
   locate(id: string): string {
@@ -152,15 +175,21 @@ export class SqliteBackend implements SessionStore {
     })
     if (batch.sync) db.pragma('synchronous = FULL')
     try {
-      run.immediate()
+      guarded(this.path, () => run.immediate())
     } finally {
       if (batch.sync) db.pragma('synchronous = NORMAL')
     }
   }
 
   async read(id: string): Promise<StoredSession | undefined> {
+    return guarded(this.path, () => this.#read(id))
+  }
+
+  #read(id: string): StoredSession | undefined {
     const location = this.locate(id)
-    const row = this.#db.prepare('SELECT header FROM sessions WHERE id = ?').get(id) as { header: string } | undefined
+    const row = this.#db.prepare('SELECT header, event_count FROM sessions WHERE id = ?').get(id) as
+      | { header: string; event_count: number }
+      | undefined
     if (!row) return undefined
     const parse = (text: string, what: string) => {
       try {
@@ -180,13 +209,25 @@ export class SqliteBackend implements SessionStore {
       }
       records.push(record)
     }
+    // A damaged page can end an iteration early without an error: the count kept in the same
+    // transactions as the events tells a lost tail from a short session.
+    if (records.length !== row.event_count) {
+      throw new HarnessError(
+        'SESSION_CORRUPT',
+        `${location}: holds ${records.length} events but recorded ${row.event_count}; the database is damaged`,
+        { file: location, found: records.length, recorded: row.event_count },
+      )
+    }
     return { header: parse(row.header, 'the header'), records, location }
   }
 
   async repairTail(): Promise<void> {}
 
   async summaries(): Promise<SessionSummary[]> {
-    const rows = this.#db.prepare('SELECT * FROM sessions ORDER BY updated_at DESC').all() as SessionRow[]
+    const rows = guarded(
+      this.path,
+      () => this.#db.prepare('SELECT * FROM sessions ORDER BY updated_at DESC').all() as SessionRow[],
+    )
     return rows.map((row) => ({
       id: row.id,
       cwd: row.cwd,
