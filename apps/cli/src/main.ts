@@ -5,6 +5,7 @@ import { HarnessError } from '@dsh/kernel'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { check } from './commands/check.js'
 import { type RunOptions, run } from './commands/run.js'
+import { serve } from './commands/serve.js'
 import { sessionsExport, sessionsFork, sessionsList, sessionsShow } from './commands/sessions.js'
 import { type ComposeRequest, compose, type GlobalOptions } from './config.js'
 import { ExitCode, exitCodeFor } from './exit-codes.js'
@@ -16,8 +17,6 @@ const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.
 /** Subcommands that later work fills in; until then they say so instead of pretending. */
 const planned: Array<{ name: string; args?: string; summary: string }> = [
   { name: 'web', summary: 'serve the browser UI on http://127.0.0.1:3080' },
-  { name: 'acp', summary: 'serve the Agent Client Protocol over stdio (for editors)' },
-  { name: 'rpc', summary: 'serve newline-delimited JSON-RPC 2.0 over stdio (for SDK clients)' },
   { name: 'demo', summary: 'replay a recorded session through the real pipeline, no API key needed' },
 ]
 
@@ -145,6 +144,15 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 configuration, 4 plugin tree did not activ
     .action(async (id: string, options: { at?: number }) =>
       setCode(await sessionsFork(request('sessions'), id, options, io)),
     )
+
+  program
+    .command('rpc')
+    .description('serve newline-delimited JSON-RPC 2.0 over stdio (for SDK clients); logs go to stderr')
+    .action(async () => setCode(await serve('rpc', request('rpc'), io)))
+  program
+    .command('acp')
+    .description('serve the Agent Client Protocol over stdio (for editors); logs go to stderr')
+    .action(async () => setCode(await serve('acp', request('acp'), io)))
 
   for (const item of planned) {
     const command = program.command(item.name).description(`${item.summary} (not yet available)`).allowUnknownOption()

@@ -1,0 +1,437 @@
+// DshClient: the TypeScript client of `dsh rpc`. It spawns the runtime on first use, memoises the
+// initialize handshake, turns prompts into activity intervals (`run`), fans notifications out to
+// subscribers narrowed by session tree, and reaps the child process on `close()`.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import type {
+  AgentStatusNotification,
+  ApprovalDecisionValue,
+  ApprovalRequestedNotification,
+  InitializeParams,
+  InitializeResult,
+  JsonRpcErrorObject,
+  PromptResult,
+  RpcMethods,
+  RpcNotifications,
+  SessionEventNotification,
+} from '@dsh/surface-rpc/protocol'
+
+export interface DshClientOptions {
+  /** The `dsh` CLI entry (a .js file run with this Node, or an executable). Default: the installed `@dsh/cli` bin. */
+  cliPath?: string
+  /** Arguments before `rpc` (global options such as `--profile`, `--patch FILE`). */
+  args?: string[]
+  /** Working directory of the runtime process and the default `initialize.cwd`. */
+  cwd?: string
+  /** Environment of the runtime (default: this process's). */
+  env?: NodeJS.ProcessEnv
+  /** `initialize` parameters (cwd, provider/model routing, protocol version). */
+  initialize?: InitializeParams
+  /** The runtime's stderr, line by line (default: dropped). */
+  onStderr?: (line: string) => void
+  /** How long `close()` waits at each step of its ladder before the next (default 3000 ms). */
+  closeStepMs?: number
+}
+
+/** A JSON-RPC error answered by the runtime (or a transport failure, code -32099). */
+export class DshRpcError extends Error {
+  readonly code: number
+  readonly data: JsonRpcErrorObject['data']
+  constructor(error: JsonRpcErrorObject) {
+    super(error.message)
+    this.name = 'DshRpcError'
+    this.code = error.code
+    this.data = error.data
+  }
+}
+
+/** The outcome of `run()`: see `DshClient.run` for exactly which interval it covers. */
+export interface RunResult {
+  sessionId: string
+  /** The inbox message id of the prompt (the receipt). */
+  messageId: string
+  /** The last committed assistant text of the root session in the interval ('' when none). */
+  text: string
+  /** The reason of the last `turn/end` of the root session in the interval, when one ended. */
+  reason?: string
+  /** Every committed event of the session tree in the interval, in order. */
+  events: SessionEventNotification[]
+}
+
+export type DshNotification = {
+  [M in keyof RpcNotifications]: { method: M; params: RpcNotifications[M] }
+}[keyof RpcNotifications]
+
+export interface SubscribeOptions {
+  /** Only notifications about this session and its descendants (forks, subagent sessions). */
+  sessionId?: string
+}
+
+/** Answers an approval question; return `undefined` to leave it for `respondApproval`. */
+export type ApprovalHandler = (
+  request: ApprovalRequestedNotification,
+) =>
+  | ApprovalDecisionValue
+  | { decision: ApprovalDecisionValue; reason?: string }
+  | undefined
+  | Promise<ApprovalDecisionValue | { decision: ApprovalDecisionValue; reason?: string } | undefined>
+
+interface Pending {
+  resolve(value: unknown): void
+  reject(error: Error): void
+}
+
+const TRANSPORT_ERROR = -32099
+
+/** The bin of an installed `@dsh/cli` next to this package, else `dsh` on PATH. */
+function defaultCliPath(): string {
+  try {
+    const main = createRequire(import.meta.url).resolve('@dsh/cli')
+    return join(dirname(main), '..', 'bin', 'dsh.js')
+  } catch {
+    return 'dsh'
+  }
+}
+
+export class DshClient {
+  private readonly options: DshClientOptions
+  private child: ChildProcess | undefined
+  private exited: Promise<void> | undefined
+  private started: Promise<InitializeResult> | undefined
+  private nextId = 1
+  private readonly pending = new Map<number, Pending>()
+  private readonly listeners = new Set<(n: DshNotification) => void>()
+  private readonly parents = new Map<string, string>()
+  /** Sessions open on the current runtime process (created, resumed or forked through this client). */
+  private readonly open = new Set<string>()
+  private approvalHandler: ApprovalHandler | undefined
+  private closing: Promise<void> | undefined
+
+  constructor(options: DshClientOptions = {}) {
+    this.options = options
+  }
+
+  /**
+   * Spawns the runtime (once) and performs `initialize` (once; memoised). When the handshake fails the
+   * process is reaped and one fresh process is tried; a second failure rejects, and the next call
+   * starts over.
+   */
+  start(): Promise<InitializeResult> {
+    if (this.closing) return Promise.reject(new Error('the client is closed'))
+    this.started ??= this.handshake().catch(async () => {
+      await this.reap()
+      return this.handshake()
+    })
+    this.started.catch(() => {
+      this.started = undefined
+    })
+    return this.started
+  }
+
+  private async handshake(): Promise<InitializeResult> {
+    this.spawnRuntime()
+    try {
+      return await this.call('initialize', { cwd: this.options.cwd, ...this.options.initialize })
+    } catch (error) {
+      await this.reap()
+      throw error
+    }
+  }
+
+  private spawnRuntime(): void {
+    const cli = this.options.cliPath ?? defaultCliPath()
+    const args = [...(this.options.args ?? []), 'rpc']
+    const command = cli.endsWith('.js') || cli.endsWith('.mjs') ? process.execPath : cli
+    const argv = command === cli ? args : [cli, ...args]
+    const child = spawn(command, argv, {
+      cwd: this.options.cwd,
+      env: this.options.env ?? process.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
+    this.child = child
+    this.exited = new Promise((resolve) => child.once('close', () => resolve()))
+    child.once('close', (code, signal) => {
+      if (this.child === child) this.child = undefined
+      this.failPending(`the dsh runtime exited (code ${code}, signal ${signal})`)
+    })
+    child.on('error', (error) => this.failPending(`the dsh runtime failed: ${error.message}`))
+    child.stdin?.on('error', () => {})
+    let buffer = ''
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      buffer += chunk
+      let newline = buffer.indexOf('\n')
+      while (newline >= 0) {
+        const line = buffer.slice(0, newline)
+        buffer = buffer.slice(newline + 1)
+        if (line.trim()) this.receive(line)
+        newline = buffer.indexOf('\n')
+      }
+    })
+    let errBuffer = ''
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      errBuffer += chunk
+      const lines = errBuffer.split('\n')
+      errBuffer = lines.pop() ?? ''
+      for (const line of lines) this.options.onStderr?.(line)
+    })
+  }
+
+  private failPending(message: string): void {
+    for (const [id, pending] of [...this.pending]) {
+      this.pending.delete(id)
+      pending.reject(new DshRpcError({ code: TRANSPORT_ERROR, message }))
+    }
+  }
+
+  private receive(line: string): void {
+    let message: { id?: number; method?: string; params?: unknown; result?: unknown; error?: JsonRpcErrorObject }
+    try {
+      message = JSON.parse(line)
+    } catch {
+      this.options.onStderr?.(`dsh sdk: unparsable line from the runtime: ${line.slice(0, 200)}`)
+      return
+    }
+    if (typeof message.method === 'string') {
+      this.dispatch({ method: message.method, params: message.params } as DshNotification)
+      return
+    }
+    const pending = typeof message.id === 'number' ? this.pending.get(message.id) : undefined
+    if (!pending || message.id === undefined) return
+    this.pending.delete(message.id)
+    if (message.error) pending.reject(new DshRpcError(message.error))
+    else pending.resolve(message.result)
+  }
+
+  private dispatch(notification: DshNotification): void {
+    if (notification.method === 'session/event' || notification.method === 'agent/lifecycle') {
+      const params = notification.params as { sessionId: string; parentSessionId?: string }
+      if (params.parentSessionId) this.parents.set(params.sessionId, params.parentSessionId)
+    }
+    if (notification.method === 'approval/requested') void this.answer(notification.params)
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(notification)
+      } catch (error) {
+        this.options.onStderr?.(`dsh sdk: a listener threw: ${String(error)}`)
+      }
+    }
+  }
+
+  private async answer(request: ApprovalRequestedNotification): Promise<void> {
+    const handler = this.approvalHandler
+    if (!handler) return
+    try {
+      const answer = await handler(request)
+      if (answer === undefined) return
+      const { decision, reason } = typeof answer === 'string' ? { decision: answer, reason: undefined } : answer
+      await this.respondApproval(request.requestId, decision, reason)
+    } catch (error) {
+      this.options.onStderr?.(`dsh sdk: the approval handler failed: ${String(error)}`)
+    }
+  }
+
+  /** Whether `sessionId` is `root` or descends from it (fork or subagent links seen so far). */
+  inTree(sessionId: string, root: string): boolean {
+    const seen = new Set<string>()
+    for (let id: string | undefined = sessionId; id && !seen.has(id); id = this.parents.get(id)) {
+      if (id === root) return true
+      seen.add(id)
+    }
+    return false
+  }
+
+  private call<M extends keyof RpcMethods>(
+    method: M,
+    params: RpcMethods[M]['params'],
+  ): Promise<RpcMethods[M]['result']> {
+    const child = this.child
+    if (!child?.stdin?.writable) {
+      return Promise.reject(new DshRpcError({ code: TRANSPORT_ERROR, message: 'the dsh runtime is not running' }))
+    }
+    const id = this.nextId++
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject })
+      child.stdin?.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`)
+    })
+  }
+
+  /** Sends any request of the protocol after `start()`. */
+  async request<M extends keyof RpcMethods>(
+    method: M,
+    params: RpcMethods[M]['params'],
+  ): Promise<RpcMethods[M]['result']> {
+    await this.start()
+    return this.call(method, params)
+  }
+
+  /**
+   * Subscribes to notifications; with `sessionId`, only those about that session's tree (the session,
+   * its forks and subagent sessions; `approval/*` by their `sessionId`). The runtime notifies about
+   * every session of its process; narrowing happens here. Returns the unsubscribe function.
+   */
+  subscribe(listener: (notification: DshNotification) => void, options: SubscribeOptions = {}): () => void {
+    const root = options.sessionId
+    const wrapped = root
+      ? (notification: DshNotification) => {
+          const sessionId = (notification.params as { sessionId?: string }).sessionId
+          if (sessionId && this.inTree(sessionId, root)) listener(notification)
+        }
+      : listener
+    this.listeners.add(wrapped)
+    return () => this.listeners.delete(wrapped)
+  }
+
+  /** Committed session events only, narrowed like `subscribe`. */
+  onEvent(listener: (event: SessionEventNotification) => void, options: SubscribeOptions = {}): () => void {
+    return this.subscribe((notification) => {
+      if (notification.method === 'session/event') listener(notification.params)
+    }, options)
+  }
+
+  /** Answers approval questions as they arrive (one handler; the last one set wins). */
+  onApproval(handler: ApprovalHandler | undefined): void {
+    this.approvalHandler = handler
+  }
+
+  async createSession(params: RpcMethods['session/create']['params'] = {}) {
+    const result = await this.request('session/create', params)
+    this.open.add(result.sessionId)
+    return result
+  }
+
+  /** Opens a durable session on this runtime (cold resume); a session already open is returned as is. */
+  async resumeSession(sessionId: string) {
+    const result = await this.request('session/resume', { sessionId })
+    this.open.add(sessionId)
+    return result
+  }
+
+  listSessions(params: RpcMethods['session/list']['params'] = {}) {
+    return this.request('session/list', params)
+  }
+
+  /** Forks a session (live or durable) and opens the fork on this runtime. */
+  async forkSession(sessionId: string, at?: number) {
+    const result = await this.request('session/fork', at === undefined ? { sessionId } : { sessionId, at })
+    this.open.add(result.sessionId)
+    this.parents.set(result.sessionId, sessionId)
+    return result
+  }
+
+  /** Queues `text` for the session's next turn; resolves with the receipt at once. */
+  prompt(sessionId: string, text: string): Promise<PromptResult> {
+    return this.request('prompt', { sessionId, text })
+  }
+
+  /** Queues `text` for the next step of the running turn (or the next turn). */
+  steer(sessionId: string, text: string): Promise<PromptResult> {
+    return this.request('steer', { sessionId, text })
+  }
+
+  /** Cancels the session's running activity; resolves once its agent is idle. */
+  cancel(sessionId: string) {
+    return this.request('cancel', { sessionId })
+  }
+
+  respondApproval(requestId: string, decision: ApprovalDecisionValue, reason?: string) {
+    return this.request(
+      'approval/respond',
+      reason === undefined ? { requestId, decision } : { requestId, decision, reason },
+    )
+  }
+
+  /**
+   * Prompts a session (a new one unless `sessionId` is given; a durable one not yet open here is
+   * resumed) and waits for its **activity interval**: from the prompt's receipt to the next time the
+   * session's agent reports whole-agent `idle`. The result's `text` is the last committed assistant
+   * text of the root session in that interval. The interval is not causally tied to this prompt: it
+   * also covers steering, queued follow-ups and descendant activity that happen in it, and if another
+   * prompt was already running, it ends when both are done.
+   */
+  async run(text: string, options: { sessionId?: string } = {}): Promise<RunResult> {
+    await this.start()
+    let sessionId = options.sessionId
+    if (!sessionId) sessionId = (await this.createSession()).sessionId
+    else if (!this.open.has(sessionId)) await this.resumeSession(sessionId)
+    const root = sessionId
+    const events: SessionEventNotification[] = []
+    let receipt: PromptResult | undefined
+    let idleAfterReceipt!: () => void
+    const idle = new Promise<void>((resolve) => {
+      idleAfterReceipt = resolve
+    })
+    const unsubscribe = this.subscribe(
+      (notification) => {
+        if (notification.method === 'session/event') events.push(notification.params)
+        else if (notification.method === 'agent/status') {
+          const status = notification.params as AgentStatusNotification
+          if (receipt && status.sessionId === root && status.status === 'idle') idleAfterReceipt()
+        }
+      },
+      { sessionId: root },
+    )
+    const gone = new Promise<never>((_, reject) => {
+      void this.exited?.then(() =>
+        reject(new DshRpcError({ code: TRANSPORT_ERROR, message: 'the dsh runtime exited during run()' })),
+      )
+    })
+    try {
+      receipt = await this.prompt(root, text)
+      await Promise.race([idle, gone])
+    } finally {
+      unsubscribe()
+    }
+    let last = ''
+    let reason: string | undefined
+    for (const { sessionId: id, event } of events) {
+      if (id !== root) continue
+      if (event.type === 'assistant/message') {
+        const content = (event.data as { message: { content: Array<{ type: string; text?: string }> } }).message.content
+        const said = content.flatMap((block) => (block.type === 'text' ? [block.text ?? ''] : [])).join('')
+        if (said.trim()) last = said
+      } else if (event.type === 'turn/end') reason = (event.data as { reason: string }).reason
+    }
+    const result: RunResult = { sessionId: root, messageId: receipt.messageId, text: last, events }
+    if (reason !== undefined) result.reason = reason
+    return result
+  }
+
+  /**
+   * Shuts the runtime down and resolves once its process has exited: `shutdown` (best effort), then
+   * stdin EOF, then SIGTERM, then SIGKILL, each after `closeStepMs` without an exit. On Windows the
+   * signals are both a forced termination. Idempotent.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.reap(true)
+    return this.closing
+  }
+
+  private async reap(graceful = false): Promise<void> {
+    const child = this.child
+    const exited = this.exited
+    if (!child || !exited) return
+    const step = this.options.closeStepMs ?? 3000
+    const within = (ms: number) =>
+      Promise.race([
+        exited.then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms).unref()),
+      ])
+    if (graceful) {
+      void this.call('shutdown', {}).catch(() => {})
+      if (await within(step)) return this.forget(child)
+    }
+    child.stdin?.end()
+    if (!(await within(step))) {
+      child.kill('SIGTERM')
+      if (!(await within(step))) child.kill('SIGKILL')
+    }
+    await exited
+    this.forget(child)
+  }
+
+  private forget(child: ChildProcess): void {
+    if (this.child === child) this.child = undefined
+    this.open.clear()
+  }
+}

@@ -1,0 +1,22 @@
+// @dsh/sdk: drive a dsh runtime (`dsh rpc`) from TypeScript. See README.md for the contract of `run`.
+
+export type {
+  AgentLifecycleNotification,
+  AgentStatusNotification,
+  ApprovalRequestedNotification,
+  InitializeParams,
+  InitializeResult,
+  PromptResult,
+  RpcMethods,
+  RpcNotifications,
+  SessionEventNotification,
+  SessionSummary,
+} from '@dsh/surface-rpc/protocol'
+export type {
+  ApprovalHandler,
+  DshClientOptions,
+  DshNotification,
+  RunResult,
+  SubscribeOptions,
+} from './client.js'
+export { DshClient, DshRpcError } from './client.js'

@@ -1,0 +1,210 @@
+// @dsh/sdk against the built CLI: `dsh rpc` as a child process, DSH_HOME in a temp dir, the model
+// behind the mock SSE server, test tools loaded with a --patch row. Outcomes are read from the disk.
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DshClient, DshRpcError, type SessionEventNotification } from '../src/index.js'
+
+const cliPath = fileURLToPath(new URL('../../../apps/cli/bin/dsh.js', import.meta.url))
+const toolsFixture = fileURLToPath(new URL('../../surface-rpc/test/fixtures/test-tools.mjs', import.meta.url))
+
+let home: string
+let server: MockLlmServer
+let patch: string
+
+function client(extra: Partial<ConstructorParameters<typeof DshClient>[0]> = {}): DshClient {
+  return new DshClient({
+    cliPath,
+    args: ['--patch', patch],
+    cwd: home,
+    env: { PATH: process.env.PATH, DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: server.url },
+    closeStepMs: 5000,
+    ...extra,
+  })
+}
+
+function durableEvents(sessionId: string): Array<{ type: string; seq: number; data: Record<string, unknown> }> {
+  const lines = readFileSync(join(home, 'sessions', `${sessionId}.jsonl`), 'utf8')
+    .trim()
+    .split('\n')
+  return lines.slice(1).map((line) => JSON.parse(line))
+}
+
+async function until(check: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+function toolCall(id: string, name: string, args: Record<string, unknown>) {
+  return { id, name, arguments: JSON.stringify(args) }
+}
+
+beforeAll(async () => {
+  home = mkdtempSync(join(tmpdir(), 'dsh-sdk-'))
+  server = await startMockLlmServer()
+  patch = join(home, 'tools.yml')
+  writeFileSync(patch, `- id: test-tools\n  use: ${JSON.stringify(toolsFixture)}\n  config: { ask: [write_file] }\n`)
+})
+afterAll(async () => {
+  await server.close()
+  rmSync(home, { recursive: true, force: true })
+})
+
+describe('@dsh/sdk over dsh rpc', () => {
+  let dsh: DshClient
+  let firstSession: string
+  beforeAll(() => {
+    dsh = client()
+  })
+  afterAll(async () => {
+    await dsh.close()
+  })
+
+  it('memoises initialize and reports the runtime capabilities', async () => {
+    const [a, b] = await Promise.all([dsh.start(), dsh.start()])
+    expect(a).toBe(b)
+    expect(a).toMatchObject({
+      protocolVersion: 1,
+      cwd: home,
+      capabilities: { persistence: true, approvals: true, questions: false },
+    })
+  })
+
+  it('runs a tool-using task with an approval round trip; the file and the durable log agree', async () => {
+    const allowed = join(home, 'allowed.txt')
+    const refused = join(home, 'refused.txt')
+    const asked: string[] = []
+    dsh.onApproval((request) => {
+      asked.push(request.summary)
+      return request.summary.includes('refused') ? { decision: 'rejected', reason: 'not that file' } : 'allowed-once'
+    })
+    server.enqueue(
+      completionResponse({
+        toolCalls: [
+          toolCall('call-1', 'write_file', { path: allowed, content: 'hello' }),
+          toolCall('call-2', 'write_file', { path: refused, content: 'nope' }),
+        ],
+      }),
+      completionResponse({ text: ['Wrote ', 'one file.'] }),
+    )
+    const seen: SessionEventNotification[] = []
+    const stop = dsh.onEvent((event) => seen.push(event))
+    const result = await dsh.run('write two files')
+    stop()
+    dsh.onApproval(undefined)
+    firstSession = result.sessionId
+    expect(result).toMatchObject({ text: 'Wrote one file.', reason: 'completed' })
+    expect(asked).toEqual([`Write ${allowed}: ${allowed}`, `Write ${refused}: ${refused}`])
+    expect(readFileSync(allowed, 'utf8')).toBe('hello')
+    expect(existsSync(refused)).toBe(false)
+    const log = durableEvents(result.sessionId)
+    const results = log.filter((event) => event.type === 'tool/result').map((event) => event.data)
+    expect(results).toMatchObject([
+      { message: { toolCallId: 'call-1', isError: false } },
+      { message: { toolCallId: 'call-2', isError: true }, code: 'APPROVAL_REJECTED' },
+    ])
+    expect(JSON.stringify(results[1])).toContain('not that file')
+    // The notifications are the durable log, event for event, from the prompt's splice on.
+    const streamed = seen.filter((n) => n.sessionId === result.sessionId).map((n) => n.event)
+    expect(streamed).toEqual(log.slice(log.length - streamed.length))
+    expect(result.events.map((n) => n.event)).toEqual(streamed.slice(streamed.length - result.events.length))
+    // The second request carried both tool results back to the model.
+    const messages = server.requests.at(-1)?.body.messages as Array<{ role: string }>
+    expect(messages.filter((message) => message.role === 'tool')).toHaveLength(2)
+  })
+
+  it('cancels a running tool call; the turn ends aborted and the tool saw the abort', async () => {
+    const { sessionId } = await dsh.createSession()
+    const marker = join(home, 'wait-started')
+    server.enqueue(completionResponse({ toolCalls: [toolCall('call-w', 'wait', { ms: 60_000, marker })] }))
+    const receipt = await dsh.prompt(sessionId, 'wait a minute')
+    expect(receipt).toMatchObject({ sessionId, target: 'next-turn', messageId: expect.any(String) })
+    await until(() => existsSync(marker))
+    const began = Date.now()
+    await dsh.cancel(sessionId)
+    expect(Date.now() - began).toBeLessThan(10_000)
+    const [list] = [await dsh.listSessions()]
+    expect(list.data.find((s) => s.sessionId === sessionId)).toMatchObject({ attached: true })
+    await dsh.close()
+    const log = durableEvents(sessionId)
+    expect(log.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'aborted' } })
+    const result = log.find((event) => event.type === 'tool/result')
+    expect(JSON.stringify(result?.data)).toContain('stopped early')
+  })
+
+  it('resumes a durable session by id in a fresh runtime; the model sees the earlier turns', async () => {
+    const again = client()
+    try {
+      server.enqueue(completionResponse({ text: 'Still here.' }))
+      const result = await again.run('are you there?', { sessionId: firstSession })
+      expect(result).toMatchObject({ sessionId: firstSession, text: 'Still here.', reason: 'completed' })
+      const messages = server.requests.at(-1)?.body.messages as Array<{ role: string; content: unknown }>
+      const users = messages.filter((m) => m.role === 'user').map((m) => JSON.stringify(m.content))
+      expect(users.some((text) => text.includes('write two files'))).toBe(true)
+      expect(users.at(-1)).toContain('are you there?')
+      const forked = await again.forkSession(firstSession)
+      expect(forked).toMatchObject({ parentSessionId: firstSession })
+      const listed = await again.listSessions()
+      expect(listed.data.map((s) => s.sessionId)).toEqual(expect.arrayContaining([firstSession, forked.sessionId]))
+    } finally {
+      await again.close()
+    }
+    const log = durableEvents(firstSession)
+    expect(log.filter((event) => event.type === 'turn/end').map((event) => event.data.reason)).toEqual([
+      'completed',
+      'completed',
+    ])
+  })
+
+  it('refuses requests with JSON-RPC errors and keeps serving', async () => {
+    const rpc = client()
+    try {
+      await expect(rpc.prompt('no-such-session', 'hi')).rejects.toMatchObject({
+        code: -32000,
+        data: { code: 'SESSION_NOT_ATTACHED' },
+      })
+      await expect(rpc.resumeSession('no-such-session')).rejects.toMatchObject({
+        code: -32000,
+        data: { code: 'SESSION_NOT_FOUND' },
+      })
+      await expect(
+        rpc.request('approval/respond', { requestId: 'x', decision: 'maybe' as never }),
+      ).rejects.toMatchObject({
+        code: -32602,
+      })
+      await expect(rpc.request('question/respond', { questionId: 'q', answer: 1 })).rejects.toMatchObject({
+        code: -32000,
+        data: { code: 'QUESTION_NOT_FOUND' },
+      })
+      await expect(rpc.request('nope' as 'shutdown', {})).rejects.toBeInstanceOf(DshRpcError)
+      expect((await rpc.createSession()).sessionId).toEqual(expect.any(String))
+    } finally {
+      await rpc.close()
+    }
+  })
+
+  it('retries a failed handshake once with a fresh process', async () => {
+    const flag = join(home, 'failed-once')
+    const flaky = join(home, 'flaky.mjs')
+    writeFileSync(
+      flaky,
+      `import { existsSync, writeFileSync } from 'node:fs'\nif (!existsSync(${JSON.stringify(flag)})) { writeFileSync(${JSON.stringify(flag)}, ''); process.exit(1) }\nawait import(${JSON.stringify(cliPath)})\n`,
+    )
+    const rpc = client({ cliPath: flaky })
+    try {
+      await expect(rpc.start()).resolves.toMatchObject({ protocolVersion: 1 })
+      expect(existsSync(flag)).toBe(true)
+    } finally {
+      await rpc.close()
+    }
+    const broken = client({ cliPath: join(home, 'missing.mjs') })
+    await expect(broken.start()).rejects.toBeInstanceOf(DshRpcError)
+    await broken.close()
+  })
+})

@@ -1,0 +1,237 @@
+// A newline-delimited JSON-RPC 2.0 endpoint over a byte stream pair: framing, validation of each
+// message, dispatch to named-param handlers, and error replies. Bad input is answered, never fatal.
+import { HarnessError, toJsonSafe } from '@dsh/kernel'
+import { type JsonRpcErrorObject, type JsonRpcId, RpcErrorCode, type RpcErrorData } from './protocol.js'
+
+/** A failure a handler reports to the client as a JSON-RPC error. */
+export class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: RpcErrorData,
+  ) {
+    super(message)
+    this.name = 'RpcError'
+  }
+
+  static invalidParams(message: string): RpcError {
+    return new RpcError(RpcErrorCode.INVALID_PARAMS, message, { code: 'INVALID_PARAMS' })
+  }
+
+  /** A refused request with a stable `data.code`. */
+  static refused(code: string, message: string, facts?: Record<string, unknown>): RpcError {
+    return new RpcError(RpcErrorCode.SERVER_ERROR, message, facts ? { code, facts } : { code })
+  }
+}
+
+export type RpcHandler = (params: Record<string, unknown>) => unknown
+
+export interface EndpointOptions {
+  input: NodeJS.ReadableStream
+  output: NodeJS.WritableStream
+  handlers: Record<string, RpcHandler>
+  /** Longest accepted line in bytes (default 16 MiB); longer lines are answered with -32600. */
+  maxLineBytes?: number
+  /** Diagnostics (never written to `output`). */
+  log?: (line: string) => void
+  /** Called once when the input ends or errors. */
+  onEnd?: () => void
+}
+
+/** Maps any thrown value to the error object sent on the wire. */
+export function toErrorObject(error: unknown): JsonRpcErrorObject {
+  if (error instanceof RpcError) {
+    return error.data
+      ? { code: error.code, message: error.message, data: error.data }
+      : { code: error.code, message: error.message }
+  }
+  if (HarnessError.is(error)) {
+    return {
+      code: RpcErrorCode.SERVER_ERROR,
+      message: error.message,
+      data: { code: error.code, facts: toJsonSafe(error.facts) as Record<string, unknown> },
+    }
+  }
+  const message = error instanceof Error ? error.message : String(error)
+  return { code: RpcErrorCode.INTERNAL_ERROR, message: `internal error: ${message}`, data: { code: 'INTERNAL' } }
+}
+
+/** Reads lines, dispatches requests, writes responses and notifications. */
+export class JsonRpcEndpoint {
+  private buffer = ''
+  private ended = false
+  private writable = true
+  private readonly options: EndpointOptions
+  private readonly maxLine: number
+
+  constructor(options: EndpointOptions) {
+    this.options = options
+    this.maxLine = options.maxLineBytes ?? 16 * 1024 * 1024
+    const input = options.input
+    input.setEncoding?.('utf8')
+    input.on('data', (chunk: string | Buffer) =>
+      this.receive(typeof chunk === 'string' ? chunk : chunk.toString('utf8')),
+    )
+    input.on('end', () => this.end())
+    input.on('error', (error: Error) => {
+      options.log?.(`input error: ${error.message}`)
+      this.end()
+    })
+    options.output.on('error', (error: Error) => {
+      this.writable = false
+      options.log?.(`output error: ${error.message}`)
+    })
+  }
+
+  /** Writes a notification (dropped once the output is gone). */
+  notify(method: string, params: unknown): void {
+    this.write({ jsonrpc: '2.0', method, params })
+  }
+
+  /** Stops writing; later notifications and replies are dropped. */
+  stopWriting(): void {
+    this.writable = false
+  }
+
+  private write(message: unknown): void {
+    if (!this.writable) return
+    this.options.output.write(`${JSON.stringify(message)}\n`)
+  }
+
+  private end(): void {
+    if (this.ended) return
+    this.ended = true
+    const rest = this.buffer.trim()
+    this.buffer = ''
+    if (rest) this.line(rest)
+    this.options.onEnd?.()
+  }
+
+  private receive(chunk: string): void {
+    this.buffer += chunk
+    let newline = this.buffer.indexOf('\n')
+    while (newline >= 0) {
+      const line = this.buffer.slice(0, newline)
+      this.buffer = this.buffer.slice(newline + 1)
+      if (line.trim()) this.line(line)
+      newline = this.buffer.indexOf('\n')
+    }
+    if (this.buffer.length > this.maxLine) {
+      this.buffer = ''
+      this.replyError(null, {
+        code: RpcErrorCode.INVALID_REQUEST,
+        message: `message longer than ${this.maxLine} bytes`,
+      })
+    }
+  }
+
+  private replyError(id: JsonRpcId | null, error: JsonRpcErrorObject): void {
+    this.write({ jsonrpc: '2.0', id, error })
+  }
+
+  private line(text: string): void {
+    let message: unknown
+    try {
+      message = JSON.parse(text)
+    } catch (error) {
+      this.replyError(null, {
+        code: RpcErrorCode.PARSE_ERROR,
+        message: `parse error: ${(error as Error).message}`,
+        data: { code: 'PARSE_ERROR' },
+      })
+      return
+    }
+    if (Array.isArray(message)) {
+      this.replyError(null, invalid('batches are not supported: send one JSON-RPC message per line'))
+      return
+    }
+    if (typeof message !== 'object' || message === null) {
+      this.replyError(null, invalid('a message must be a JSON object'))
+      return
+    }
+    const { jsonrpc, id, method, params } = message as Record<string, unknown>
+    const validId = typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id))
+    const replyId = validId ? (id as JsonRpcId) : null
+    if (method === undefined && ('result' in message || 'error' in message)) {
+      this.options.log?.(`ignoring a response to request ${String(id)}: this server sends no requests`)
+      return
+    }
+    const problem =
+      jsonrpc !== '2.0'
+        ? '"jsonrpc" must be "2.0"'
+        : typeof method !== 'string'
+          ? '"method" must be a string'
+          : id !== undefined && !validId
+            ? '"id" must be a string or a number'
+            : undefined
+    if (problem !== undefined || typeof method !== 'string') {
+      this.replyError(replyId, invalid(problem ?? '"method" must be a string'))
+      return
+    }
+    const isNotification = id === undefined
+    const handler = Object.hasOwn(this.options.handlers, method) ? this.options.handlers[method] : undefined
+    if (!handler) {
+      if (!isNotification) {
+        this.replyError(replyId, {
+          code: RpcErrorCode.METHOD_NOT_FOUND,
+          message: `method not found: ${method}`,
+          data: { code: 'METHOD_NOT_FOUND' },
+        })
+      }
+      return
+    }
+    if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params))) {
+      if (!isNotification) {
+        this.replyError(replyId, {
+          code: RpcErrorCode.INVALID_PARAMS,
+          message: '"params" must be an object (named parameters)',
+          data: { code: 'INVALID_PARAMS' },
+        })
+      }
+      return
+    }
+    const args = (params ?? {}) as Record<string, unknown>
+    void (async () => {
+      try {
+        const result = await handler(args)
+        if (!isNotification) this.write({ jsonrpc: '2.0', id: replyId, result: result ?? {} })
+      } catch (error) {
+        const object = toErrorObject(error)
+        if (object.code === RpcErrorCode.INTERNAL_ERROR) this.options.log?.(`${method} failed: ${String(error)}`)
+        if (!isNotification) this.replyError(replyId, object)
+      }
+    })()
+  }
+}
+
+function invalid(message: string): JsonRpcErrorObject {
+  return {
+    code: RpcErrorCode.INVALID_REQUEST,
+    message: `invalid request: ${message}`,
+    data: { code: 'INVALID_REQUEST' },
+  }
+}
+
+// ---- param readers: each throws RpcError INVALID_PARAMS naming the field ----
+
+export function requireString(params: Record<string, unknown>, name: string): string {
+  const value = params[name]
+  if (typeof value !== 'string' || value === '') throw RpcError.invalidParams(`"${name}" must be a non-empty string`)
+  return value
+}
+
+export function optionalString(params: Record<string, unknown>, name: string): string | undefined {
+  const value = params[name]
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== 'string') throw RpcError.invalidParams(`"${name}" must be a string`)
+  return value
+}
+
+export function optionalInteger(params: Record<string, unknown>, name: string, min = 0): number | undefined {
+  const value = params[name]
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
+    throw RpcError.invalidParams(`"${name}" must be an integer >= ${min}`)
+  }
+  return value
+}

@@ -1,0 +1,256 @@
+// The `dsh rpc` wire protocol: newline-delimited JSON-RPC 2.0 with named params over stdio. Plain
+// types and constants only (no runtime imports), shared by the server row and the client SDKs.
+
+/** The protocol version `initialize` negotiates. Bumped only for incompatible changes. */
+export const RPC_PROTOCOL_VERSION = 1
+
+/** JSON-RPC 2.0 error codes this protocol uses. Server errors carry `data.code`, a stable string. */
+export const RpcErrorCode = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL_ERROR: -32603,
+  /** A request the runtime refused; `data.code` says why (`NOT_INITIALIZED`, `SESSION_NOT_FOUND`, a HarnessError code...). */
+  SERVER_ERROR: -32000,
+} as const
+
+export type JsonRpcId = string | number
+
+export interface JsonRpcRequest {
+  jsonrpc: '2.0'
+  id: JsonRpcId
+  method: string
+  params?: Record<string, unknown>
+}
+
+export interface JsonRpcNotification {
+  jsonrpc: '2.0'
+  method: string
+  params?: Record<string, unknown>
+}
+
+export interface JsonRpcErrorObject {
+  code: number
+  message: string
+  data?: RpcErrorData
+}
+
+/** `data` of every error this server sends: a stable code, plus facts when a HarnessError caused it. */
+export interface RpcErrorData {
+  code: string
+  facts?: Record<string, unknown>
+}
+
+export type JsonRpcResponse =
+  | { jsonrpc: '2.0'; id: JsonRpcId; result: unknown }
+  | { jsonrpc: '2.0'; id: JsonRpcId | null; error: JsonRpcErrorObject }
+
+/** Model routing: both optional; unset fields fall back to the profile's defaults. */
+export interface ModelRoute {
+  provider?: string
+  model?: string
+}
+
+// ---- requests (client -> server) ----
+
+export interface InitializeParams {
+  /** The client's protocol version; the server answers with its own. */
+  protocolVersion?: number
+  /** Working directory for sessions created without one (absolute, or relative to the server's cwd). */
+  cwd?: string
+  /** Default model routing of the sessions this connection creates. */
+  provider?: string
+  model?: string
+  clientInfo?: { name: string; version?: string }
+}
+
+export interface InitializeResult {
+  protocolVersion: number
+  serverInfo: { name: string; version: string }
+  /** The resolved working directory. */
+  cwd: string
+  model: ModelRoute
+  capabilities: {
+    /** Whether sessions are durable (a persistence row is active): resume, list and fork need it. */
+    persistence: boolean
+    /** Whether approval questions reach this client (`approval/requested`). */
+    approvals: boolean
+    /** Whether the runtime can ask the client questions (`question/respond`). Always false today. */
+    questions: boolean
+  }
+}
+
+export interface SessionCreateParams extends ModelRoute {
+  cwd?: string
+}
+
+export interface SessionCreateResult {
+  sessionId: string
+  cwd: string
+}
+
+export interface SessionResumeParams extends ModelRoute {
+  sessionId: string
+}
+
+export interface SessionResumeResult {
+  sessionId: string
+  cwd: string
+  /** Events in the session log after cold-resume repair. */
+  eventCount: number
+}
+
+export interface SessionListParams {
+  /** Opaque; the `nextCursor` of a previous page. */
+  cursor?: string
+  limit?: number
+}
+
+export interface SessionSummary {
+  sessionId: string
+  cwd: string
+  title?: string
+  createdAt: number
+  updatedAt: number
+  parentSessionId?: string
+  eventCount: number
+  /** Whether this connection has an agent on it. */
+  attached: boolean
+}
+
+export interface SessionListResult {
+  data: SessionSummary[]
+  nextCursor?: string
+}
+
+export interface SessionForkParams {
+  sessionId: string
+  /** The last event seq to keep (default: the whole log). Must end at a closed boundary. */
+  at?: number
+}
+
+/** The fork is attached to this connection at once (prompt it like a created session). */
+export interface SessionForkResult {
+  sessionId: string
+  parentSessionId: string
+  cwd: string
+}
+
+export interface PromptParams {
+  sessionId: string
+  text: string
+}
+
+/** Returned as soon as the input is in the durable inbox, before the agent runs it. */
+export interface PromptResult {
+  sessionId: string
+  /** The inbox item id (the `agent/inbox/spliced` item that carries this input). */
+  messageId: string
+  target: 'next-turn' | 'next-step'
+}
+
+export type SteerParams = PromptParams
+export type SteerResult = PromptResult
+
+export interface CancelParams {
+  sessionId: string
+}
+
+/** Sent once the agent is idle again. */
+export interface CancelResult {
+  sessionId: string
+}
+
+export type ApprovalDecisionValue = 'allowed-once' | 'rejected'
+
+export interface ApprovalRespondParams {
+  requestId: string
+  decision: ApprovalDecisionValue
+  /** Shown to the model when the action does not run. */
+  reason?: string
+}
+
+export type ApprovalRespondResult = Record<string, never>
+
+export interface QuestionRespondParams {
+  questionId: string
+  answer: unknown
+}
+
+export type ShutdownParams = Record<string, never>
+export type ShutdownResult = Record<string, never>
+
+/** Every request method, its params and its result. */
+export interface RpcMethods {
+  initialize: { params: InitializeParams; result: InitializeResult }
+  'session/create': { params: SessionCreateParams; result: SessionCreateResult }
+  'session/resume': { params: SessionResumeParams; result: SessionResumeResult }
+  'session/list': { params: SessionListParams; result: SessionListResult }
+  'session/fork': { params: SessionForkParams; result: SessionForkResult }
+  prompt: { params: PromptParams; result: PromptResult }
+  steer: { params: SteerParams; result: SteerResult }
+  cancel: { params: CancelParams; result: CancelResult }
+  'approval/respond': { params: ApprovalRespondParams; result: ApprovalRespondResult }
+  'question/respond': { params: QuestionRespondParams; result: Record<string, never> }
+  shutdown: { params: ShutdownParams; result: ShutdownResult }
+}
+
+export type RpcMethod = keyof RpcMethods
+
+// ---- notifications (server -> client) ----
+
+/** A committed event of a live session (every session of the process; clients narrow by session tree). */
+export interface SessionEventNotification {
+  sessionId: string
+  /** The session this one was forked from, when it was. */
+  parentSessionId?: string
+  /** The committed envelope `{ type, seq, time, data, ... }` exactly as the durable log has it. */
+  event: { type: string; seq: number; time: number; data: unknown; [key: string]: unknown }
+}
+
+/**
+ * Whole-agent status: `running` while the agent works, `idle` once it has nothing left to do. `idle`
+ * is sent after the session's events were flushed, so an idle session is durable (with persistence).
+ */
+export interface AgentStatusNotification {
+  sessionId: string
+  agentId: string
+  status: 'running' | 'idle'
+}
+
+/**
+ * Agent lifecycle in the process. Agents this connection created are `root: true`; any other agent
+ * (a subagent some plugin started) is `root: false`, with the session it works in.
+ */
+export type AgentLifecycleNotification =
+  | { type: 'created'; agentId: string; sessionId: string; root: boolean; parentSessionId?: string }
+  | { type: 'disposed'; agentId: string; sessionId: string; root: boolean }
+
+/** A question for the client; answer it with `approval/respond`. Settled as cancelled if the turn is. */
+export interface ApprovalRequestedNotification {
+  requestId: string
+  sessionId?: string
+  toolCallId?: string
+  toolName?: string
+  summary: string
+  reason?: string
+  kind?: string
+  details?: unknown
+}
+
+/** The question was settled without this client's answer (cancelled turn, disconnect) or answered. */
+export interface ApprovalSettledNotification {
+  requestId: string
+  decision: string
+}
+
+export interface RpcNotifications {
+  'session/event': SessionEventNotification
+  'agent/status': AgentStatusNotification
+  'agent/lifecycle': AgentLifecycleNotification
+  'approval/requested': ApprovalRequestedNotification
+  'approval/settled': ApprovalSettledNotification
+}
+
+export type RpcNotificationMethod = keyof RpcNotifications
