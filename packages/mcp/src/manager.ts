@@ -1,0 +1,89 @@
+// The MCP manager row: `ctx.mcp`. Resolves the servers (row config + the project's `.mcp.json`) at
+// activation and applies one McpServerPlugin fiber per server under its own context, so disposing the
+// row stops every server, and the servers' tools go with them.
+import { type Context, HarnessError, Service } from '@dsh/kernel'
+import { resolveServers } from './config.js'
+import type { McpConfig, McpManager, McpServerStatus } from './index.js'
+import { McpServerPlugin } from './server.js'
+
+function positive(value: unknown, fallback: number, key: string): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new HarnessError('MCP_CONFIG_INVALID', `mcp config: ${key} must be a number >= 0`, {
+      key,
+      value: String(value),
+    })
+  }
+  return value
+}
+
+export class McpService extends Service implements McpManager {
+  static readonly provide = 'mcp'
+  static readonly inject = ['tools']
+  // TS-private, not #private: Cordis hands callers a proxy of the service.
+  private readonly statuses = new Map<string, McpServerStatus>()
+  private readonly settledAll: Promise<void>
+
+  constructor(ctx: Context, config: McpConfig = {}) {
+    config ??= {}
+    const launcherCwd = (ctx.get('launcher') as { config?: { cwd?: string } } | undefined)?.config?.cwd
+    const cwd = config.cwd ?? launcherCwd ?? process.cwd()
+    const restart = {
+      maxRestarts: positive(config.restart?.maxRestarts, 5, 'restart.maxRestarts'),
+      initialDelayMs: positive(config.restart?.initialDelayMs, 500, 'restart.initialDelayMs'),
+      maxDelayMs: positive(config.restart?.maxDelayMs, 30_000, 'restart.maxDelayMs'),
+      resetAfterMs: positive(config.restart?.resetAfterMs, 60_000, 'restart.resetAfterMs'),
+    }
+    const startupTimeoutMs = positive(config.startupTimeoutMs, 30_000, 'startupTimeoutMs')
+    const callTimeoutMs = positive(config.callTimeoutMs, 120_000, 'callTimeoutMs')
+    const maxResultChars = positive(config.maxResultChars, 100_000, 'maxResultChars')
+    if (config.mcpJson !== undefined && typeof config.mcpJson !== 'boolean' && typeof config.mcpJson !== 'string') {
+      throw new HarnessError('MCP_CONFIG_INVALID', 'mcp config: mcpJson must be a boolean or a path', {})
+    }
+    const { servers, problems } = resolveServers(
+      config.servers as Record<string, unknown> | undefined,
+      config.mcpJson,
+      cwd,
+      process.env,
+    )
+    super(ctx, 'mcp')
+    for (const problem of problems) ctx.logger('mcp').warn(problem)
+    const settling: Promise<void>[] = []
+    for (const server of servers) {
+      const status: McpServerStatus = {
+        name: server.name,
+        source: server.source,
+        transport: server.config.type === 'http' ? 'http' : 'stdio',
+        state: 'connecting',
+        tools: [],
+        restarts: 0,
+      }
+      this.statuses.set(server.name, status)
+      let settled!: () => void
+      settling.push(new Promise<void>((done) => (settled = done)))
+      ctx.plugin(McpServerPlugin, {
+        server,
+        cwd,
+        startupTimeoutMs,
+        callTimeoutMs,
+        maxResultChars,
+        restart,
+        status,
+        settled,
+      })
+    }
+    this.settledAll = Promise.all(settling).then(() => {})
+  }
+
+  servers(): McpServerStatus[] {
+    return [...this.statuses.values()]
+      .map((status) => structuredClone(status))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  }
+
+  whenSettled(): Promise<void> {
+    return this.settledAll
+  }
+}
+
+export default McpService
