@@ -1,0 +1,329 @@
+// The `dsh acp` agent row: an ACP v1 agent (via @agentclientprotocol/sdk) per stream pair. Each
+// session the editor opens gets one dsh agent owned by the connection; a prompt settles when that
+// agent is idle again; approvals become `session/request_permission`; disconnect tears it all down.
+import { Readable, Writable } from 'node:stream'
+import * as acp from '@agentclientprotocol/sdk'
+import type { Agent } from '@dsh/agent'
+import type { ApprovalAnswer, ApprovalQuestion } from '@dsh/approval'
+import { type Context, HarnessError } from '@dsh/kernel'
+import type { ToolCallBlock } from '@dsh/llm'
+import type { Session, SessionEvent, TurnEndReason } from '@dsh/session'
+import type {} from '@dsh/session-store/coordinator'
+import type { ToolPresentation } from '@dsh/tools'
+import { type AcpConnection, type AcpServeOptions, AcpServer } from './index.js'
+import { liveUpdates, replayUpdates } from './updates.js'
+
+const AGENT_INFO = { name: 'dsh', title: 'dsh', version: '0.1.0' }
+
+/** One editor session: the dsh agent behind it and its in-flight prompt. */
+interface Attached {
+  agent: Agent
+  /** Sessions restored by `session/load` (the agent closes the ones it created). */
+  ownsSession: boolean
+  prompt?: { cancelled: boolean; start: number }
+  presentations: Map<string, ToolPresentation | undefined>
+}
+
+export class AcpServerService extends AcpServer {
+  static readonly provide = 'acp'
+  static readonly inject = ['agents', 'sessions']
+  readonly home: Context
+
+  constructor(ctx: Context) {
+    super(ctx, 'acp')
+    this.home = ctx
+  }
+
+  serve(options: AcpServeOptions): AcpConnection {
+    return new AcpLink(this.home, options)
+  }
+}
+
+/** Maps how a turn ended to an ACP stop reason (`error` is answered as a JSON-RPC error instead). */
+export function stopReasonOf(reason: TurnEndReason | undefined, message?: string): acp.StopReason {
+  switch (reason) {
+    case 'max-tokens':
+      return 'max_tokens'
+    case 'aborted':
+    case 'interrupted':
+      return 'cancelled'
+    case 'blocked':
+      return message?.includes('step limit') ? 'max_turn_requests' : 'refusal'
+    default:
+      return 'end_turn'
+  }
+}
+
+class AcpLink implements AcpConnection {
+  readonly closed: Promise<void>
+  private readonly connection: acp.AgentConnection
+  private readonly attached = new Map<string, Attached>()
+  private readonly disposers: Array<() => void> = []
+  /** Every update goes through this chain, so a prompt's answer follows all of its updates. */
+  private sending: Promise<void> = Promise.resolve()
+  private tearingDown: Promise<void> | undefined
+  private readonly log: (line: string) => void
+
+  constructor(
+    private readonly ctx: Context,
+    options: AcpServeOptions,
+  ) {
+    this.log = options.log ?? (() => {})
+    const app = acp
+      .agent({ name: 'dsh' })
+      .onRequest(acp.methods.agent.initialize, ({ params }) => this.initialize(params))
+      .onRequest(acp.methods.agent.authenticate, () => ({}))
+      .onRequest(acp.methods.agent.session.new, ({ params }) => this.newSession(params))
+      .onRequest(acp.methods.agent.session.load, ({ params }) => this.loadSession(params))
+      .onRequest(acp.methods.agent.session.prompt, ({ params }) => this.prompt(params))
+      .onNotification(acp.methods.agent.session.cancel, ({ params }) => this.cancel(params.sessionId))
+    const output = Writable.toWeb(options.output as Writable) as WritableStream<Uint8Array>
+    const input = Readable.toWeb(options.input as Readable) as ReadableStream<Uint8Array>
+    this.connection = app.connect(acp.ndJsonStream(output, input))
+    this.listen()
+    this.closed = this.connection.closed.catch(() => {}).then(() => this.teardown())
+  }
+
+  close(): Promise<void> {
+    this.connection.close()
+    return this.closed
+  }
+
+  private listen(): void {
+    this.disposers.push(
+      this.ctx.on('session/event', (session, event) => {
+        const attached = this.attached.get(session.id)
+        if (!attached || attached.agent.session !== session) return
+        for (const update of liveUpdates(
+          event as SessionEvent,
+          (call) => this.presentationOf(call),
+          attached.presentations,
+        )) {
+          this.send(session.id, update)
+        }
+      }),
+    )
+    const approval = this.ctx.get('approval')
+    if (approval) this.disposers.push(approval.answer((question, signal) => this.askPermission(question, signal)))
+  }
+
+  private send(sessionId: string, update: acp.SessionUpdate): Promise<void> {
+    const client = this.connection.client
+    this.sending = this.sending
+      .then(() => client.notify(acp.methods.client.session.update, { sessionId, update }))
+      .catch((error) => this.log(`session/update failed: ${String(error)}`))
+    return this.sending
+  }
+
+  private presentationOf(call: ToolCallBlock): ToolPresentation | undefined {
+    const tool = this.ctx.get('tools')?.get(call.name)
+    if (!tool?.presentation || tool.validate(call.arguments) !== undefined) return undefined
+    try {
+      return tool.presentation(call.arguments)
+    } catch {
+      return undefined
+    }
+  }
+
+  private initialize(params: acp.InitializeRequest): acp.InitializeResponse {
+    this.log(`initialize from ${params.clientInfo?.name ?? 'an unnamed client'} (protocol ${params.protocolVersion})`)
+    return {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      agentCapabilities: {
+        loadSession: Boolean(this.ctx.get('sessionPersistence')),
+        promptCapabilities: { image: false, audio: false, embeddedContext: false },
+        mcpCapabilities: { http: false, sse: false },
+      },
+      authMethods: [],
+      agentInfo: AGENT_INFO,
+    }
+  }
+
+  private checkSessionParams(params: { cwd: string; mcpServers?: unknown[]; additionalDirectories?: string[] | null }) {
+    if (!params.cwd.startsWith('/'))
+      throw acp.RequestError.invalidParams({ cwd: params.cwd }, 'cwd must be an absolute path')
+    if (params.mcpServers?.length) {
+      throw acp.RequestError.invalidParams(undefined, 'this agent does not connect to MCP servers; send mcpServers: []')
+    }
+    if (params.additionalDirectories?.length) {
+      throw acp.RequestError.invalidParams(undefined, 'additionalDirectories are not supported')
+    }
+  }
+
+  private async attach(session: Session | undefined, cwd: string, ownsSession: boolean): Promise<Attached> {
+    if (this.tearingDown) throw acp.RequestError.internalError(undefined, 'the connection is closing')
+    const agent = await this.ctx.agents.create({ session, cwd })
+    const attached: Attached = { agent, ownsSession, presentations: new Map() }
+    this.attached.set(agent.session.id, attached)
+    return attached
+  }
+
+  private async newSession(params: acp.NewSessionRequest): Promise<acp.NewSessionResponse> {
+    this.checkSessionParams(params)
+    const { agent } = await this.attach(undefined, params.cwd, false)
+    return { sessionId: agent.session.id }
+  }
+
+  private async loadSession(params: acp.LoadSessionRequest): Promise<acp.LoadSessionResponse> {
+    this.checkSessionParams(params)
+    const persistence = this.ctx.get('sessionPersistence')
+    if (!persistence) throw acp.RequestError.methodNotFound(acp.methods.agent.session.load)
+    let attached = this.attached.get(params.sessionId)
+    if (!attached) {
+      if (this.ctx.sessions.get(params.sessionId)) {
+        throw acp.RequestError.invalidRequest(
+          undefined,
+          `session ${params.sessionId} is open elsewhere in this process`,
+        )
+      }
+      let session: Session
+      try {
+        session = await persistence.resume(params.sessionId)
+      } catch (error) {
+        if (HarnessError.is(error) && error.code === 'SESSION_NOT_FOUND') {
+          throw acp.RequestError.sessionNotFound(params.sessionId)
+        }
+        throw error
+      }
+      try {
+        attached = await this.attach(session, session.header.cwd, true)
+      } catch (error) {
+        this.ctx.sessions.close(session)
+        throw error
+      }
+    }
+    const transcript = attached.agent.session.transcript() as SessionEvent[]
+    for (const update of replayUpdates(transcript, (call) => this.presentationOf(call))) {
+      void this.send(params.sessionId, update)
+    }
+    await this.sending
+    return {}
+  }
+
+  private promptText(blocks: acp.ContentBlock[]): string {
+    const parts: string[] = []
+    for (const block of blocks) {
+      if (block.type === 'text') parts.push(block.text)
+      else if (block.type === 'resource_link') parts.push(`[${block.name}](${block.uri})`)
+      else throw acp.RequestError.invalidParams(undefined, `prompt content of type ${block.type} is not supported`)
+    }
+    return parts.join('\n')
+  }
+
+  private async prompt(params: acp.PromptRequest): Promise<acp.PromptResponse> {
+    const attached = this.attached.get(params.sessionId)
+    if (!attached) throw acp.RequestError.sessionNotFound(params.sessionId)
+    if (attached.prompt) {
+      throw acp.RequestError.invalidRequest(undefined, 'a prompt is already in flight for this session; wait or cancel')
+    }
+    const text = this.promptText(params.prompt)
+    if (!text.trim()) throw acp.RequestError.invalidParams(undefined, 'the prompt is empty')
+    const { agent } = attached
+    const state = { cancelled: false, start: agent.session.length }
+    attached.prompt = state
+    try {
+      agent.followup(text)
+      await agent.whenIdle()
+      await this.ctx.sessions.flush(agent.session).catch((error) => this.log(`flush failed: ${String(error)}`))
+      await this.sending
+      const ended = agent.session.events
+        .slice(state.start)
+        .filter((event) => event.type === 'turn/end')
+        .at(-1)?.data as { reason: TurnEndReason; message?: string } | undefined
+      if (state.cancelled) return { stopReason: 'cancelled' }
+      if (ended?.reason === 'error') {
+        throw acp.RequestError.internalError(
+          { reason: 'error' },
+          ended.message ?? this.lastError(agent.session, state.start),
+        )
+      }
+      return { stopReason: stopReasonOf(ended?.reason, ended?.message) }
+    } finally {
+      attached.prompt = undefined
+    }
+  }
+
+  /** The provider error message of the last failed assistant message, for an `error` ending. */
+  private lastError(session: Session, start: number): string {
+    for (const event of session.events.slice(start).reverse()) {
+      if (event.type !== 'assistant/message') continue
+      const error = (event.data as { message: { error?: { message?: string } } }).message.error
+      if (error?.message) return error.message
+    }
+    return 'the turn ended with an error'
+  }
+
+  private async cancel(sessionId: string): Promise<void> {
+    const attached = this.attached.get(sessionId)
+    if (!attached?.prompt) return
+    attached.prompt.cancelled = true
+    await attached.agent.cancel('cancelled by the editor')
+  }
+
+  /** Routes a question to the editor of the session it belongs to (else the only prompt in flight). */
+  private async askPermission(question: ApprovalQuestion, signal: AbortSignal): Promise<ApprovalAnswer> {
+    let sessionId = question.sessionId && this.attached.has(question.sessionId) ? question.sessionId : undefined
+    if (!sessionId) {
+      const busy = [...this.attached.entries()].filter(([, attached]) => attached.prompt)
+      if (busy.length === 1) sessionId = busy[0]?.[0]
+    }
+    if (!sessionId) return { decision: 'unavailable', reason: 'no editor session to ask' }
+    await this.sending
+    const cancelled = new Promise<ApprovalAnswer>((resolve) => {
+      if (signal.aborted) resolve({ decision: 'cancelled' })
+      signal.addEventListener('abort', () => resolve({ decision: 'cancelled' }), { once: true })
+    })
+    const asked = this.connection.client
+      .request(
+        acp.methods.client.session.requestPermission,
+        {
+          sessionId,
+          toolCall: {
+            toolCallId: question.toolCallId ?? question.requestId,
+            title: question.summary,
+            status: 'pending',
+          },
+          options: [
+            { optionId: 'allow-once', name: 'Allow once', kind: 'allow_once' },
+            { optionId: 'reject-once', name: 'Reject', kind: 'reject_once' },
+          ],
+        },
+        { cancellationSignal: signal },
+      )
+      .then((response): ApprovalAnswer => {
+        if (response.outcome.outcome === 'cancelled') return { decision: 'cancelled' }
+        return response.outcome.optionId === 'allow-once'
+          ? { decision: 'allowed-once' }
+          : { decision: 'rejected', reason: 'the user rejected it in the editor' }
+      })
+      .catch(
+        (error): ApprovalAnswer => ({ decision: 'unavailable', reason: `the editor did not answer: ${String(error)}` }),
+      )
+    return Promise.race([asked, cancelled])
+  }
+
+  /** Cancels and disposes the connection's agents, flushes and closes its sessions. Idempotent. */
+  private teardown(): Promise<void> {
+    this.tearingDown ??= (async () => {
+      const attached = [...this.attached.values()]
+      this.attached.clear()
+      await Promise.all(
+        attached.map(async ({ agent, ownsSession }) => {
+          const session = agent.session
+          try {
+            await agent.cancel('the editor disconnected')
+            await this.ctx.sessions.flush(session).catch((error) => this.log(`flush ${session.id}: ${String(error)}`))
+            await agent.dispose()
+            if (ownsSession) this.ctx.sessions.close(session)
+          } catch (error) {
+            this.log(`teardown of session ${session.id} failed: ${String(error)}`)
+          }
+        }),
+      )
+      for (const dispose of this.disposers.splice(0).reverse()) dispose()
+    })()
+    return this.tearingDown
+  }
+}
+
+export default AcpServerService
