@@ -1,0 +1,154 @@
+// The in-process child both providers share: a scope inside the parent agent's scope holding a durable
+// child session (a fork of the parent's log: empty for spawn, the last closed turn for fork), an agent
+// over it, and the child's composition: the tool filter, the persona section, approval policy `never`.
+import type { Agent } from '@dsh/agent'
+import type {} from '@dsh/approval'
+import type { Context } from '@dsh/kernel'
+import type { AssistantMessage } from '@dsh/llm'
+import type { Session, TurnEndReason } from '@dsh/session'
+import type {} from '@dsh/system-prompt'
+import type {} from '@dsh/tools'
+import { type ChildRunResult, outcomeOf, permitted, type SubagentChild, type SubagentLaunch } from './index.js'
+
+/** Where the child's log starts: `fresh` (no parent facts) or `fork` (the parent's last closed turn). */
+export type ChildSeed = 'fresh' | 'fork'
+
+/** The seq of the parent's last `turn/end` (the end of its last closed turn), or -1 for none. */
+export function lastClosedTurn(session: Session): number {
+  const events = session.events
+  for (let seq = events.length - 1; seq >= 0; seq--) if (events[seq]?.type === 'turn/end') return seq
+  return -1
+}
+
+function finalText(events: Session['events'], from: number): string {
+  for (let seq = events.length - 1; seq >= from; seq--) {
+    const event = events[seq]
+    if (event?.type !== 'assistant/message') continue
+    const message = (event.data as unknown as { message: AssistantMessage }).message
+    const text = message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('')
+    if (text.trim()) return text
+  }
+  return ''
+}
+
+/**
+ * Starts an in-process child. Everything lives in one scope under `launch.request.parent.ctx`, so a
+ * disposed parent takes its children with it; on failure the scope is disposed before rethrowing.
+ */
+export async function startInProcess(launch: SubagentLaunch, seed: ChildSeed): Promise<SubagentChild> {
+  const { id, request } = launch
+  const parent = request.parent
+  const fiber = parent.ctx.plugin({
+    name: `subagent:${id}`,
+    inject: ['sessions', 'agents', 'tools', 'systemPrompt'],
+    apply: () => {},
+  })
+  await fiber
+  const ctx: Context = fiber.ctx
+  try {
+    const boundary = seed === 'fresh' ? -1 : lastClosedTurn(parent.session)
+    const session = ctx.sessions.fork(parent.session, boundary, id)
+    const preset = (parent as Agent & { preset?: string }).preset
+    const agent = await ctx.agents.create({
+      session,
+      id,
+      model: { ...parent.model, ...request.model },
+      ...(request.maxSteps !== undefined ? { maxSteps: request.maxSteps } : {}),
+      ...(preset !== undefined ? { preset } : {}),
+    })
+    compose(ctx, launch, agent)
+    return new InProcessChild(ctx, fiber, agent)
+  } catch (error) {
+    await fiber.dispose()
+    throw error
+  }
+}
+
+/** The child's composition, registered on its scope so it goes when the child goes. */
+function compose(ctx: Context, launch: SubagentLaunch, agent: Agent): void {
+  const { restriction, persona } = launch
+  ctx.on('agent/request', async (_draft, next) => {
+    const out = await next()
+    if (out.agent.id !== agent.id) return out
+    return { ...out, tools: out.tools.filter((tool) => permitted(tool.name, restriction)) }
+  })
+  ctx.on('tools/pre-execute', async (call, next) => {
+    if (call.agentId !== agent.id || permitted(call.toolName, restriction)) return next()
+    return { action: 'deny', reason: `tool ${call.toolName} is not available to this subagent` }
+  })
+  ctx.systemPrompt.register({
+    name: `subagent-persona:${agent.id}`,
+    agentId: agent.id,
+    order: 900,
+    render: () => persona,
+  })
+  // A delegated child cannot reach a person: nobody is ever asked on its behalf.
+  const approval = ctx.get('approval')
+  if (approval) {
+    ctx.effect(() => {
+      approval.setPolicy(agent.session.id, 'never')
+      return () => approval.setPolicy(agent.session.id, undefined)
+    }, `subagent.approval(${agent.id})`)
+  }
+}
+
+interface Pending {
+  resolve: (result: ChildRunResult) => void
+}
+
+class InProcessChild implements SubagentChild {
+  readonly childSession: string
+  private readonly pending: Pending[] = []
+  private turnStart = -1
+  private disposing: Promise<void> | undefined
+
+  constructor(
+    ctx: Context,
+    private readonly fiber: { dispose(): unknown },
+    readonly agent: Agent,
+  ) {
+    this.childSession = agent.session.id
+    ctx.on('session/event', (session, event) => {
+      if (session !== agent.session) return
+      if (event.type === 'turn/start') this.turnStart = event.seq
+      if (event.type !== 'turn/end') return
+      const data = event.data as unknown as { reason: TurnEndReason; message?: string }
+      const result: ChildRunResult = {
+        outcome: outcomeOf(data.reason),
+        reason: data.reason,
+        text: finalText(session.events, Math.max(this.turnStart, 0)),
+      }
+      if (data.message !== undefined) result.message = data.message
+      this.pending.shift()?.resolve(result)
+    })
+  }
+
+  prompt(text: string): Promise<ChildRunResult> {
+    if (this.disposing) return Promise.resolve({ outcome: 'cancelled', text: '', message: 'the subagent was closed' })
+    const done = new Promise<ChildRunResult>((resolve) => this.pending.push({ resolve }))
+    this.agent.followup(text)
+    return done
+  }
+
+  async cancel(reason: string): Promise<void> {
+    // Queued runs that have not started are dropped (each resolves cancelled), then the running one aborts.
+    const queued = this.agent.inbox()['next-turn'].length
+    const running = this.agent.phase === 'idle' ? 0 : 1
+    if (queued > 0 && !this.agent.disposed) this.agent.spliceInbox('next-turn', 0, queued)
+    for (const dropped of this.pending.splice(running, queued)) {
+      dropped.resolve({ outcome: 'cancelled', text: '', message: `cancelled before it ran: ${reason}` })
+    }
+    await this.agent.cancel(reason)
+  }
+
+  dispose(): Promise<void> {
+    this.disposing ??= (async () => {
+      if (!this.agent.disposed) await this.cancel('the subagent was closed')
+      await this.fiber.dispose()
+      for (const left of this.pending.splice(0)) {
+        left.resolve({ outcome: 'cancelled', text: '', message: 'the subagent was closed' })
+      }
+    })()
+    return this.disposing
+  }
+}

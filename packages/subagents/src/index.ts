@@ -1,0 +1,528 @@
+// @dsh/subagents: `ctx.subagents`, a named registry of subagent providers, and the lifecycle every
+// provider shares: depth limit, durable `subagent/*` events in the parent's log, cancellation through
+// the caller's signal, ownership (the caller disposes what `start()` returned), and the fold that
+// reads children's outcomes back from the log (with honest closers after a crash).
+import { randomUUID } from 'node:crypto'
+import type { Agent } from '@dsh/agent'
+import { type Context, HarnessError, type JsonValue, Service } from '@dsh/kernel'
+import type { LlmCallConfig } from '@dsh/llm'
+import type { AnySessionEvent, Session, TurnEndReason } from '@dsh/session'
+import type { ToolRestriction } from '@dsh/tools'
+
+/** How a run of a child ended. `interrupted`: the process ended while it ran; its outcome is unknown. */
+export type SubagentOutcome = 'completed' | 'failed' | 'cancelled' | 'interrupted'
+
+/** `one-shot`: one task, one report. `continuable`: further messages queue FIFO as new turns. */
+export type SubagentMode = 'one-shot' | 'continuable'
+
+export interface SubagentRequest {
+  /** The agent delegating; the child lives inside its scope and its session is the parent session. */
+  parent: Agent
+  /** The first task. */
+  prompt: string
+  /** Provider name (default: config `defaultProvider`, `spawn`). */
+  provider?: string
+  mode?: SubagentMode
+  /** A short label for lists and surfaces. */
+  description?: string
+  /** The child's persona (a system prompt section of the child only); default: config `persona`. */
+  persona?: string
+  /** Narrows the parent's tool set for the child (the config `deny` list always applies too). */
+  tools?: ToolRestriction
+  model?: Partial<LlmCallConfig>
+  maxSteps?: number
+  /** The caller's cancellation (the parent tool call's signal): aborting cancels the first run. */
+  signal?: AbortSignal
+  /** The parent tool call that started the child, recorded in `subagent/started`. */
+  callId?: string
+}
+
+/** What one run of a child produced. */
+export interface SubagentReport {
+  subagentId: string
+  childSession: string
+  /** 0 for the first task, then one per message sent. */
+  run: number
+  outcome: SubagentOutcome
+  reason?: TurnEndReason
+  /** The child's final text of the run (bounded by config `maxReportChars`). */
+  text: string
+  message?: string
+}
+
+/** A run's result as a provider reports it. */
+export type ChildRunResult = Pick<SubagentReport, 'outcome' | 'reason' | 'text' | 'message'>
+
+/** A live child as a provider hands it over. */
+export interface SubagentChild {
+  readonly childSession: string
+  /** The in-process agent, when the provider runs one in this process. */
+  readonly agent?: Agent
+  /** Queues `text` as the child's next turn (FIFO); resolves with that turn's result. Never rejects. */
+  prompt(text: string): Promise<ChildRunResult>
+  /** Aborts the running turn and drops queued ones (they resolve `cancelled`). */
+  cancel(reason: string): Promise<void>
+  /** Cancels and releases everything the child holds. Idempotent. */
+  dispose(): Promise<void>
+}
+
+/** What a provider receives: the request, the id to use, the child's depth and the effective policy. */
+export interface SubagentLaunch {
+  id: string
+  depth: number
+  request: Readonly<SubagentRequest>
+  persona: string
+  restriction: ToolRestriction
+}
+
+/**
+ * A way to run children (in-process spawn or fork, a remote agent...). `start` either returns a live
+ * child (ownership passes to the service) or throws after cleaning up what it created.
+ */
+export interface SubagentProvider {
+  readonly name: string
+  start(launch: SubagentLaunch): Promise<SubagentChild>
+}
+
+export type SubagentStatus = 'running' | 'idle' | 'closed'
+
+/** A started child. The caller owns it: `dispose()` it when done (a one-shot caller after `result`). */
+export interface SubagentHandle {
+  readonly id: string
+  readonly provider: string
+  readonly mode: SubagentMode
+  readonly depth: number
+  readonly description: string | undefined
+  readonly parentSession: string
+  readonly childSession: string
+  readonly agent: Agent | undefined
+  readonly status: SubagentStatus
+  /** The report of the first run (the `prompt` of the request). */
+  readonly result: Promise<SubagentReport>
+  /** Queues a follow-up as a new turn (FIFO) and resolves with its report; `signal` cancels that run. */
+  send(text: string, signal?: AbortSignal): Promise<SubagentReport>
+  cancel(reason?: string): Promise<void>
+  dispose(): Promise<void>
+}
+
+/** A child as the parent's log tells it (see `foldSubagents`). */
+export interface SubagentRecord {
+  subagentId: string
+  provider: string
+  mode: SubagentMode
+  childSession: string
+  depth: number
+  description?: string
+  callId?: string
+  /** From the log alone: `running` means a run was started and never reported. */
+  status: SubagentStatus
+  runs: number
+  last?: { run: number; outcome: SubagentOutcome; reason?: TurnEndReason; text: string; synthetic?: boolean }
+}
+
+export interface SubagentStartedData {
+  subagentId: string
+  provider: string
+  mode: SubagentMode
+  childSession: string
+  depth: number
+  description?: string
+  callId?: string
+  persona?: string
+  tools?: { allow?: string[]; deny?: string[] }
+  model?: { [key: string]: JsonValue }
+}
+
+export interface SubagentFinishedData {
+  subagentId: string
+  childSession: string
+  run: number
+  outcome: SubagentOutcome
+  reason?: TurnEndReason
+  text: string
+  message?: string
+  /** Set on closers written at resume for a run the log never saw end. */
+  synthetic?: true
+}
+
+declare module '@dsh/session' {
+  interface SessionEventMap {
+    /** A child started (the durable descriptor: provider, mode, child session, depth, policy). */
+    'subagent/started': SubagentStartedData
+    /** A follow-up message queued for a continuable child (run `run`). */
+    'subagent/message': { subagentId: string; run: number; text: string }
+    /** A run of a child ended. */
+    'subagent/finished': SubagentFinishedData
+    /** The child was released (disposed, or found without a live owner on resume). */
+    'subagent/closed': { subagentId: string; reason?: string; synthetic?: true }
+  }
+}
+
+declare module 'cordis' {
+  interface Context {
+    subagents: SubagentsService
+  }
+  interface Events {
+    'subagent/started'(handle: SubagentHandle): void
+    'subagent/finished'(report: SubagentReport): void
+  }
+}
+
+export const SUBAGENT_EVENT_TYPES = ['subagent/started', 'subagent/message', 'subagent/finished', 'subagent/closed']
+
+export interface SubagentsConfig {
+  /** Children of children... up to this depth (a root agent is depth 0). Default 2. */
+  maxDepth?: number
+  /** Provider used when a request names none. Default `spawn`. */
+  defaultProvider?: string
+  /** Default persona of children. */
+  persona?: string
+  /** Tools no child may use, whatever the request says. Default `['ask_user']` (a child cannot reach a person). */
+  deny?: string[]
+  /** Bound of a report's text. Default 16000 characters. */
+  maxReportChars?: number
+}
+
+export const DEFAULT_PERSONA = [
+  'You are a subagent: another agent delegated one task to you. Work on it with the tools you have.',
+  'Nobody can answer questions here: when something is unclear, decide, and say what you assumed.',
+  'End with a final report as plain text: what you did, what you found, and anything left undone.',
+].join('\n')
+
+/** Whether `name` passes a restriction (the same rule `ctx.tools` applies). */
+export function permitted(name: string, restriction: ToolRestriction): boolean {
+  if (restriction.allow && !restriction.allow.includes(name)) return false
+  return !restriction.deny?.includes(name)
+}
+
+/** Maps a turn's end reason to a run outcome. */
+export function outcomeOf(reason: TurnEndReason): SubagentOutcome {
+  if (reason === 'completed') return 'completed'
+  if (reason === 'aborted') return 'cancelled'
+  if (reason === 'interrupted') return 'interrupted'
+  return 'failed'
+}
+
+/** Folds the `subagent/*` events of a parent's log into one record per child, in start order. */
+export function foldSubagents(events: readonly AnySessionEvent[]): SubagentRecord[] {
+  const records = new Map<string, SubagentRecord>()
+  for (const event of events) {
+    if (!event.type.startsWith('subagent/')) continue
+    const data = event.data as unknown as Record<string, unknown>
+    const id = data.subagentId as string
+    if (event.type === 'subagent/started') {
+      const started = data as unknown as SubagentStartedData
+      const record: SubagentRecord = {
+        subagentId: id,
+        provider: started.provider,
+        mode: started.mode,
+        childSession: started.childSession,
+        depth: started.depth,
+        status: 'running',
+        runs: 1,
+      }
+      if (started.description !== undefined) record.description = started.description
+      if (started.callId !== undefined) record.callId = started.callId
+      records.set(id, record)
+      continue
+    }
+    const record = records.get(id)
+    if (!record) continue
+    if (event.type === 'subagent/message') {
+      record.runs = Math.max(record.runs, (data.run as number) + 1)
+      if (record.status !== 'closed') record.status = 'running'
+    } else if (event.type === 'subagent/finished') {
+      const finished = data as unknown as SubagentFinishedData
+      record.last = { run: finished.run, outcome: finished.outcome, text: finished.text }
+      if (finished.reason !== undefined) record.last.reason = finished.reason
+      if (finished.synthetic) record.last.synthetic = true
+      if (record.status !== 'closed') record.status = finished.run + 1 >= record.runs ? 'idle' : 'running'
+    } else if (event.type === 'subagent/closed') {
+      record.status = 'closed'
+    }
+  }
+  return [...records.values()]
+}
+
+function checkConfig(config: SubagentsConfig): Required<SubagentsConfig> {
+  const maxDepth = config.maxDepth ?? 2
+  const maxReportChars = config.maxReportChars ?? 16_000
+  const problems: string[] = []
+  if (!Number.isInteger(maxDepth) || maxDepth < 0) problems.push('maxDepth must be an integer >= 0')
+  if (!Number.isInteger(maxReportChars) || maxReportChars < 100)
+    problems.push('maxReportChars must be an integer >= 100')
+  if (config.deny !== undefined && !Array.isArray(config.deny)) problems.push('deny must be a list of tool names')
+  if (problems.length > 0) {
+    throw new HarnessError('CONFIG_INVALID', `subagents config: ${problems.join('; ')}`, { problems })
+  }
+  return {
+    maxDepth,
+    maxReportChars,
+    defaultProvider: config.defaultProvider ?? 'spawn',
+    persona: config.persona ?? DEFAULT_PERSONA,
+    deny: config.deny ?? ['ask_user'],
+  }
+}
+
+function bound(text: string, max: number): string {
+  if (text.length <= max) return text
+  return `${text.slice(0, max)}\n[report truncated: ${text.length - max} more characters are in the child session]`
+}
+
+/**
+ * `ctx.subagents`. Providers register by name; `start()` checks the depth, asks the provider for a
+ * child, logs `subagent/started` in the parent's session and hands the caller a handle it owns.
+ */
+export class SubagentsService extends Service {
+  static readonly provide = 'subagents'
+  static readonly inject = ['sessions']
+  // Plain fields, not #private: Cordis calls service methods through a proxy.
+  readonly providers = new Map<string, SubagentProvider>()
+  readonly live = new Map<string, LiveSubagent>()
+  /** Depth of each live agent that is a child (root agents are absent: depth 0). */
+  readonly depths = new Map<string, number>()
+  readonly settings: Required<SubagentsConfig>
+  readonly home: Context
+
+  constructor(ctx: Context, config: SubagentsConfig = {}) {
+    const settings = checkConfig(config ?? {})
+    super(ctx, 'subagents')
+    this.settings = settings
+    this.home = ctx
+    ctx.sessions.defineEvent(...SUBAGENT_EVENT_TYPES)
+    // A parent resumed after a crash: runs the log never saw end are closed honestly, never as success.
+    ctx.on('session/restored', (session) => this.closeDangling(session))
+  }
+
+  /** Registers a provider for the caller's lifetime. Throws `DUPLICATE_SUBAGENT_PROVIDER`. */
+  register(provider: SubagentProvider): () => void {
+    return this.ctx.effect(() => {
+      if (this.providers.has(provider.name)) {
+        throw new HarnessError(
+          'DUPLICATE_SUBAGENT_PROVIDER',
+          `subagent provider "${provider.name}" is already registered`,
+          {
+            name: provider.name,
+          },
+        )
+      }
+      this.providers.set(provider.name, provider)
+      return () => {
+        if (this.providers.get(provider.name) === provider) this.providers.delete(provider.name)
+      }
+    }, `subagents.register(${provider.name})`)
+  }
+
+  /** The depth of an agent: 0 for a root agent, 1 for its children... */
+  depthOf(agentId: string): number {
+    return this.depths.get(agentId) ?? 0
+  }
+
+  /**
+   * Starts a child and its first run. Throws `SUBAGENT_PROVIDER_UNKNOWN`, `SUBAGENT_DEPTH_EXCEEDED`,
+   * `SUBAGENT_CANCELLED` (the signal had already fired), or what the provider throws; nothing is left
+   * running when it throws. The returned handle is the caller's to dispose.
+   */
+  async start(request: SubagentRequest): Promise<SubagentHandle> {
+    const name = request.provider ?? this.settings.defaultProvider
+    const provider = this.providers.get(name)
+    if (!provider) {
+      throw new HarnessError(
+        'SUBAGENT_PROVIDER_UNKNOWN',
+        `no subagent provider "${name}"; available: ${[...this.providers.keys()].join(', ') || 'none'}`,
+        { provider: name, available: [...this.providers.keys()] },
+      )
+    }
+    const depth = this.depthOf(request.parent.id) + 1
+    if (depth > this.settings.maxDepth) {
+      throw new HarnessError(
+        'SUBAGENT_DEPTH_EXCEEDED',
+        `a subagent at depth ${depth - 1} cannot start another one (the limit is ${this.settings.maxDepth}); do the work yourself`,
+        { depth, maxDepth: this.settings.maxDepth },
+      )
+    }
+    if (request.signal?.aborted) {
+      throw new HarnessError('SUBAGENT_CANCELLED', 'the subagent was cancelled before it started', {})
+    }
+    const id = `sub-${randomUUID()}`
+    const restriction: ToolRestriction = {
+      ...(request.tools?.allow ? { allow: [...request.tools.allow] } : {}),
+      deny: [...new Set([...this.settings.deny, ...(request.tools?.deny ?? [])])],
+    }
+    const persona = request.persona ?? this.settings.persona
+    const child = await provider.start({ id, depth, request, persona, restriction })
+    // Published: from here on the caller owns the child through the handle.
+    const live = new LiveSubagent(this, provider.name, id, depth, request, child)
+    this.live.set(id, live)
+    if (child.agent) this.depths.set(child.agent.id, depth)
+    const started: SubagentStartedData = {
+      subagentId: id,
+      provider: provider.name,
+      mode: request.mode ?? 'one-shot',
+      childSession: child.childSession,
+      depth,
+      tools: {
+        ...(restriction.allow ? { allow: [...restriction.allow] } : {}),
+        deny: [...(restriction.deny ?? [])],
+      },
+    }
+    if (request.description !== undefined) started.description = request.description
+    if (request.callId !== undefined) started.callId = request.callId
+    if (request.persona !== undefined) started.persona = request.persona
+    if (request.model !== undefined) started.model = JSON.parse(JSON.stringify(request.model))
+    live.log('subagent/started', started)
+    this.home.emit('subagent/started', live)
+    live.begin(request.prompt, request.signal)
+    return live
+  }
+
+  get(id: string): SubagentHandle | undefined {
+    return this.live.get(id)
+  }
+
+  /** Live children, optionally only those of one parent session. */
+  list(parentSession?: string): SubagentHandle[] {
+    return [...this.live.values()].filter((live) => parentSession === undefined || live.parentSession === parentSession)
+  }
+
+  /** The children a session's log records, with their last known outcome. */
+  records(session: Session): SubagentRecord[] {
+    return foldSubagents(session.events as readonly AnySessionEvent[])
+  }
+
+  /** Appends honest closers for runs and children a restored log left open. */
+  closeDangling(session: Session): void {
+    for (const record of this.records(session)) {
+      if (this.live.has(record.subagentId)) continue
+      if (record.status === 'running') {
+        session.append('subagent/finished', {
+          subagentId: record.subagentId,
+          childSession: record.childSession,
+          run: record.runs - 1,
+          outcome: 'interrupted',
+          text: '',
+          message: `the process ended while this subagent was running; its outcome is unknown. Its session ${record.childSession} keeps what it did.`,
+          synthetic: true,
+        })
+      }
+      if (record.status !== 'closed') {
+        session.append('subagent/closed', {
+          subagentId: record.subagentId,
+          reason: 'no live owner after the session was resumed',
+          synthetic: true,
+        })
+      }
+    }
+  }
+}
+
+/** The handle the caller owns: one child, its runs, and their durable lifecycle in the parent's log. */
+class LiveSubagent implements SubagentHandle {
+  readonly result: Promise<SubagentReport>
+  readonly parentSession: string
+  readonly childSession: string
+  readonly mode: SubagentMode
+  readonly description: string | undefined
+  private runs = 0
+  private active = 0
+  private closed = false
+  private disposing: Promise<void> | undefined
+  private resolveFirst!: (report: SubagentReport) => void
+
+  constructor(
+    private readonly service: SubagentsService,
+    readonly provider: string,
+    readonly id: string,
+    readonly depth: number,
+    private readonly request: SubagentRequest,
+    private readonly child: SubagentChild,
+  ) {
+    this.parentSession = request.parent.session.id
+    this.childSession = child.childSession
+    this.mode = request.mode ?? 'one-shot'
+    this.description = request.description
+    this.result = new Promise((resolve) => {
+      this.resolveFirst = resolve
+    })
+  }
+
+  get agent(): Agent | undefined {
+    return this.child.agent
+  }
+
+  get status(): SubagentStatus {
+    return this.closed ? 'closed' : this.active > 0 ? 'running' : 'idle'
+  }
+
+  /** Appends to the parent's log while that session is live in this process. */
+  log<T extends 'subagent/started' | 'subagent/message' | 'subagent/finished' | 'subagent/closed'>(
+    type: T,
+    data: import('@dsh/session').SessionEventMap[T],
+  ): void {
+    const session = this.request.parent.session
+    if (this.service.home.sessions.get(session.id) !== session) return
+    session.append(type, data)
+  }
+
+  begin(prompt: string, signal: AbortSignal | undefined): void {
+    void this.run(prompt, signal).then((report) => this.resolveFirst(report))
+  }
+
+  async send(text: string, signal?: AbortSignal): Promise<SubagentReport> {
+    if (this.closed) {
+      throw new HarnessError('SUBAGENT_CLOSED', `subagent ${this.id} was closed; start a new one`, { id: this.id })
+    }
+    return this.run(text, signal)
+  }
+
+  private async run(text: string, signal: AbortSignal | undefined): Promise<SubagentReport> {
+    const run = this.runs++
+    this.active++
+    if (run > 0) this.log('subagent/message', { subagentId: this.id, run, text })
+    const onAbort = () => void this.cancel('the parent tool call was cancelled')
+    signal?.addEventListener('abort', onAbort, { once: true })
+    let result: ChildRunResult
+    try {
+      result = signal?.aborted
+        ? { outcome: 'cancelled', text: '', message: 'cancelled before it ran' }
+        : await this.child.prompt(text)
+    } catch (error) {
+      result = { outcome: 'failed', text: '', message: error instanceof Error ? error.message : String(error) }
+    } finally {
+      signal?.removeEventListener('abort', onAbort)
+      this.active--
+    }
+    const report: SubagentReport = {
+      subagentId: this.id,
+      childSession: this.childSession,
+      run,
+      outcome: result.outcome,
+      text: bound(result.text, this.service.settings.maxReportChars),
+    }
+    if (result.reason !== undefined) report.reason = result.reason
+    if (result.message !== undefined) report.message = result.message
+    this.log('subagent/finished', { ...report })
+    this.service.home.emit('subagent/finished', report)
+    return report
+  }
+
+  async cancel(reason = 'cancelled'): Promise<void> {
+    await this.child.cancel(reason)
+  }
+
+  dispose(): Promise<void> {
+    this.disposing ??= (async () => {
+      this.closed = true
+      try {
+        await this.child.dispose()
+      } finally {
+        this.service.live.delete(this.id)
+        if (this.child.agent) this.service.depths.delete(this.child.agent.id)
+        this.log('subagent/closed', { subagentId: this.id })
+      }
+    })()
+    return this.disposing
+  }
+}
+
+export default SubagentsService
