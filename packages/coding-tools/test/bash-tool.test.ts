@@ -80,7 +80,10 @@ describe.skipIf(skip)('bash tool (sandboxed, real bubblewrap)', () => {
       await world.call('bash', { command: 'echo one; sleep 0.3; echo two; sleep 30', run_in_background: true }),
     )
     expect(started).toMatch(/^Started job-1 in the background: echo one/)
-    await new Promise((resolve) => setTimeout(resolve, 600))
+    const owner = { sessionId: 's1', agentId: 'a1' }
+    for (let i = 0; i < 500 && world.root.jobs.get('job-1', owner).outputBytes < 8; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
     expect(textOf(await world.call('job_output', { job_id: 'job-1' }))).toBe('[job job-1 running]\none\ntwo')
     expect(textOf(await world.call('job_output', { job_id: 'job-1' }))).toBe('[job job-1 running]\n(no new output)')
     expect(textOf(await world.call('job_list', {}))).toBe(
@@ -96,7 +99,7 @@ describe.skipIf(skip)('bash tool (sandboxed, real bubblewrap)', () => {
     expect(groupMembers(pid)).toBe(0)
     const done = textOf(await world.call('bash', { command: 'echo fin; exit 2', run_in_background: true }))
     expect(done).toMatch(/^Started job-2/)
-    const info = await world.root.jobs.wait('job-2', { sessionId: 's1', agentId: 'a1' })
+    const info = await world.root.jobs.wait('job-2', owner)
     expect(info).toMatchObject({ status: 'failed', summary: 'exit code 2' })
     expect(textOf(await world.call('job_output', { job_id: 'job-2' }))).toBe('[job job-2 failed: exit code 2]\nfin')
   })

@@ -1,7 +1,7 @@
 // A scripted model fixes a failing test in a temp git repo through the real agent loop, the real tool
 // pipeline and the sandboxed execution world; then the test re-runs the project's tests itself.
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { AgentsService } from '@dsh/agent'
@@ -45,20 +45,38 @@ function repo(): string {
   return ws
 }
 
+async function boot(ws: string, script: AssistantMessage[]) {
+  const root = new Context()
+  root.plugin(InvariantsService)
+  root.plugin(SessionService, { cwd: ws })
+  root.plugin(LlmService, { provider: 'scripted' })
+  root.plugin(ToolsService)
+  root.plugin(SystemPromptService)
+  root.plugin(AgentsService)
+  root.plugin(ApprovalService)
+  await root.plugin(AgentLoopService, { model: { provider: 'scripted', model: 'scripted' } })
+  await mountWorld(root, ws)
+  const adapter = createScriptedAdapter(script)
+  root.llm.registerAdapter('scripted', adapter)
+  return { root, adapter }
+}
+
+function resultsOf(session: { events: readonly { type: string; data: unknown }[] }) {
+  const results = session.events
+    .filter((event) => event.type === 'tool/result')
+    .map((event) => (event.data as { message: ToolResultMessage }).message)
+  const text = (id: string) =>
+    results
+      .find((m) => m.toolCallId === id)
+      ?.content.map((b) => (b.type === 'text' ? b.text : ''))
+      .join('') ?? ''
+  return { results, text }
+}
+
 describe.skipIf(skip)('end to end: a scripted model fixes a failing test', () => {
   it('reads, runs the failing test, edits the code, runs the tests green; the repo tests pass afterwards', async () => {
     const ws = repo()
-    const root = new Context()
-    root.plugin(InvariantsService)
-    root.plugin(SessionService, { cwd: ws })
-    root.plugin(LlmService, { provider: 'scripted' })
-    root.plugin(ToolsService)
-    root.plugin(SystemPromptService)
-    root.plugin(AgentsService)
-    root.plugin(ApprovalService)
-    await root.plugin(AgentLoopService, { model: { provider: 'scripted', model: 'scripted' } })
-    await mountWorld(root, ws)
-    const adapter = createScriptedAdapter([
+    const { root, adapter } = await boot(ws, [
       calls(['c1', 'read', { path: 'test.mjs' }], ['c2', 'read', { path: 'sum.mjs' }]),
       calls(['c3', 'bash', { command: 'node test.mjs', description: 'Run the tests' }]),
       calls(['c4', 'edit', { path: 'sum.mjs', old_string: 'return a - b', new_string: 'return a + b' }]),
@@ -69,19 +87,12 @@ describe.skipIf(skip)('end to end: a scripted model fixes a failing test', () =>
         finishReason: 'stop',
       },
     ])
-    root.llm.registerAdapter('scripted', adapter)
 
     const agent = await root.agents.create({ cwd: ws })
     agent.followup('fix the failing test')
     await agent.whenIdle()
 
-    const results = agent.session.events
-      .filter((event) => event.type === 'tool/result')
-      .map((event) => (event.data as { message: ToolResultMessage }).message)
-    const text = (id: string) => {
-      const message = results.find((m) => m.toolCallId === id)
-      return message?.content.map((b) => (b.type === 'text' ? b.text : '')).join('') ?? ''
-    }
+    const { results, text } = resultsOf(agent.session)
     expect(results.map((m) => [m.toolCallId, m.isError])).toEqual([
       ['c1', false],
       ['c2', false],
@@ -112,6 +123,47 @@ describe.skipIf(skip)('end to end: a scripted model fixes a failing test', () =>
     // Confirm independently: the project's own tests pass now.
     expect(execFileSync('node', ['test.mjs'], { cwd: ws, encoding: 'utf8' })).toBe('ok: all tests pass\n')
     root.invariants.assert()
+    await agent.dispose()
+  })
+
+  it('a write outside the workspace is denied, the retry with sandbox_permissions is approved once and logged', async () => {
+    const ws = repo()
+    const outside = mkdtempSync(join(existsSync('/var/tmp') ? '/var/tmp' : process.cwd(), 'dsh-outside-'))
+    dirs.push(outside)
+    const target = join(outside, 'notes.txt')
+    const asked = {
+      command: `echo hi > ${target}`,
+      sandbox_permissions: 'danger-full-access',
+      justification: 'the user asked for notes there',
+    }
+    const { root } = await boot(ws, [
+      calls(['c1', 'bash', { command: `echo hi > ${target}` }]),
+      calls(['c2', 'bash', asked]),
+      calls(['c3', 'bash', { command: `echo again > ${target}` }]),
+      { role: 'assistant', content: [{ type: 'text', text: 'done' }], finishReason: 'stop' },
+    ])
+    root.approval.answer((question) => (question.kind === 'escalation' ? 'allowed-once' : 'rejected'))
+    const agent = await root.agents.create({ cwd: ws })
+    agent.followup('write notes outside')
+    await agent.whenIdle()
+    const { text } = resultsOf(agent.session)
+    expect(text('c1')).toMatch(/\[sandbox: denied by the workspace-write sandbox/)
+    expect(text('c2')).toBe('(no output)')
+    expect(text('c3')).toMatch(/\[sandbox: denied/)
+    expect(readFileSync(target, 'utf8')).toBe('hi\n')
+    const approvals = agent.session.events.filter((e) => e.type.startsWith('approval/')).map((e) => [e.type, e.data])
+    expect(approvals).toMatchObject([
+      [
+        'approval/asked',
+        {
+          toolCallId: 'c2',
+          toolName: 'bash',
+          kind: 'escalation',
+          details: { from: 'workspace-write', to: 'danger-full-access' },
+        },
+      ],
+      ['approval/decided', { toolCallId: 'c2', decision: 'allowed-once' }],
+    ])
     await agent.dispose()
   })
 })

@@ -66,7 +66,7 @@ describe('ctx.fs (sandbox fence)', () => {
     expect(await code(fs.writeText(join(outside, 'x'), 'no', { kind: 'createIfAbsent' }))).toBe('FS_SANDBOX_DENIED')
     expect(await code(fs.writeText('../../escape', 'no', { kind: 'overwrite' }))).toMatch(/FS_SANDBOX_DENIED|resolved/)
     symlinkSync(outside, join(ws, 'link'))
-    const error = await fs.writeText('link/x', 'no', { kind: 'createIfAbsent' }).catch((e) => e as HarnessError)
+    const error = (await fs.writeText('link/x', 'no', { kind: 'createIfAbsent' }).catch((e) => e)) as HarnessError
     expect(error.code).toBe('FS_SANDBOX_DENIED')
     expect(error.message).toContain(`resolves to ${join(outside, 'x')}`)
     expect(existsSync(join(outside, 'x'))).toBe(false)

@@ -46,6 +46,13 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
     this.config = config ?? {}
     this.defaultMode = checkMode(this.config.mode ?? 'read-only', 'sandboxPolicy config mode')
     this.presetTable = { ...DEFAULT_PRESETS, ...(this.config.presets ?? {}) }
+    // A resumed session gets its preset's approval policy back (the mode itself is read from the log).
+    ctx.on('session/restored', (session) => {
+      const approval = ctx.get('approval') as ApprovalService | undefined
+      const logged = session.events.some((event) => event.type === 'sandbox/mode')
+      const preset = logged ? this.presetTable[this.mode(session.id)] : undefined
+      if (approval && preset) approval.setPolicy(session.id, preset.approval)
+    })
     for (const [name, preset] of Object.entries(this.presetTable)) {
       checkMode(preset?.mode, `sandboxPolicy preset ${name}`)
       if (preset.approval !== 'ask' && preset.approval !== 'never') {

@@ -44,6 +44,16 @@ describe('ctx.sandboxPolicy', () => {
     expect(() => root.sandboxPolicy.setMode('s1', 'yolo')).toThrow(HarnessError)
   })
 
+  it('gives a resumed session its mode and its preset approval policy back from the log', async () => {
+    const root = await setup({ mode: 'workspace-write' })
+    const session = root.sessions.create({ id: 's1' })
+    session.append('sandbox/mode', { mode: 'danger-full-access' })
+    const other = await setup({ mode: 'workspace-write' })
+    other.sessions.restore(other.sessions.build(session.header, session.events as never))
+    expect(other.sandboxPolicy.mode('s1')).toBe('danger-full-access')
+    expect(other.approval.policy('s1')).toBe('never')
+  })
+
   it('rebuilds a session mode from its last sandbox/mode event (resume), without a switch in this process', async () => {
     const root = await setup({ mode: 'read-only' })
     const session = root.sessions.create({ id: 's2' })
