@@ -4,6 +4,7 @@ import { dumpTree } from '@dsh/composition'
 import { HarnessError } from '@dsh/kernel'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { check } from './commands/check.js'
+import { demo } from './commands/demo.js'
 import { type RunOptions, run } from './commands/run.js'
 import { serve } from './commands/serve.js'
 import { sessionsExport, sessionsFork, sessionsList, sessionsShow } from './commands/sessions.js'
@@ -17,7 +18,6 @@ const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.
 /** Subcommands that later work fills in; until then they say so instead of pretending. */
 const planned: Array<{ name: string; args?: string; summary: string }> = [
   { name: 'web', summary: 'serve the browser UI on http://127.0.0.1:3080' },
-  { name: 'demo', summary: 'replay a recorded session through the real pipeline, no API key needed' },
 ]
 
 function collect(value: string, previous: string[] = []): string[] {
@@ -153,6 +153,11 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 configuration, 4 plugin tree did not activ
     .command('acp')
     .description('serve the Agent Client Protocol over stdio (for editors); logs go to stderr')
     .action(async () => setCode(await serve('acp', request('acp'), io)))
+
+  program
+    .command('demo')
+    .description('replay a recorded session through the real pipeline on a copy of a sample project (no API key)')
+    .action(async () => setCode(await demo(request('demo'), io)))
 
   for (const item of planned) {
     const command = program.command(item.name).description(`${item.summary} (not yet available)`).allowUnknownOption()

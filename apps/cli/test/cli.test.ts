@@ -101,7 +101,7 @@ describe('dsh (built binary)', () => {
   })
 
   it('says plainly which subcommands are not available yet', () => {
-    for (const command of ['web', 'demo']) {
+    for (const command of ['web']) {
       const result = dsh(command)
       expect(result.code).toBe(5)
       expect(result.stderr).toBe(`dsh: \`dsh ${command}\` is not available in this version yet\n`)
