@@ -119,6 +119,24 @@ describe('@dsh/sdk over dsh rpc', () => {
     expect(messages.filter((message) => message.role === 'tool')).toHaveLength(2)
   })
 
+  it('steers a running turn: the activity interval of run() covers the steered step', async () => {
+    const { sessionId } = await dsh.createSession()
+    const marker = join(home, 'steer-started')
+    server.enqueue(
+      completionResponse({ toolCalls: [toolCall('call-s', 'wait', { ms: 1500, marker })] }),
+      completionResponse({ text: 'Steered.' }),
+    )
+    const running = dsh.run('wait briefly', { sessionId })
+    await until(() => existsSync(marker))
+    const steered = await dsh.steer(sessionId, 'and then say Steered.')
+    expect(steered).toMatchObject({ sessionId, target: 'next-step' })
+    const result = await running
+    expect(result).toMatchObject({ sessionId, text: 'Steered.', reason: 'completed' })
+    const messages = server.requests.at(-1)?.body.messages as Array<{ role: string; content: unknown }>
+    expect(JSON.stringify(messages.at(-1))).toContain('and then say Steered.')
+    expect(durableEvents(sessionId).filter((event) => event.type === 'turn/end')).toHaveLength(1)
+  })
+
   it('cancels a running tool call; the turn ends aborted and the tool saw the abort', async () => {
     const { sessionId } = await dsh.createSession()
     const marker = join(home, 'wait-started')

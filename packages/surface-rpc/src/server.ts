@@ -358,9 +358,9 @@ class Connection implements RpcConnection {
   }
 
   private queue(params: Record<string, unknown>, kind: 'followup' | 'steer'): PromptResult {
-    const agent = this.agentOf(params)
     const text = params.text
     if (typeof text !== 'string' || !text.trim()) throw RpcError.invalidParams('"text" must be a non-empty string')
+    const agent = this.agentOf(params)
     const receipt = kind === 'followup' ? agent.followup(text) : agent.steer(text)
     return { sessionId: agent.session.id, messageId: receipt.id, target: receipt.target }
   }
