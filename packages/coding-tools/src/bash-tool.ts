@@ -5,8 +5,9 @@
 import type { JobOwner, JobProducer, JobsService } from '@dsh/jobs'
 import type { Context } from '@dsh/kernel'
 import { HarnessError } from '@dsh/kernel'
-import { sandboxDenialHint } from '@dsh/sandbox'
+import { type SandboxPolicyService, sandboxDenialHint } from '@dsh/sandbox'
 import { type Shell, type ShellProcess, statusMarkers } from '@dsh/shell'
+import type { SystemPromptService } from '@dsh/system-prompt'
 import { defineTool, ToolError } from '@dsh/tools'
 import {
   callPolicy,
@@ -144,6 +145,24 @@ export function apply(ctx: Context, config: BashToolConfig = {}): void {
     },
   })
   ctx.tools.register(tool as never)
+
+  // The model learns its sandbox from a dynamic prompt section: the loop logs it whenever it changes.
+  const prompt = ctx.get('systemPrompt') as SystemPromptService | undefined
+  const policies = ctx.get('sandboxPolicy') as SandboxPolicyService | undefined
+  if (prompt && policies && ctx.shell.confines) {
+    prompt.register({
+      name: 'sandbox',
+      kind: 'dynamic',
+      order: 900,
+      render: (scope) => {
+        const policy = policies.resolve(scope.sessionId)
+        if (policy.mode === 'danger-full-access')
+          return 'Sandbox: danger-full-access (commands and file tools may write anywhere).'
+        const roots = policy.writableRoots.length ? policy.writableRoots.join(', ') : 'nothing (read-only)'
+        return `Sandbox: ${policy.mode}. bash and the file tools may write only to: ${roots}. A write elsewhere fails with a [sandbox: denied ...] line; retry with sandbox_permissions only if it is really needed.`
+      },
+    })
+  }
 }
 
 function failure(error: unknown): never {

@@ -120,6 +120,13 @@ describe.skipIf(skip)('end to end: a scripted model fixes a failing test', () =>
         'write',
       ]),
     )
+    // The model was told its sandbox (a dynamic prompt section, logged as context).
+    const context = agent.session.events.filter(
+      (e) => e.type === 'user/message' && (e.data as { origin?: string }).origin === 'context',
+    )
+    expect(JSON.stringify(context)).toContain(
+      `Sandbox: workspace-write. bash and the file tools may write only to: ${ws}`,
+    )
     // Confirm independently: the project's own tests pass now.
     expect(execFileSync('node', ['test.mjs'], { cwd: ws, encoding: 'utf8' })).toBe('ok: all tests pass\n')
     root.invariants.assert()
