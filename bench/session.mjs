@@ -108,9 +108,7 @@ for (const [name, store] of [
   const session = ctx.sessions.create({ id: 'big' })
   for (let i = 0; i < 100_000; i++) addEvent(session, i)
   await ctx.sessions.flush(session)
-  ctx.sessions.close(session)
-  await ctx.sessionPersistence.flush()
-  while (ctx.sessions.get('big')) await tick()
+  await ctx.sessionPersistence.close(session)
   const path = join(dir, 'big.jsonl')
   const best = (fn) => {
     let min = Number.POSITIVE_INFINITY
@@ -130,9 +128,7 @@ for (const [name, store] of [
   const load = await best(() => ctx.sessionPersistence.read('big'))
   const resume = await best(async () => {
     const s = await ctx.sessionPersistence.resume('big')
-    ctx.sessions.close(s)
-    await ctx.sessionPersistence.flush()
-    while (ctx.sessions.get('big')) await tick()
+    await ctx.sessionPersistence.close(s)
   })
   console.log(
     `cold load 100k events: read+validate ${load.toFixed(0)} ms, resume (lease, validate, re-read) ${resume.toFixed(0)} ms; plain JSON.parse of the lines ${parse.toFixed(0)} ms; ratios ${(load / parse).toFixed(2)}x and ${(resume / parse).toFixed(2)}x`,

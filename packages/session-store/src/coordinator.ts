@@ -32,7 +32,6 @@ interface Tracker {
   timer: NodeJS.Timeout | undefined
   /** The last write failure; kept until a write succeeds. */
   error: unknown
-  closing: boolean
 }
 
 function persistFailed(store: SessionStore, id: string, cause: unknown): HarnessError {
@@ -51,6 +50,10 @@ function persistFailed(store: SessionStore, id: string, cause: unknown): Harness
 /** The coordinator's state and logic, kept off the Service (Cordis proxies service calls). */
 export class Coordinator {
   readonly #trackers = new Map<string, Tracker>()
+  /** Adoption of sessions that were live before this coordinator; flushes wait for it. */
+  #ready: Promise<void> = Promise.resolve()
+  /** Closes in progress, so callers can wait until the lease is released. */
+  readonly #closing = new Map<string, Promise<void>>()
   readonly #ctx: Context
   readonly #store: SessionStore
   readonly #maxBatch: number
@@ -68,7 +71,13 @@ export class Coordinator {
   }
 
   /** Starts persisting a new live session: takes its lease and queues the header and any seeded events. */
-  track(session: Session, durableLength: number, header: SessionHeader | undefined, lease?: Lease): void {
+  track(
+    session: Session,
+    durableLength: number,
+    header: SessionHeader | undefined,
+    lease?: Lease,
+    failure?: unknown,
+  ): void {
     if (this.#trackers.has(session.id)) return
     const tracker: Tracker = {
       session,
@@ -79,9 +88,12 @@ export class Coordinator {
       chain: Promise.resolve(),
       timer: undefined,
       error: undefined,
-      closing: false,
     }
     this.#trackers.set(session.id, tracker)
+    if (failure !== undefined) {
+      tracker.error = failure
+      return
+    }
     if (!lease) {
       try {
         tracker.lease = acquireLease(this.#store.leaseDir, session.id)
@@ -144,8 +156,34 @@ export class Coordinator {
     return next
   }
 
+  /**
+   * Starts persisting sessions that were live before this coordinator: each one's missing tail (or
+   * its whole log, when the store does not have it) is queued. Flushes wait until this is done.
+   */
+  adopt(sessions: Session[]): Promise<void> {
+    const run = async () => {
+      for (const session of sessions) {
+        if (this.#trackers.has(session.id)) continue
+        let stored: StoredSession | undefined
+        try {
+          stored = await this.#store.read(session.id)
+        } catch (error) {
+          // Its flushes will reject with this error instead of silently not persisting it.
+          this.track(session, session.length, undefined, undefined, error)
+          continue
+        }
+        if (this.#trackers.has(session.id)) continue
+        const durable = stored?.header ? stored.records.length : 0
+        this.track(session, durable, stored?.header ? undefined : session.header)
+      }
+    }
+    this.#ready = run()
+    return this.#ready
+  }
+
   /** Writes and syncs `session` (or every tracked session). Rejects with the first failure. */
   async flush(session?: Session): Promise<void> {
+    await this.#ready
     const targets = session
       ? [this.#trackers.get(session.id)].filter((t): t is Tracker => t?.session === session)
       : [...this.#trackers.values()]
@@ -159,17 +197,28 @@ export class Coordinator {
   }
 
   /** Flushes a closed session, then releases its lease and the store's handles. */
-  async close(session: Session): Promise<void> {
+  close(session: Session): Promise<void> {
     const tracker = this.#trackers.get(session.id)
-    if (!tracker || tracker.session !== session || tracker.closing) return
-    tracker.closing = true
-    try {
-      await this.flush(session)
-    } finally {
-      this.#trackers.delete(session.id)
-      tracker.lease?.release()
-      await this.#store.release(session.id).catch(() => {})
-    }
+    if (!tracker || tracker.session !== session) return Promise.resolve()
+    const pending = this.#closing.get(session.id)
+    if (pending) return pending
+    const done = (async () => {
+      try {
+        await this.flush(session)
+      } finally {
+        this.#trackers.delete(session.id)
+        tracker.lease?.release()
+        await this.#store.release(session.id).catch(() => {})
+        this.#closing.delete(session.id)
+      }
+    })()
+    this.#closing.set(session.id, done)
+    return done
+  }
+
+  /** Resolves when a close of this id in progress has released the lease (at once when none is). */
+  closed(id: string): Promise<void> {
+    return (this.#closing.get(id) ?? Promise.resolve()).catch(() => {})
   }
 
   /** Flushes everything and releases every lease (dispose). Failures are logged, not thrown. */
@@ -225,13 +274,18 @@ export class SessionPersistence extends Service {
   }
 
   /** Starts persisting sessions that were live before this coordinator (e.g. after a provider swap). */
-  async [Service.init](): Promise<void> {
-    for (const session of this.home.sessions.list()) {
-      if (this.core.tracks(session.id)) continue
-      const stored = await this.core.store.read(session.id)
-      const durable = stored?.header ? stored.records.length : 0
-      this.core.track(session, durable, stored?.header ? undefined : session.header)
-    }
+  [Service.init](): Promise<void> {
+    return this.core.adopt(this.home.sessions.list())
+  }
+
+  /**
+   * Closes a live session (`ctx.sessions.close`) and resolves once its last events are durable and
+   * its lease is released. Rejects with the final flush's error (the lease is released regardless).
+   */
+  async close(session: Session): Promise<void> {
+    const closing = this.core.close(session)
+    this.ctx.sessions.close(session)
+    await closing
   }
 
   /** Writes and syncs one session or all; the same barrier `ctx.sessions.flush()` waits for. */

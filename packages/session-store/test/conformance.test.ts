@@ -49,7 +49,11 @@ for (const backend of ['jsonl', 'sqlite'] as Backend[]) {
       }
       const session = ctx.sessions.create({ id: 'b' })
       for (let i = 0; i < 10; i++) session.append('step/start', {})
-      await new Promise((resolve) => setTimeout(resolve, 30))
+      // No flush: the write-behind queue drains on its own.
+      const durable = async () => (await ctx.sessionStore.read('b'))?.records.length ?? 0
+      for (let waited = 0; (await durable()) < 10 && waited < 5000; waited += 5) {
+        await new Promise((resolve) => setTimeout(resolve, 5))
+      }
       expect(Math.max(...sizes)).toBeLessThanOrEqual(3)
       expect(sizes.reduce((a, b) => a + b, 0)).toBe(10)
       expect((await ctx.sessionStore.read('b'))?.records).toHaveLength(10)
@@ -136,9 +140,7 @@ for (const backend of ['jsonl', 'sqlite'] as Backend[]) {
       expect(HarnessError.is(error, 'SESSION_LEASED')).toBe(true)
       expect((error as HarnessError).message).toContain(`pid ${process.pid}`)
       expect((error as HarnessError).facts.pid).toBe(process.pid)
-      a.sessions.close(session)
-      await a.sessionPersistence.flush()
-      await new Promise((resolve) => setTimeout(resolve, 10))
+      await a.sessionPersistence.close(session)
       const resumed = await b.sessionPersistence.resume('l')
       expect(resumed.length).toBe(4)
       await a.dispose()

@@ -27,8 +27,7 @@ describe('corrupted JSONL session files', async () => {
     const original = readFileSync(path)
     const lineEnds: number[] = []
     for (let i = 0; i < original.length; i++) if (original[i] === 0x0a) lineEnds.push(i + 1)
-    ctx.sessions.close(session)
-    await ctx.sessionPersistence.flush()
+    await ctx.sessionPersistence.close(session)
     const outcomes = { repaired: 0, refused: 0, intact: 0 }
 
     const check = async (damaged: Buffer, kind: 'truncate' | 'flip', at: number) => {
@@ -56,9 +55,7 @@ describe('corrupted JSONL session files', async () => {
         )
         outcomes.intact++
       }
-      ctx.sessions.close(resumed)
-      await ctx.sessionPersistence.flush()
-      while (ctx.sessions.get('good')) await new Promise((resolve) => setImmediate(resolve))
+      await ctx.sessionPersistence.close(resumed)
     }
 
     await fc.assert(

@@ -18,8 +18,7 @@ describe('corrupted SQLite session databases', () => {
       session.append('assistant/message', { message: assistant(`reply ${i}`) }, append)
     }
     await a.sessions.flush(session)
-    a.sessions.close(session)
-    await a.sessionPersistence.flush()
+    await a.sessionPersistence.close(session)
     await a.sessionStore.release('q')
     ;(a.sessionStore as unknown as { backend: { close(): void } }).backend.close()
     const path = `${dir.path}/sessions.sqlite`
