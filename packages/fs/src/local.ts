@@ -303,7 +303,12 @@ export class LocalFs extends Service implements FileSystem {
   async grep(pattern: string, path: string, options: GrepOptions = {}): Promise<GrepResult> {
     let regex: RegExp
     try {
-      regex = new RegExp(pattern, options.ignoreCase ? 'iu' : 'u')
+      try {
+        regex = new RegExp(pattern, options.ignoreCase ? 'iu' : 'u')
+      } catch {
+        // Models write escapes like `\-` that only the non-unicode syntax accepts.
+        regex = new RegExp(pattern, options.ignoreCase ? 'i' : '')
+      }
     } catch (error) {
       throw fsError(
         'FS_INVALID_PATTERN',

@@ -150,5 +150,6 @@ describe('ctx.fs (local)', () => {
     ])
     expect((await fs.grep('x', '.', { limit: 0 })).truncated).toBe(true)
     expect(await code(fs.grep('(', '.'))).toBe('FS_INVALID_PATTERN')
+    expect((await fs.grep('export const needle \\= 1', 'src')).matches).toHaveLength(1)
   })
 })
