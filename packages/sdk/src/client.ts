@@ -106,6 +106,8 @@ export class DshClient {
   /** Sessions open on the current runtime process (created, resumed or forked through this client). */
   private readonly open = new Set<string>()
   private approvalHandler: ApprovalHandler | undefined
+  /** Called with each response id as it is read, in wire order relative to notifications. */
+  private readonly responseHooks = new Set<(id: number) => void>()
   private closing: Promise<void> | undefined
 
   constructor(options: DshClientOptions = {}) {
@@ -198,6 +200,7 @@ export class DshClient {
     }
     const pending = typeof message.id === 'number' ? this.pending.get(message.id) : undefined
     if (!pending || message.id === undefined) return
+    for (const hook of [...this.responseHooks]) hook(message.id)
     this.pending.delete(message.id)
     if (message.error) pending.reject(new DshRpcError(message.error))
     else pending.resolve(message.result)
@@ -245,15 +248,25 @@ export class DshClient {
     method: M,
     params: RpcMethods[M]['params'],
   ): Promise<RpcMethods[M]['result']> {
+    return this.send(method, params).result
+  }
+
+  /** Writes a request; `id` lets a caller spot its response in wire order (see `run`). */
+  private send<M extends keyof RpcMethods>(
+    method: M,
+    params: RpcMethods[M]['params'],
+  ): { id: number; result: Promise<RpcMethods[M]['result']> } {
+    const id = this.nextId++
     const child = this.child
     if (!child?.stdin?.writable) {
-      return Promise.reject(new DshRpcError({ code: TRANSPORT_ERROR, message: 'the dsh runtime is not running' }))
+      const error = new DshRpcError({ code: TRANSPORT_ERROR, message: 'the dsh runtime is not running' })
+      return { id, result: Promise.reject(error) }
     }
-    const id = this.nextId++
-    return new Promise((resolve, reject) => {
+    const result = new Promise<RpcMethods[M]['result']>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject })
       child.stdin?.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`)
     })
+    return { id, result }
   }
 
   /** Sends any request of the protocol after `start()`. */
@@ -356,17 +369,23 @@ export class DshClient {
     else if (!this.open.has(sessionId)) await this.resumeSession(sessionId)
     const root = sessionId
     const events: SessionEventNotification[] = []
-    let receipt: PromptResult | undefined
+    // The receipt is noticed in wire order, so an `idle` read before it (an earlier activity) is ignored.
+    let receiptSeen = false
+    let promptId = -1
     let idleAfterReceipt!: () => void
     const idle = new Promise<void>((resolve) => {
       idleAfterReceipt = resolve
     })
+    const hook = (id: number) => {
+      if (id === promptId) receiptSeen = true
+    }
+    this.responseHooks.add(hook)
     const unsubscribe = this.subscribe(
       (notification) => {
         if (notification.method === 'session/event') events.push(notification.params)
         else if (notification.method === 'agent/status') {
           const status = notification.params as AgentStatusNotification
-          if (receipt && status.sessionId === root && status.status === 'idle') idleAfterReceipt()
+          if (receiptSeen && status.sessionId === root && status.status === 'idle') idleAfterReceipt()
         }
       },
       { sessionId: root },
@@ -376,11 +395,16 @@ export class DshClient {
         reject(new DshRpcError({ code: TRANSPORT_ERROR, message: 'the dsh runtime exited during run()' })),
       )
     })
+    gone.catch(() => {}) // observed only while racing; later exits must not be unhandled
+    let receipt: PromptResult
     try {
-      receipt = await this.prompt(root, text)
+      const sent = this.send('prompt', { sessionId: root, text })
+      promptId = sent.id
+      receipt = await sent.result
       await Promise.race([idle, gone])
     } finally {
       unsubscribe()
+      this.responseHooks.delete(hook)
     }
     let last = ''
     let reason: string | undefined
