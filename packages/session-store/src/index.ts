@@ -41,6 +41,8 @@ export interface SessionSummary {
   parentSession?: string
   eventCount: number
   location: string
+  /** Set when the log could not be read (`CODE: message`); the other fields are then best effort. */
+  error?: string
 }
 
 /**

@@ -236,8 +236,11 @@ export class JsonlBackend implements SessionStore {
     for (const name of names) {
       const id = name.slice(0, -'.jsonl'.length)
       const location = join(this.dir, name)
+      let mtime = 0
       try {
-        const size = (await stat(location)).size
+        const info = await stat(location)
+        const size = info.size
+        mtime = info.mtimeMs
         let meta: Meta | undefined
         try {
           meta = JSON.parse(await readFile(join(this.dir, `${id}.meta.json`), 'utf8')) as Meta
@@ -251,8 +254,10 @@ export class JsonlBackend implements SessionStore {
         }
         const { bytes: _bytes, ...summary } = meta
         out.push({ ...summary, location })
-      } catch {
-        // A log that cannot be read is reported when it is opened, not in the list.
+      } catch (error) {
+        const code = (error as { code?: unknown }).code
+        const reason = `${typeof code === 'string' ? `${code}: ` : ''}${(error as Error).message}`
+        out.push({ id, cwd: '', createdAt: 0, updatedAt: mtime, eventCount: 0, location, error: reason })
       }
     }
     return out.sort((a, b) => b.updatedAt - a.updatedAt)

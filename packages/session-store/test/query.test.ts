@@ -73,3 +73,27 @@ describe('sqlite schema version', () => {
     db.close()
   })
 })
+
+describe('listing JSONL sessions', () => {
+  it('answers from the meta sidecar without reading the log, and rescans when the sidecar is stale', async () => {
+    const { readFileSync, writeFileSync, appendFileSync } = await import('node:fs')
+    using dir = tempDir()
+    const ctx = await boot('jsonl', dir.path, {}, [[SessionQueryService, {}]])
+    await until(ctx, 'sessionQuery')
+    const session = ctx.sessions.create({ id: 'm' })
+    session.append('user/message', { message: user('the title') }, append)
+    await ctx.sessionPersistence.close(session)
+    const path = ctx.sessionStore.locate('m')
+    // Same size, unreadable middle: only a reader of the whole log would notice.
+    const bytes = readFileSync(path)
+    bytes.fill(0x20, 80, 90)
+    writeFileSync(path, bytes)
+    expect(await ctx.sessionQuery.list()).toMatchObject([{ id: 'm', title: 'the title', eventCount: 1 }])
+    // A different size makes the sidecar stale: the list rescans and reports what it cannot read.
+    appendFileSync(path, ' ')
+    expect(await ctx.sessionQuery.list()).toMatchObject([
+      { id: 'm', error: expect.stringContaining('SESSION_CORRUPT') },
+    ])
+    await ctx.dispose()
+  })
+})
