@@ -1,0 +1,134 @@
+// The built-in commands that belong to no capability package: /help, /model, /permissions, /fork and
+// /compact. (/plan and /goal are registered by @dsh/work-state, next to the state they change.)
+// Optional services (`ctx.approval`, `ctx.sandboxPolicy`, `ctx.compaction`) are looked up per call.
+import type {} from '@dsh/approval'
+import { type Context, HarnessError } from '@dsh/kernel'
+import type { Session } from '@dsh/session'
+import { type CommandContext, requireAgent, requireSession, usageError } from './commands.js'
+
+/** The part of `ctx.compaction` /compact needs (the service is another package's seam). */
+interface CompactionLike {
+  compact(
+    session: Session,
+    options?: { trigger?: 'manual'; signal?: AbortSignal },
+  ): Promise<{ ok: boolean; code?: string; message?: string; start?: number; end?: number; summarySeq?: number }>
+}
+
+/** The part of `ctx.sandboxPolicy` /permissions needs. */
+interface SandboxPolicyLike {
+  mode(sessionId?: string): string
+  setMode(sessionId: string, mode: string): string
+  presets(): Readonly<Record<string, { mode: string; approval: string }>>
+}
+
+function optional<T>(ctx: Context, name: string): T | undefined {
+  return (ctx.get as (name: string) => unknown)(name) as T | undefined
+}
+
+/** The seq where a session's last closed turn ends (the whole log when no turn is open). */
+function closedBoundary(session: Session): number {
+  if (session.openTail().turn === undefined) return session.length - 1
+  for (let seq = session.length - 1; seq >= 0; seq--) if (session.events[seq]?.type === 'turn/end') return seq
+  return -1
+}
+
+export default {
+  name: 'builtin-commands',
+  inject: ['commands', 'sessions'],
+  apply(ctx: Context) {
+    ctx.commands.register({
+      name: 'help',
+      description: 'List the commands',
+      run: () =>
+        ctx.commands
+          .list()
+          .map((command) => `/${command.name}${command.usage ? ` ${command.usage}` : ''}  ${command.description}`)
+          .join('\n'),
+    })
+
+    ctx.commands.register({
+      name: 'model',
+      description: "Show or change the agent's model for its next requests",
+      usage: '[provider:model | model]',
+      run(args, context) {
+        const agent = requireAgent(context)
+        const current = () =>
+          `${agent.model.provider ?? '(default provider)'}:${agent.model.model ?? '(default model)'}`
+        if (!args) return { text: current(), data: { ...agent.model } as never }
+        if (/\s/.test(args)) throw usageError('model', '[provider:model | model]', `"${args}" is not a model name`)
+        const colon = args.indexOf(':')
+        const change = colon > 0 ? { provider: args.slice(0, colon), model: args.slice(colon + 1) } : { model: args }
+        if (!change.model) throw usageError('model', '[provider:model | model]', 'the model name is empty')
+        // Takes effect from the next request; each request/header records the model actually used.
+        Object.assign(agent.model, change)
+        return { text: `model: ${current()} (from the next request)`, data: { ...agent.model } as never }
+      },
+    })
+
+    ctx.commands.register({
+      name: 'permissions',
+      description: 'Show or change the permission mode (sandbox preset, or approval ask/never)',
+      usage: '[preset | mode | ask | never]',
+      run(args, context) {
+        const session = requireSession(context)
+        const sandbox = optional<SandboxPolicyLike>(ctx, 'sandboxPolicy')
+        const approval = ctx.get('approval')
+        if (args) {
+          if (sandbox && !['ask', 'never'].includes(args)) sandbox.setMode(session.id, args)
+          else if (approval && ['ask', 'never'].includes(args)) approval.setPolicy(session.id, args as 'ask' | 'never')
+          else throw usageError('permissions', '[preset | mode | ask | never]', `cannot set "${args}" here`)
+        }
+        const parts: string[] = []
+        if (sandbox) {
+          parts.push(`sandbox: ${sandbox.mode(session.id)}`)
+          parts.push(`presets: ${Object.keys(sandbox.presets()).join(', ')}`)
+        }
+        if (approval) parts.push(`approval: ${approval.policy(session.id)}`)
+        return parts.join('\n') || 'no permission services are active'
+      },
+    })
+
+    ctx.commands.register({
+      name: 'fork',
+      description: 'Fork the session at its last closed turn into a new session',
+      run: async (_args, context: CommandContext) => {
+        const session = requireSession(context)
+        const child = ctx.sessions.fork(session, closedBoundary(session))
+        const durable = await ctx.sessions.flush(child)
+        // A durable fork is closed here (a surface resumes it by id); without persistence it stays live.
+        if (durable) ctx.sessions.close(child)
+        return {
+          text: `forked ${session.id} into ${child.id}${durable ? '' : ' (not durable: no persistence row)'}`,
+          data: { sessionId: child.id, parentSession: session.id, durable },
+        }
+      },
+    })
+
+    ctx.commands.register({
+      name: 'compact',
+      description: 'Summarise older conversation into one message to free context',
+      run: async (_args, context) => {
+        const session = requireSession(context)
+        const compaction = optional<CompactionLike>(ctx, 'compaction')
+        if (!compaction) {
+          throw new HarnessError('COMMAND_UNAVAILABLE', '/compact is not available: no compaction row is active', {
+            name: 'compact',
+          })
+        }
+        const result = await compaction.compact(session, {
+          trigger: 'manual',
+          ...(context.signal ? { signal: context.signal } : {}),
+        })
+        if (!result.ok) {
+          throw new HarnessError(result.code ?? 'COMPACTION_FAILED', result.message ?? 'compaction failed', {
+            name: 'compact',
+          })
+        }
+        return {
+          text: `compacted surface ${result.start}..${result.end} into one summary (event ${result.summarySeq})`,
+          data: { start: result.start ?? null, end: result.end ?? null, summarySeq: result.summarySeq ?? null },
+        }
+      },
+    })
+  },
+}

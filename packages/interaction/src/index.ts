@@ -1,0 +1,14 @@
+// @dsh/interaction: the human-facing seams surfaces wire. `ctx.commands` (./commands) runs slash
+// commands without a model turn; `ctx.userQuestions` (./questions) carries the model's questions to a
+// person. Rows: ./commands, ./builtin-commands, ./questions, ./ask-user.
+export type {
+  CommandContext,
+  CommandInfo,
+  CommandOutcome,
+  CommandReturn,
+  CommandSpec,
+  CommandTarget,
+} from './commands.js'
+export { CommandsService, parseCommand, requireAgent, requireSession, usageError } from './commands.js'
+export type { AskedQuestion, QuestionAnswerer, UserAnswer, UserQuestion } from './questions.js'
+export { UserQuestionsService } from './questions.js'

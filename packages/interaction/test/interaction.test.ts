@@ -1,0 +1,194 @@
+// ctx.commands and ctx.userQuestions through a real in-process dsh with the scripted model.
+import { AgentsService } from '@dsh/agent'
+import AgentLoopService from '@dsh/agent-loop'
+import { ApprovalService } from '@dsh/approval'
+import { Context, Service } from '@dsh/kernel'
+import { type AssistantMessage, LlmService } from '@dsh/llm'
+import { createScriptedAdapter, type ScriptedResponse } from '@dsh/llm/scripted'
+import { type Session, SessionService } from '@dsh/session'
+import { SystemPromptService } from '@dsh/system-prompt'
+import { ToolsService } from '@dsh/tools'
+import { describe, expect, it } from 'vitest'
+import askUser from '../src/ask-user.js'
+import builtin from '../src/builtin-commands.js'
+import { CommandsService, parseCommand } from '../src/commands.js'
+import { UserQuestionsService } from '../src/questions.js'
+
+const text = (value: string): AssistantMessage => ({
+  role: 'assistant',
+  content: [{ type: 'text', text: value }],
+  finishReason: 'stop',
+})
+const ask = (question: string): AssistantMessage => ({
+  role: 'assistant',
+  content: [{ type: 'tool-call', id: 'q1', name: 'ask_user', arguments: { question, options: ['red', 'blue'] } }],
+  finishReason: 'tool-calls',
+})
+
+async function createRoot(script: ScriptedResponse[] = [], extra?: (root: Context) => void) {
+  const root = new Context()
+  root.plugin(SessionService, { cwd: '/work' })
+  root.plugin(LlmService, { provider: 'scripted' })
+  root.plugin(ApprovalService)
+  root.plugin(ToolsService)
+  root.plugin(SystemPromptService)
+  root.plugin(AgentsService)
+  root.plugin(CommandsService)
+  root.plugin(builtin)
+  root.plugin(UserQuestionsService)
+  root.plugin(askUser)
+  extra?.(root)
+  await root.plugin(AgentLoopService, { model: { provider: 'scripted', model: 'scripted' } })
+  const adapter = createScriptedAdapter(script)
+  root.llm.registerAdapter('scripted', adapter)
+  return { root, adapter }
+}
+
+function lastResult(session: Session): { text: string; isError: boolean; code?: string } {
+  const event = session.events.filter((e) => e.type === 'tool/result').at(-1)
+  const data = event?.data as unknown as {
+    message: { content: Array<{ text: string }>; isError: boolean }
+    code?: string
+  }
+  return {
+    text: data.message.content[0]?.text ?? '',
+    isError: data.message.isError,
+    ...(data.code ? { code: data.code } : {}),
+  }
+}
+
+describe('commands', () => {
+  it('parses, lists and reports unknown or invalid commands as outcomes', async () => {
+    const { root } = await createRoot()
+    expect(parseCommand('/model  deepseek:chat ')).toEqual({ name: 'model', args: 'deepseek:chat' })
+    expect(parseCommand('hello /model')).toBeUndefined()
+    expect(root.commands.isCommand('/help')).toBe(true)
+    expect(root.commands.isCommand('/nope')).toBe(false)
+    expect(await root.commands.dispatch('/nope')).toMatchObject({ ok: false, code: 'COMMAND_UNKNOWN' })
+    expect(await root.commands.dispatch('plain text')).toMatchObject({ ok: false, code: 'COMMAND_INVALID' })
+    const help = await root.commands.dispatch('/help')
+    expect(help.text.split('\n').map((line) => line.split(' ')[0])).toEqual([
+      '/compact',
+      '/fork',
+      '/help',
+      '/model',
+      '/permissions',
+    ])
+    expect(() => root.commands.register({ name: 'help', description: 'x', run: () => 'x' })).toThrow(
+      /already registered/,
+    )
+    expect(await root.commands.dispatch('/model')).toMatchObject({ ok: false, code: 'COMMAND_NEEDS_AGENT' })
+  })
+
+  it('/model changes the model of the next requests, recorded in request/header', async () => {
+    const { root, adapter } = await createRoot([text('a'), text('b')])
+    const agent = await root.agents.create()
+    agent.followup('one')
+    await agent.whenIdle()
+    const outcome = await root.commands.dispatch('/model scripted:bigger', { agent, session: agent.session })
+    expect(outcome).toMatchObject({ ok: true, text: 'model: scripted:bigger (from the next request)' })
+    agent.followup('two')
+    await agent.whenIdle()
+    expect(adapter.dispatches.map((d) => d.call.model)).toEqual(['scripted', 'bigger'])
+    const headers = agent.session.events.filter((e) => e.type === 'request/header')
+    expect((headers.at(-1)?.data as { config?: { model: string } } | undefined)?.config?.model).toBe('bigger')
+    await agent.dispose()
+  })
+
+  it('/permissions, /fork and /compact act without a model turn', async () => {
+    const compacted: string[] = []
+    class FakeCompaction extends Service {
+      static readonly provide = 'compaction'
+      constructor(ctx: Context) {
+        super(ctx, 'compaction')
+      }
+      async compact(session: Session) {
+        compacted.push(session.id)
+        return { ok: true, trigger: 'manual', summarySeq: 9, start: 0, end: 3 }
+      }
+    }
+    const { root, adapter } = await createRoot([text('hello')])
+    const agent = await root.agents.create()
+    agent.followup('hi')
+    await agent.whenIdle()
+    const target = { agent, session: agent.session }
+
+    expect(await root.commands.dispatch('/compact', target)).toMatchObject({ ok: false, code: 'COMMAND_UNAVAILABLE' })
+    const fiber = root.plugin(FakeCompaction)
+    await fiber
+    expect(await root.commands.dispatch('/compact', target)).toMatchObject({ ok: true, data: { summarySeq: 9 } })
+    expect(compacted).toEqual([agent.session.id])
+    await fiber.dispose()
+
+    expect(await root.commands.dispatch('/permissions never', target)).toMatchObject({
+      ok: true,
+      text: 'approval: never',
+    })
+    expect(root.approval.policy(agent.session.id)).toBe('never')
+
+    const fork = await root.commands.dispatch('/fork', target)
+    expect(fork).toMatchObject({ ok: true, data: { parentSession: agent.session.id, durable: false } })
+    const child = root.sessions.get((fork.data as { sessionId: string }).sessionId)
+    expect(child?.header.seedLength).toBe(agent.session.length)
+    expect(adapter.dispatches).toHaveLength(1)
+    await agent.dispose()
+  })
+})
+
+describe('user questions', () => {
+  it('ask_user without an answerer gives the model a readable unavailable result', async () => {
+    const { root } = await createRoot([ask('which colour?'), text('I will pick red')])
+    const agent = await root.agents.create()
+    agent.followup('paint it')
+    await agent.whenIdle()
+    expect(lastResult(agent.session)).toMatchObject({
+      isError: true,
+      code: 'USER_UNAVAILABLE',
+      text: expect.stringMatching(/^USER_UNAVAILABLE: no surface can answer .* decide yourself/),
+    })
+    await agent.dispose()
+  })
+
+  it('a surface answerer answers, and an answerer failure fails closed', async () => {
+    const { root } = await createRoot([ask('which colour?'), text('blue it is'), ask('again?'), text('ok')])
+    const seen: string[] = []
+    const stop = root.userQuestions.answer((question) => {
+      seen.push(`${question.question} [${question.options?.join('/')}] ${question.toolCallId}`)
+      return 'blue'
+    })
+    const agent = await root.agents.create()
+    agent.followup('paint it')
+    await agent.whenIdle()
+    expect(seen).toEqual(['which colour? [red/blue] q1'])
+    expect(lastResult(agent.session)).toEqual({ text: 'The user answered: blue', isError: false })
+    stop()
+    root.userQuestions.answer(() => {
+      throw new Error('socket closed')
+    })
+    agent.followup('again')
+    await agent.whenIdle()
+    expect(lastResult(agent.session)).toMatchObject({
+      code: 'USER_UNAVAILABLE',
+      text: expect.stringMatching(/socket closed/),
+    })
+    await agent.dispose()
+  })
+
+  it('cancelling the turn cancels a pending question', async () => {
+    const { root } = await createRoot([ask('still there?')])
+    let asked!: () => void
+    const waiting = new Promise<void>((resolve) => {
+      asked = resolve
+    })
+    root.userQuestions.answer((_question, signal) => {
+      asked()
+      return new Promise((resolve) => signal.addEventListener('abort', () => resolve('too late')))
+    })
+    const agent = await root.agents.create()
+    agent.followup('ask me')
+    await waiting
+    await agent.cancel('stop')
+    expect(lastResult(agent.session)).toMatchObject({ code: 'USER_QUESTION_CANCELLED' })
+    await agent.dispose()
+  })
+})

@@ -1,0 +1,199 @@
+// Todo, plan mode and goals through the real loop, written through the real JSONL persistence, then
+// resumed by a fresh process-like root: the state comes back from the log alone, and the next request
+// shows it to the model.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { AgentsService } from '@dsh/agent'
+import AgentLoopService from '@dsh/agent-loop'
+import BuiltinCommands from '@dsh/interaction/builtin-commands'
+import { CommandsService } from '@dsh/interaction/commands'
+import { Context, InvariantsService } from '@dsh/kernel'
+import { type AssistantMessage, LlmService, type ToolCallBlock } from '@dsh/llm'
+import { createScriptedAdapter, type ScriptedResponse } from '@dsh/llm/scripted'
+import { type Session, SessionService } from '@dsh/session'
+import SessionPersistence from '@dsh/session-store/coordinator'
+import JsonlSessionStore from '@dsh/session-store/jsonl'
+import { SystemPromptService } from '@dsh/system-prompt'
+import { defineTool, ToolsService } from '@dsh/tools'
+import { describe, expect, it } from 'vitest'
+import { foldWorkState, renderWorkState, WorkStateService } from '../src/index.js'
+import workStateTools from '../src/tools.js'
+
+const text = (value: string): AssistantMessage => ({
+  role: 'assistant',
+  content: [{ type: 'text', text: value }],
+  finishReason: 'stop',
+})
+const call = (id: string, name: string, args: Record<string, unknown>): AssistantMessage => ({
+  role: 'assistant',
+  content: [{ type: 'tool-call', id, name, arguments: args } satisfies ToolCallBlock],
+  finishReason: 'tool-calls',
+})
+
+async function createRoot(dir: string, script: ScriptedResponse[]) {
+  const root = new Context()
+  root.plugin(InvariantsService)
+  root.plugin(SessionService, { cwd: dir })
+  root.plugin(JsonlSessionStore, { dir })
+  root.plugin(SessionPersistence)
+  root.plugin(LlmService, { provider: 'scripted' })
+  root.plugin(ToolsService)
+  root.plugin(SystemPromptService)
+  root.plugin(AgentsService)
+  root.plugin(CommandsService)
+  root.plugin(BuiltinCommands)
+  root.plugin(WorkStateService, { maxContinuations: 3 })
+  root.plugin(workStateTools)
+  await root.plugin(AgentLoopService, { model: { provider: 'scripted', model: 'scripted' } })
+  const adapter = createScriptedAdapter(script)
+  root.llm.registerAdapter('scripted', adapter)
+  const writes: string[] = []
+  root.tools.register(
+    defineTool<{ path: string }>({
+      name: 'write',
+      description: 'writes a file',
+      parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+      presentation: (args) => ({ kind: 'diff', title: 'Write', path: args.path }),
+      execute: (args) => {
+        writes.push(args.path)
+        return 'written'
+      },
+    }),
+  )
+  return { root, adapter, writes }
+}
+
+function results(session: Session): Array<{ text: string; code?: string }> {
+  return session.events
+    .filter((event) => event.type === 'tool/result')
+    .map((event) => {
+      const data = event.data as unknown as { message: { content: Array<{ text: string }> }; code?: string }
+      return { text: data.message.content[0]?.text ?? '', ...(data.code ? { code: data.code } : {}) }
+    })
+}
+
+const todos = [
+  { content: 'read the code', status: 'completed' },
+  { content: 'write the fix', status: 'in_progress', priority: 'high' },
+  { content: 'run the tests', status: 'pending' },
+]
+
+describe('work state', () => {
+  it('todo, plan and goal state survive resume because they are folded from the log', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dsh-work-state-'))
+    try {
+      const first = await createRoot(dir, [
+        // turn 1: a todo list
+        call('t1', 'todo_write', { todos }),
+        text('listed'),
+        // turn 2 (plan mode): a refused write, then a proposal nobody can answer yet
+        call('w1', 'write', { path: 'a.txt' }),
+        call('p1', 'exit_plan_mode', { plan: '1. edit a.txt\n2. run tests' }),
+        text('waiting for approval'),
+        // turn 3 (after /plan accept + /goal): work, one continuation, then goal_done
+        call('w2', 'write', { path: 'a.txt' }),
+        text('wrote a.txt'),
+        call('g1', 'goal_done', { summary: 'a.txt is fixed' }),
+        text('goal met'),
+      ])
+      const { root } = first
+      const agent = await root.agents.create({ cwd: dir })
+      const id = agent.session.id
+      agent.followup('plan the fix')
+      await agent.whenIdle()
+
+      expect((await root.commands.dispatch('/plan', { session: agent.session, agent })).ok).toBe(true)
+      agent.followup('go ahead')
+      await agent.whenIdle()
+      expect(first.writes).toEqual([])
+      expect(results(agent.session).slice(1, 3)).toEqual([
+        { text: expect.stringMatching(/PLAN_MODE: write changes things/), code: 'DENIED' },
+        { text: expect.stringMatching(/^Plan recorded\. The user has to accept it/) },
+      ])
+      expect(root.workState.state(agent.session).plan).toEqual({ on: true, proposed: '1. edit a.txt\n2. run tests' })
+
+      // The user accepts (which queues the plan as the next turn) and sets a goal.
+      const accepted = await root.commands.dispatch('/plan accept', { session: agent.session })
+      expect(accepted).toMatchObject({ ok: true, text: 'plan accepted; plan mode is off' })
+      const goal = await root.commands.dispatch('/goal fix a.txt', { session: agent.session, agent })
+      expect(goal).toMatchObject({ ok: true, text: 'goal set (at most 3 continuations): fix a.txt' })
+      await agent.whenIdle()
+      expect(first.writes).toEqual(['a.txt'])
+      const state = root.workState.state(agent.session)
+      expect(state.goal).toEqual({
+        text: 'fix a.txt',
+        status: 'met',
+        continuations: 1,
+        maxContinuations: 3,
+        summary: 'a.txt is fixed',
+      })
+      // A second goal, set while idle, stays active across the restart.
+      root.workState.setGoal(agent.session, 'keep the tests green', 1)
+      root.workState.setPlanMode(agent.session, true, 'user')
+      const before = root.workState.state(agent.session)
+      root.invariants.assert()
+      await agent.dispose()
+      await root.sessions.flush()
+
+      // A new root over the same directory: everything comes from the log.
+      const second = await createRoot(dir, [call('w3', 'write', { path: 'b.txt' }), text('one'), text('two')])
+      const resumed = await second.root.sessionPersistence.resume(id)
+      const after = second.root.workState.state(resumed)
+      expect(after).toEqual(before)
+      expect(after).toEqual(foldWorkState(resumed.events))
+      expect(after.todos).toEqual(todos)
+      expect(after.plan.on).toBe(true)
+      expect(after.goal).toMatchObject({ text: 'keep the tests green', status: 'active', continuations: 0 })
+
+      const again = await second.root.agents.create({ session: resumed })
+      again.followup('continue')
+      await again.whenIdle()
+      // The first request after resume shows the folded state as a context snapshot.
+      const request = second.adapter.dispatches[0]?.request.messages ?? []
+      const context = request
+        .filter((message) => message.role === 'user')
+        .map((message) => (message.content as Array<{ text?: string }>).map((b) => b.text ?? '').join(''))
+        .filter((t) => t.startsWith('# Working state'))
+        .at(-1)
+      expect(context).toBe(renderWorkState(after))
+      expect(context).toMatch(/Plan mode is ON/)
+      expect(context).toMatch(/Goal \(active\): keep the tests green/)
+      expect(context).toMatch(/\[x\] read the code\n\[>\] write the fix \(high\)\n\[ \] run the tests/)
+      // Plan mode still refuses writes; the goal driver continues once, then its bound ends it.
+      expect(second.writes).toEqual([])
+      expect(results(resumed).at(-1)).toMatchObject({ code: 'DENIED' })
+      expect(second.root.workState.state(resumed).goal).toMatchObject({ status: 'exhausted', continuations: 1 })
+      const ends = resumed.events.filter((e) => e.type === 'turn/end').map((e) => (e.data as { reason: string }).reason)
+      expect(ends.at(-1)).toBe('completed')
+      second.root.invariants.assert()
+      await again.dispose()
+      await second.root.sessions.flush()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('decides what plan mode refuses by presentation and by the configured lists', async () => {
+    const root = new Context()
+    root.plugin(SessionService, { cwd: '/w' })
+    root.plugin(SystemPromptService)
+    await root.plugin(WorkStateService, { mutating: ['deploy'], readOnly: ['bash'] })
+    const generic = { kind: 'generic', title: 'x' } as const
+    expect(root.workState.isMutating({ toolName: 'read', presentation: generic })).toBe(false)
+    expect(root.workState.isMutating({ toolName: 'deploy', presentation: generic })).toBe(true)
+    expect(root.workState.isMutating({ toolName: 'edit', presentation: { kind: 'diff', title: 'e', path: 'a' } })).toBe(
+      true,
+    )
+    expect(
+      root.workState.isMutating({ toolName: 'bash', presentation: { kind: 'terminal', title: 'b', command: 'ls' } }),
+    ).toBe(false)
+    // Spawned children (header parentSession) follow their live parent's plan mode.
+    const parent = root.sessions.create()
+    const child = root.sessions.fork(parent, -1)
+    expect(root.workState.inPlanMode(child.id)).toBe(false)
+    root.workState.setPlanMode(parent, true, 'user')
+    expect(root.workState.inPlanMode(child.id)).toBe(true)
+    expect(() => root.workState.writeTodos(parent, [{ content: '', status: 'pending' }])).toThrow(/no content/)
+  })
+})
