@@ -3,10 +3,11 @@
 // resume repair must leave no call without a result. Runs against the built dist (see fixtures).
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { existsSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { boot, tempDir } from './helpers.js'
+import { type Backend, boot, tempDir } from './helpers.js'
 
 const writer = fileURLToPath(new URL('./fixtures/crash-writer.mjs', import.meta.url))
 const dist = fileURLToPath(new URL('../dist/coordinator.js', import.meta.url))
@@ -17,9 +18,16 @@ interface Run {
   ready: boolean
 }
 
-function runAndKill(dir: string, id: string, mode: string, seed: number, delayMs: number): Promise<Run> {
+function runAndKill(
+  backend: Backend,
+  dir: string,
+  id: string,
+  mode: string,
+  seed: number,
+  delayMs: number,
+): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child: ChildProcess = spawn(process.execPath, [writer, dir, id, mode, String(seed)], {
+    const child: ChildProcess = spawn(process.execPath, [writer, dir, id, mode, String(seed), backend], {
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     const run: Run = { acked: -1, hash: '', ready: false }
@@ -59,9 +67,15 @@ function hashOf(records: unknown[]): string {
 }
 
 describe.skipIf(!existsSync(dist))('crash safety (SIGKILL)', () => {
-  it('loses no acknowledged event and leaves no call without a result across 50 kills', async () => {
+  it('loses no acknowledged event and leaves no call without a result across 50 kills on both backends', async () => {
     using dir = tempDir()
-    const ctx = await boot('jsonl', dir.path)
+    const backends: Backend[] = ['jsonl', 'sqlite']
+    const roots = Object.fromEntries(backends.map((backend) => [backend, join(dir.path, backend)]))
+    for (const root of Object.values(roots)) mkdirSync(root)
+    const contexts = {
+      jsonl: await boot('jsonl', roots.jsonl as string),
+      sqlite: await boot('sqlite', roots.sqlite as string),
+    }
     const sessions = 10
     const rounds = 5
     let kills = 0
@@ -70,9 +84,12 @@ describe.skipIf(!existsSync(dist))('crash safety (SIGKILL)', () => {
     await Promise.all(
       Array.from({ length: sessions }, async (_, s) => {
         const id = `crash-${s}`
+        const backend = backends[s % 2] as Backend
+        const ctx = contexts[backend]
         for (let round = 0; round < rounds; round++) {
           const delay = Math.floor(Math.random() * 40)
-          const run = await runAndKill(dir.path, id, round === 0 ? 'create' : 'resume', s * 1000 + round + 1, delay)
+          const mode = round === 0 ? 'create' : 'resume'
+          const run = await runAndKill(backend, roots[backend] as string, id, mode, s * 1000 + round + 1, delay)
           expect(run.ready).toBe(true)
           kills++
           // The raw log as the crash left it: a valid prefix (plus at most a torn final line).
@@ -105,6 +122,7 @@ describe.skipIf(!existsSync(dist))('crash safety (SIGKILL)', () => {
     expect(kills).toBeGreaterThanOrEqual(50)
     expect(repaired).toBeGreaterThan(0)
     console.info(`crash test: ${kills} kills, ${repaired} repairs, ${torn} torn tails`)
-    await ctx.dispose()
+    await contexts.jsonl.dispose()
+    await contexts.sqlite.dispose()
   }, 60_000)
 })
