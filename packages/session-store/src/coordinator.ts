@@ -32,6 +32,8 @@ interface Tracker {
   timer: NodeJS.Timeout | undefined
   /** The last write failure; kept until a write succeeds. */
   error: unknown
+  /** A background drain is chained and has not started yet (one is enough for any number of appends). */
+  backgroundQueued: boolean
 }
 
 function persistFailed(store: SessionStore, id: string, cause: unknown): HarnessError {
@@ -88,6 +90,7 @@ export class Coordinator {
       chain: Promise.resolve(),
       timer: undefined,
       error: undefined,
+      backgroundQueued: false,
     }
     this.#trackers.set(session.id, tracker)
     if (failure !== undefined) {
@@ -108,8 +111,8 @@ export class Coordinator {
     const tracker = this.#trackers.get(session.id)
     if (!tracker || tracker.session !== session) return
     tracker.queue.push(event)
-    if (tracker.queue.length >= this.#maxBatch) this.#drain(tracker, false).catch(() => {})
-    else this.#schedule(tracker)
+    if (tracker.queue.length < this.#maxBatch) this.#schedule(tracker)
+    else if (!tracker.backgroundQueued) this.#drain(tracker, false).catch(() => {})
   }
 
   #schedule(tracker: Tracker): void {
@@ -125,7 +128,9 @@ export class Coordinator {
 
   /** Chains a write of everything queued (in bounded batches), syncing at the end when `sync`. */
   #drain(tracker: Tracker, sync: boolean): Promise<void> {
+    if (!sync) tracker.backgroundQueued = true
     const run = async () => {
+      if (!sync) tracker.backgroundQueued = false
       if (tracker.lease === undefined) throw tracker.error
       while (tracker.header || tracker.queue.length) {
         const events = tracker.queue.slice(0, this.#maxBatch)

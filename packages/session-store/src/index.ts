@@ -84,10 +84,15 @@ export function sessionsDir(ctx: Context, dir: string | undefined): string {
   return join(resolve(home), 'sessions')
 }
 
-/** The title of a session: the first user message's text, on one line, at most 80 characters. */
+/**
+ * The title of a session: the first user message's text, on one line, at most 80 characters. Context
+ * snapshots (`origin: 'context'`, written by the loop, not the user) never title a session.
+ */
 export function titleOf(event: SessionEvent): string | undefined {
   if (event.type !== 'user/message') return undefined
-  const message = (event.data as { message?: { content?: { type: string; text?: string }[] } }).message
+  const data = event.data as { origin?: string; message?: { content?: { type: string; text?: string }[] } }
+  if (data.origin === 'context') return undefined
+  const message = data.message
   const text = (message?.content ?? [])
     .filter((block) => block.type === 'text')
     .map((block) => block.text ?? '')
