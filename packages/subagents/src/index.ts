@@ -347,7 +347,14 @@ export class SubagentsService extends Service {
     const id = `sub-${randomUUID()}`
     const restriction: ToolRestriction = {
       ...(request.tools?.allow ? { allow: [...request.tools.allow] } : {}),
-      deny: [...new Set([...this.settings.deny, ...(request.tools?.deny ?? [])])],
+      // A child at the depth limit does not see `task` at all (start() would refuse it anyway).
+      deny: [
+        ...new Set([
+          ...this.settings.deny,
+          ...(request.tools?.deny ?? []),
+          ...(depth >= this.settings.maxDepth ? ['task'] : []),
+        ]),
+      ],
     }
     const persona = request.persona ?? this.settings.persona
     const child = await provider.start({ id, depth, request, persona, restriction })

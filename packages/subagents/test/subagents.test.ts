@@ -170,11 +170,14 @@ describe('subagents', () => {
   })
 
   it('enforces the depth limit', async () => {
+    const childTools: string[][] = []
     const { root } = await createHarness({
       subagents: { maxDepth: 1 },
       route: (dispatch) => {
         const last = lastText(dispatch)
         if (isChild(dispatch)) {
+          childTools.push((dispatch.request.tools ?? []).map((tool) => tool.name))
+          // Called anyway (the model does not see it): refused before anything starts.
           if (last === 'delegate further') return calls(['g1', 'task', { prompt: 'grandchild work' }])
           return text(`child saw: ${last}`)
         }
@@ -184,12 +187,14 @@ describe('subagents', () => {
     const parent = await root.agents.create()
     parent.followup('go')
     await parent.whenIdle()
+    expect(childTools[0]).not.toContain('task')
+    expect(childTools[0]).toContain('subagent_list')
     const [report] = dataOf<SubagentFinishedData>(parent.session, 'subagent/finished')
     expect(report?.outcome).toBe('completed')
-    expect(report?.text).toMatch(/^child saw: .*SUBAGENT_DEPTH_EXCEEDED|depth 1 cannot start/s)
+    expect(report?.text).toMatch(/^child saw: .*not available to this subagent/s)
     expect(dataOf(parent.session, 'subagent/started')).toHaveLength(1)
 
-    // The service refuses it directly too.
+    // The service refuses it whatever the tools say.
     const child = await root.agents.create()
     root.subagents.depths.set(child.id, 1)
     await expect(root.subagents.start({ parent: child, prompt: 'x' })).rejects.toMatchObject({

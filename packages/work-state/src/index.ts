@@ -35,6 +35,13 @@ export interface GoalState {
   continuations: number
   maxContinuations: number
   summary?: string
+  /** Seq of the `goal/set` event. */
+  setAt: number
+  /**
+   * Set when the goal came with a fork's seed (set before `header.seedLength`): it is the parent's
+   * objective, shown as context, never driven in this session.
+   */
+  inherited?: true
 }
 
 /** The folded state of one session. `touched`: the log has at least one work-state event. */
@@ -114,6 +121,7 @@ export function foldWorkState(events: readonly AnySessionEvent[], state: WorkSta
           status: 'active',
           continuations: 0,
           maxContinuations: data.maxContinuations as number,
+          setAt: event.seq,
         }
         break
       case 'goal/continued':
@@ -150,7 +158,8 @@ export function renderWorkState(state: WorkState): string | undefined {
     )
   } else lines.push('Plan mode is off.')
   const goal = state.goal
-  if (goal?.status === 'active') {
+  if (goal?.inherited) lines.push(`Goal of the parent session (context only, not yours to mark): ${goal.text}`)
+  else if (goal?.status === 'active') {
     lines.push(`Goal (active): ${goal.text}`, 'Keep working until it is met, then call goal_done with a short summary.')
   } else if (goal) lines.push(`Goal (${goal.status}): ${goal.text}`)
   if (state.todos.length === 0) lines.push('Todo list: empty.')
@@ -245,13 +254,16 @@ export class WorkStateService extends Service {
   state(session: Session | string): WorkState {
     const live = typeof session === 'string' ? this.home.sessions.get(session) : session
     if (!live) return emptyState()
-    const cached = this.cache.get(live)
-    if (cached && cached.length === live.length) return cloneState(cached.state)
-    const base = cached && cached.length < live.length ? cached.state : emptyState()
-    const from = cached && cached.length < live.length ? cached.length : 0
-    const state = foldWorkState(live.events.slice(from) as AnySessionEvent[], base)
-    this.cache.set(live, { length: live.length, state })
-    return cloneState(state)
+    let cached = this.cache.get(live)
+    if (!cached || cached.length !== live.length) {
+      const from = cached && cached.length < live.length ? cached.length : 0
+      const base = from > 0 && cached ? cached.state : emptyState()
+      cached = { length: live.length, state: foldWorkState(live.events.slice(from) as AnySessionEvent[], base) }
+      this.cache.set(live, cached)
+    }
+    const copy = cloneState(cached.state)
+    if (copy.goal && copy.goal.setAt < (live.header.seedLength ?? 0)) copy.goal.inherited = true
+    return copy
   }
 
   todos(session: Session | string): TodoItem[] {
@@ -323,8 +335,10 @@ export class WorkStateService extends Service {
     by: 'model' | 'user' | 'bound',
     summary?: string,
   ): GoalState {
-    if (this.state(session).goal?.status !== 'active')
-      throw new HarnessError('GOAL_NONE', 'there is no active goal', {})
+    const goal = this.state(session).goal
+    if (goal?.status !== 'active' || goal.inherited) {
+      throw new HarnessError('GOAL_NONE', 'there is no active goal in this session', {})
+    }
     this.append(session, 'goal/end', summary === undefined ? { status, by } : { status, by, summary })
     return this.state(session).goal as GoalState
   }
@@ -358,7 +372,7 @@ export class WorkStateService extends Service {
     if (stopping.reason !== 'completed') return undefined
     const session = stopping.session
     const goal = this.state(session).goal
-    if (goal?.status !== 'active') return undefined
+    if (goal?.status !== 'active' || goal.inherited) return undefined
     if (goal.continuations >= goal.maxContinuations) {
       this.append(session, 'goal/end', {
         status: 'exhausted',

@@ -127,6 +127,7 @@ describe('work state', () => {
         continuations: 1,
         maxContinuations: 3,
         summary: 'a.txt is fixed',
+        setAt: expect.any(Number),
       })
       // A second goal, set while idle, stays active across the restart.
       root.workState.setGoal(agent.session, 'keep the tests green', 1)
@@ -195,5 +196,12 @@ describe('work state', () => {
     root.workState.setPlanMode(parent, true, 'user')
     expect(root.workState.inPlanMode(child.id)).toBe(true)
     expect(() => root.workState.writeTodos(parent, [{ content: '', status: 'pending' }])).toThrow(/no content/)
+    // A fork carries the parent's goal as context only: it is not the child's to drive or to mark.
+    root.workState.setGoal(parent, 'ship the release')
+    const forked = root.sessions.fork(parent)
+    expect(root.workState.state(forked).goal).toMatchObject({ status: 'active', inherited: true })
+    expect(renderWorkState(root.workState.state(forked))).toMatch(/Goal of the parent session \(context only/)
+    expect(() => root.workState.endGoal(forked, 'met', 'model')).toThrow(/no active goal/)
+    expect(root.workState.state(parent).goal?.inherited).toBeUndefined()
   })
 })
