@@ -127,14 +127,11 @@ export class CompactionService extends Service implements Compaction {
         (tail[i + 1] as number) + estimateMessage((nodes[i] as (typeof nodes)[number]).message, meter.charsPerToken)
     }
     const cut = cuts.find((c) => (tail[c] as number) <= keep) ?? cuts.at(-1)
-    const first = nodes[0]
-    if (
-      cut === undefined ||
-      (cut === 1 && first && (first.event.data as { origin?: string }).origin === 'compaction')
-    ) {
+    // One node is not worth a model call (and re-summarising a lone summary gains nothing).
+    if (cut === undefined || cut < 2) {
       return fail(
         'COMPACTION_NO_RANGE',
-        'no closed range of the surface can be summarised (nothing old enough, or a tool call without its result)',
+        'no closed range of two or more surface entries can be summarised (too little history, or a tool call without its result)',
       )
     }
     const range = nodes.slice(0, cut)

@@ -53,3 +53,10 @@ export async function createContextHarness(options: HarnessOptions = {}) {
 export function textOf(message: { content: ReadonlyArray<{ type: string; text?: string }> }): string {
   return message.content.map((block) => block.text ?? '').join('')
 }
+
+/** The `data.message` of a surface event; throws when the event is missing. */
+export function messageOf<M = { content: ReadonlyArray<{ type: string; text?: string }> }>(event: unknown): M {
+  const message = (event as { data?: { message?: M } } | undefined)?.data?.message
+  if (!message) throw new Error('not a surface event')
+  return message
+}

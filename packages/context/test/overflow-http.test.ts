@@ -111,6 +111,7 @@ it('retries an overflow only once per step: a second overflow ends the turn with
   const dir = await mkdtemp(join(tmpdir(), 'dsh-overflow-'))
   const agentAnswers = [
     completionResponse({ toolCalls: [{ id: 'call_1', name: 'dump', arguments: '{"n":1}' }] }),
+    completionResponse({ toolCalls: [{ id: 'call_2', name: 'dump', arguments: '{"n":2}' }] }),
     errorResponse(400, OVERFLOW),
     errorResponse(400, OVERFLOW),
   ]
@@ -144,7 +145,7 @@ it('retries an overflow only once per step: a second overflow ends the turn with
     agent.followup('dump')
     await agent.whenIdle()
     const session = agent.session
-    expect(server.requests.map(isSummary)).toEqual([false, false, true, false])
+    expect(server.requests.map(isSummary)).toEqual([false, false, false, true, false])
     expect(session.events.filter((e) => e.type === 'compaction/start')).toHaveLength(1)
     expect(session.events.at(-1)?.data).toMatchObject({ reason: 'error' })
     const last = session.events.filter((e) => e.type === 'assistant/message').at(-1)

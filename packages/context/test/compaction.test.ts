@@ -1,0 +1,192 @@
+// Compaction by hand (`ctx.compaction.compact`, the `/compact` command), its refusal during a turn,
+// boundary facts of a failed attempt, and cuts that never separate a tool call from its result.
+import type { AssistantMessage, ToolResultMessage, UserMessage } from '@dsh/llm'
+import { createScriptedAdapter } from '@dsh/llm/scripted'
+import { defineTool } from '@dsh/tools'
+import { describe, expect, it } from 'vitest'
+import { SUMMARY_PREFIX } from '../src/compaction.js'
+import { safeCuts, surfaceNodes } from '../src/index.js'
+import { createContextHarness, messageOf, textOf } from './harness.js'
+
+const say = (text: string): AssistantMessage => ({
+  role: 'assistant',
+  content: [{ type: 'text', text }],
+  finishReason: 'stop',
+})
+const call = (id: string): AssistantMessage => ({
+  role: 'assistant',
+  content: [{ type: 'tool-call', id, name: 'note', arguments: {} }],
+  finishReason: 'tool-calls',
+})
+
+async function setup(script: Parameters<typeof createScriptedAdapter>[0]) {
+  const adapter = createScriptedAdapter(script)
+  const root = await createContextHarness({ adapter, pruning: false, compaction: { auto: false } })
+  root.tools.register(
+    defineTool({ name: 'note', description: 'notes', parameters: { type: 'object' }, execute: () => 'noted' }),
+  )
+  return { root, adapter }
+}
+
+describe('compaction by hand', () => {
+  it('/compact summarises the older turns into one cited node; the transcript keeps everything', async () => {
+    const { root, adapter } = await setup([
+      call('a'),
+      say('first done'),
+      say('second done'),
+      say('third done'),
+      say('The user asked for three things; all were done.'),
+      say('continuing'),
+    ])
+    const agent = await root.agents.create()
+    for (const text of ['one', 'two', 'three']) {
+      agent.followup(text)
+      await agent.whenIdle()
+    }
+    const session = agent.session
+    const transcriptBefore = session.transcript().length
+    const surfaceBefore = [...session.surface()]
+    const { compaction } = root
+    const result = await compaction.compact(session, { keepTokens: 10 })
+    expect(result).toMatchObject({ ok: true, trigger: 'manual', start: 0 })
+    if (!result.ok) throw new Error('unreachable')
+    // The last turn's user message starts the kept tail: one safe cut before it.
+    expect(result.sourceEventSeqs).toEqual(surfaceBefore.slice(0, result.end + 1))
+    const summary = session.events[result.summarySeq]
+    expect(summary?.sourceEventSeqs).toEqual(result.sourceEventSeqs)
+    expect(textOf(messageOf(summary))).toBe(`${SUMMARY_PREFIX}\n\nThe user asked for three things; all were done.`)
+    const types = session.events.slice(-3).map((e) => e.type)
+    expect(types).toEqual(['compaction/start', 'user/message', 'compaction/end'])
+    expect(session.transcript()).toHaveLength(transcriptBefore)
+    // The summary request: the summariser prompt and the rendered range, not the agent's tools.
+    const summaryCall = adapter.dispatches[4]
+    expect(summaryCall?.request.system).toMatch(/^You compact the history/)
+    expect(summaryCall?.request.tools).toBeUndefined()
+    expect(textOf(summaryCall?.request.messages[0] as UserMessage)).toContain('first done')
+
+    // The next request starts from the summary.
+    agent.followup('four')
+    await agent.whenIdle()
+    const next = adapter.dispatches[5]?.request.messages ?? []
+    expect(textOf(next[0] as UserMessage)).toContain('The user asked for three things')
+    expect(textOf(next.at(-1) as UserMessage)).toBe('four')
+    root.invariants.assert()
+  })
+
+  it('reports a session with nothing to summarise as COMPACTION_NO_RANGE, without boundary facts', async () => {
+    const { root } = await setup([say('hi')])
+    const agent = await root.agents.create()
+    agent.followup('one')
+    await agent.whenIdle()
+    const length = agent.session.length
+    expect(await root.compaction.compact(agent.session)).toMatchObject({ ok: false, code: 'COMPACTION_NO_RANGE' })
+    expect(agent.session.length).toBe(length)
+  })
+
+  it('refuses a manual compaction while a turn runs', async () => {
+    const { root } = await setup([call('a'), say('done')])
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    let entered!: () => void
+    const inTool = new Promise<void>((resolve) => {
+      entered = resolve
+    })
+    root.tools.register(
+      defineTool({
+        name: 'wait',
+        description: 'waits',
+        parameters: { type: 'object' },
+        execute: async () => {
+          entered()
+          await gate
+          return 'ok'
+        },
+      }),
+    )
+    const agent = await root.agents.create()
+    root.llm.registerAdapter(
+      'scripted-wait',
+      createScriptedAdapter([
+        {
+          role: 'assistant',
+          content: [{ type: 'tool-call', id: 'w', name: 'wait', arguments: {} }],
+          finishReason: 'tool-calls',
+        },
+      ]),
+    )
+    agent.followup('go')
+    await agent.whenIdle()
+    const busy = await root.agents.create({ model: { provider: 'scripted-wait', model: 'scripted' } })
+    busy.followup('wait')
+    await inTool
+    expect(await root.compaction.compact(busy.session)).toMatchObject({ ok: false, code: 'COMPACTION_TURN_OPEN' })
+    release()
+    await busy.cancel()
+  })
+
+  it('leaves boundary facts when the summary call fails, and the surface unchanged', async () => {
+    const { root } = await setup([
+      say('one done'),
+      say('two done'),
+      { error: { code: 'PROVIDER_UNAVAILABLE', message: 'overloaded' } },
+    ])
+    const agent = await root.agents.create()
+    agent.followup('one')
+    await agent.whenIdle()
+    agent.followup('two')
+    await agent.whenIdle()
+    const session = agent.session
+    const surface = [...session.surface()]
+    const result = await root.compaction.compact(session, { keepTokens: 1 })
+    expect(result).toEqual({ ok: false, trigger: 'manual', code: 'COMPACTION_MODEL_FAILED', message: 'overloaded' })
+    expect(session.events.slice(-2).map((e) => [e.type, e.data])).toEqual([
+      ['compaction/start', expect.objectContaining({ trigger: 'manual', start: 0, end: 2, nodes: 3 })],
+      [
+        'compaction/end',
+        {
+          trigger: 'manual',
+          ok: false,
+          code: 'COMPACTION_MODEL_FAILED',
+          message: 'overloaded',
+          llmCode: 'PROVIDER_UNAVAILABLE',
+        },
+      ],
+    ])
+    expect(session.surface()).toEqual(surface)
+  })
+
+  it('never cuts between a tool call and its result', async () => {
+    const root = await createContextHarness({ adapter: createScriptedAdapter([]), pruning: false, compaction: false })
+    const session = root.sessions.create()
+    const append = { surfaceOp: { op: 'append' } } as const
+    const tool = (id: string): ToolResultMessage => ({
+      role: 'tool',
+      toolCallId: id,
+      toolName: 'note',
+      content: [{ type: 'text', text: 'ok' }],
+      isError: false,
+    })
+    session.append('user/message', { message: { role: 'user', content: [{ type: 'text', text: 'go' }] } }, append)
+    session.append(
+      'assistant/message',
+      {
+        message: {
+          role: 'assistant',
+          content: [
+            { type: 'tool-call', id: 'a', name: 'note', arguments: {} },
+            { type: 'tool-call', id: 'b', name: 'note', arguments: {} },
+          ],
+          finishReason: 'tool-calls',
+        },
+      },
+      append,
+    )
+    session.append('tool/result', { message: tool('a') }, append)
+    session.append('tool/result', { message: tool('b') }, append)
+    session.append('assistant/message', { message: say('done') }, append)
+    session.append('user/message', { message: { role: 'user', content: [{ type: 'text', text: 'more' }] } }, append)
+    expect(safeCuts(surfaceNodes(session))).toEqual([1, 4, 5])
+  })
+})

@@ -1,0 +1,148 @@
+// The token meter and pruning on hand-built logs: usage anchors the reading, what came after is
+// estimated, a replacement falls back to a full estimate, thresholds fire `context/pressure`;
+// pruning replaces the surface node only.
+import type { AssistantMessage, ToolResultMessage } from '@dsh/llm'
+import { createScriptedAdapter } from '@dsh/llm/scripted'
+import type { Session } from '@dsh/session'
+import { describe, expect, it } from 'vitest'
+import { estimateMessage, estimateRequest, safeCuts, surfaceNodes, type TokenReading } from '../src/index.js'
+import { pruneToolResults } from '../src/pruning.js'
+import { createContextHarness, messageOf, textOf } from './harness.js'
+
+const APPEND = { surfaceOp: { op: 'append' } } as const
+
+function withCatalog(window: number) {
+  const adapter = createScriptedAdapter([])
+  return Object.assign(adapter, {
+    catalog: (provider: string) => ({ provider, defaultModel: 'm', models: [{ id: 'm', contextWindow: window }] }),
+  })
+}
+
+function user(session: Session, text: string) {
+  return session.append('user/message', { message: { role: 'user', content: [{ type: 'text', text }] } }, APPEND)
+}
+
+function answer(session: Session, message: AssistantMessage) {
+  session.append('request/header', { config: { provider: 'scripted', model: 'm' }, system: 'sys' })
+  session.append('request/context', { contextWindow: 1000 })
+  return session.append('assistant/message', { message }, APPEND)
+}
+
+function result(session: Session, id: string, text: string) {
+  const message: ToolResultMessage = {
+    role: 'tool',
+    toolCallId: id,
+    toolName: 'read',
+    content: [{ type: 'text', text }],
+    isError: false,
+  }
+  return session.append('tool/result', { message }, APPEND)
+}
+
+describe('the token meter', () => {
+  it('anchors on provider usage and estimates only what came after', async () => {
+    const root = await createContextHarness({ adapter: withCatalog(1000), pruning: false, compaction: false })
+    const session = root.sessions.create()
+    user(session, 'hello')
+    expect(root.tokenMeter.measure(session)).toMatchObject({ source: 'estimate', window: 1000 })
+    const reply = answer(session, {
+      role: 'assistant',
+      content: [{ type: 'tool-call', id: 'c1', name: 'read', arguments: {} }],
+      finishReason: 'tool-calls',
+      usage: { inputTokens: 300, outputTokens: 20, totalTokens: 320 },
+    })
+    const after = result(session, 'c1', 'x'.repeat(400))
+    const reading = root.tokenMeter.measure(session)
+    const extra = estimateMessage((after.data as { message: ToolResultMessage }).message)
+    expect(reading).toEqual({
+      sessionId: session.id,
+      tokens: 320 + extra,
+      source: 'usage',
+      estimatedTokens: extra,
+      usageSeq: reply.seq,
+      window: 1000,
+      pressure: (320 + extra) / 1000,
+      level: 0,
+      provider: 'scripted',
+      model: 'm',
+    })
+  })
+
+  it('falls back to a full estimate after a replacement, and caps the window by config', async () => {
+    const root = await createContextHarness({
+      adapter: withCatalog(1000),
+      meter: { contextWindow: 500 },
+      pruning: false,
+      compaction: false,
+    })
+    const session = root.sessions.create()
+    user(session, 'hello')
+    answer(session, {
+      role: 'assistant',
+      content: [{ type: 'tool-call', id: 'c1', name: 'read', arguments: {} }],
+      finishReason: 'tool-calls',
+      usage: { inputTokens: 300, outputTokens: 20, totalTokens: 320 },
+    })
+    result(session, 'c1', 'y'.repeat(20_000))
+    pruneToolResults(session, { maxChars: 1000, keepChars: 200 })
+    const reading = root.tokenMeter.measure(session)
+    expect(reading.source).toBe('estimate')
+    expect(reading.window).toBe(500)
+    expect(reading.tokens).toBe(estimateRequest({ system: 'sys', messages: session.deriveMessages() }))
+  })
+
+  it('emits context/pressure when a threshold is crossed', async () => {
+    const root = await createContextHarness({
+      adapter: withCatalog(1000),
+      meter: { thresholds: [0.5, 0.9] },
+      pruning: false,
+      compaction: false,
+    })
+    const seen: Array<[number, number]> = []
+    root.on(
+      'context/pressure',
+      (_session, reading: TokenReading, previous) => void seen.push([previous, reading.level]),
+    )
+    const session = root.sessions.create()
+    user(session, 'hello')
+    answer(session, { role: 'assistant', content: [{ type: 'text', text: 'hi' }], finishReason: 'stop' })
+    user(session, 'x'.repeat(2400))
+    user(session, 'x'.repeat(2000))
+    expect(seen).toEqual([
+      [0, 1],
+      [1, 2],
+    ])
+  })
+})
+
+describe('tool-result pruning', () => {
+  it('replaces an oversized result on the surface only, citing the raw event', async () => {
+    const root = await createContextHarness({ adapter: withCatalog(1000), pruning: false, compaction: false })
+    const session = root.sessions.create()
+    user(session, 'read it')
+    answer(session, {
+      role: 'assistant',
+      content: [
+        { type: 'tool-call', id: 'c1', name: 'read', arguments: {} },
+        { type: 'tool-call', id: 'c2', name: 'read', arguments: {} },
+      ],
+      finishReason: 'tool-calls',
+    })
+    const big = result(session, 'c1', `HEAD${'m'.repeat(10_000)}TAIL`)
+    result(session, 'c2', 'small')
+    const pruned = pruneToolResults(session, { maxChars: 1000, keepChars: 100 })
+    expect(pruned).toEqual([{ sourceSeq: big.seq, seq: session.length - 1, originalChars: 10_008 }])
+    const replacement = session.events.at(-1)
+    expect(replacement?.surfaceOp).toEqual({ op: 'replace', start: 2, end: 2 })
+    expect(replacement?.sourceEventSeqs).toEqual([big.seq])
+    const text = textOf(messageOf(replacement))
+    expect(text.startsWith('HEAD')).toBe(true)
+    expect(text.endsWith('TAIL')).toBe(true)
+    expect(text).toContain(`(event ${big.seq})`)
+    expect(text.length).toBeLessThan(400)
+    // The transcript still has the original; pruning twice changes nothing.
+    expect(textOf(messageOf(session.transcript()[2]))).toHaveLength(10_008)
+    expect(pruneToolResults(session, { maxChars: 1000, keepChars: 100 })).toEqual([])
+    expect(safeCuts(surfaceNodes(session))).toEqual([1])
+  })
+})
