@@ -106,12 +106,20 @@ describe('dsh rpc on the wire', () => {
     expect(server.raw.at(-1)).toBe('{"jsonrpc":"2.0","id":11,"result":{}}')
   })
 
-  it('exits 0 when stdin closes and 143 on SIGTERM, tearing the connection down', async () => {
+  it('answers every request sent before stdin closed, disposes its agents, exits 0; SIGTERM exits 143', async () => {
     const eof = rpc()
     eof.send('{"jsonrpc":"2.0","id":1,"method":"initialize"}')
-    await eof.reply(1)
+    eof.send('{"jsonrpc":"2.0","id":2,"method":"session/create"}')
+    eof.send('{"jsonrpc":"2.0","id":3,"method":"shutdown"}')
     eof.proc.stdin.end()
     expect(await eof.exited).toBe(0)
+    const created = (eof.lines.find((line) => line.id === 2) as { result: { sessionId: string } }).result
+    expect(eof.lines.find((line) => line.id === 3)).toEqual({ jsonrpc: '2.0', id: 3, result: {} })
+    const lifecycle = eof.lines.filter((line) => line.method === 'agent/lifecycle').map((line) => line.params)
+    expect(lifecycle).toMatchObject([
+      { type: 'created', sessionId: created.sessionId, root: true },
+      { type: 'disposed', sessionId: created.sessionId, root: true },
+    ])
     const term = rpc()
     term.send('{"jsonrpc":"2.0","id":1,"method":"initialize"}')
     await term.reply(1)

@@ -1,7 +1,7 @@
 // `dsh run` as users run it: the built binary as a child process, DSH_HOME in a temp dir, the model
 // behind DEEPSEEK_BASE_URL served by the mock SSE server. Outcomes are read back from the durable log.
-import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -68,7 +68,7 @@ describe('dsh run', () => {
     expect(log.header).toMatchObject({ type: 'session', version: 0, cwd: home })
     expect(log.events.map((e) => e.seq)).toEqual(log.events.map((_, i) => i))
     expect(log.events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'completed' } })
-    const user = log.events.find((e) => e.type === 'user/message') as
+    const user = log.events.find((e) => e.type === 'user/message' && !(e.data as { origin?: string }).origin) as
       | { data: { message: { content: unknown } } }
       | undefined
     expect(user?.data.message.content).toEqual([{ type: 'text', text: 'say done' }])
@@ -81,7 +81,9 @@ describe('dsh run', () => {
     run.proc.stdin?.end('task from stdin\n')
     const result = await run.done
     expect(result.code).toBe(0)
-    const user = durableLog().events.find((e) => e.type === 'user/message') as {
+    const user = durableLog().events.find(
+      (e) => e.type === 'user/message' && !(e.data as { origin?: string }).origin,
+    ) as {
       data: { message: { content: unknown } }
     }
     expect(user.data.message.content).toEqual([{ type: 'text', text: 'task from stdin' }])
@@ -154,7 +156,75 @@ describe('dsh run', () => {
       'completed',
     ])
     const messages = server.requests[1]?.body.messages as Array<{ role: string; content: string }>
-    expect(messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['long task', 'please finish'])
+    expect(
+      messages.filter((m) => m.role === 'user' && !m.content.startsWith('Sandbox:')).map((m) => m.content),
+    ).toEqual(['long task', 'please finish'])
+  })
+
+  it('does a multi-step coding task in a temp repo: files really change, the tests really pass', async () => {
+    const project = join(home, 'project')
+    cpSync(fileURLToPath(new URL('../demo/sample-project', import.meta.url)), project, { recursive: true })
+    const call = (id: string, name: string, args: Record<string, unknown>) =>
+      completionResponse({ toolCalls: [{ id, name, arguments: JSON.stringify(args) }] })
+    server.enqueue(
+      call('c1', 'bash', { command: 'node test.js' }),
+      call('c2', 'read', { path: 'cart.js' }),
+      call('c3', 'edit', {
+        path: 'cart.js',
+        old_string: 'item.price + item.quantity',
+        new_string: 'item.price * item.quantity',
+      }),
+      call('c4', 'bash', { command: 'node test.js' }),
+      completionResponse({ text: 'Fixed: total multiplies price by quantity now; all tests pass.' }),
+    )
+    const result = await dsh(['run', '--cwd', project, 'fix the failing tests']).done
+    expect(result.code).toBe(0)
+    expect(result.stdout).toBe('Fixed: total multiplies price by quantity now; all tests pass.\n')
+    expect(readFileSync(join(project, 'cart.js'), 'utf8')).toContain('sum += item.price * item.quantity')
+    expect(spawnSync(process.execPath, ['test.js'], { cwd: project }).status).toBe(0)
+    // The model saw the real failing output first, then the real passing output.
+    const toolOutputs = server.requests.slice(1).map((request) => {
+      const messages = request.body.messages as Array<{ role: string; content: string }>
+      return messages.filter((m) => m.role === 'tool').at(-1)?.content ?? ''
+    })
+    expect(toolOutputs[0]).toContain('2 of 3 tests failed')
+    expect(toolOutputs[3]).toContain('all 3 tests passed')
+  })
+
+  it('on SIGINT during a tool body stops the process tree, saves, exits 130, and resumes', async () => {
+    const marker = join(home, 'sleep-started')
+    server.enqueue(
+      completionResponse({
+        toolCalls: [
+          { id: 'c1', name: 'bash', arguments: JSON.stringify({ command: `touch ${marker}; sleep 30; echo never` }) },
+        ],
+      }),
+    )
+    const run = dsh(['run', 'run the long command'])
+    const started = Date.now()
+    while (!existsSync(marker)) {
+      if (Date.now() - started > 15_000) throw new Error(`the tool never started:\n${run.stderr()}`)
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    run.proc.kill('SIGINT')
+    const first = await run.done
+    expect(first.code).toBe(130)
+    const log = durableLog()
+    const result = log.events.find((e) => e.type === 'tool/result') as
+      | { data: { message: { content: Array<{ text: string }> } } }
+      | undefined
+    expect(result?.data.message.content[0]?.text).toMatch(
+      /\[aborted: the command was cancelled and its process tree was killed\]/,
+    )
+    expect(log.events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'aborted' } })
+    // No `sleep 30` survives the cancelled call.
+    const survivors = spawnSync('pgrep', ['-f', 'sleep 30; echo never'], { encoding: 'utf8' }).stdout.trim()
+    expect(survivors).toBe('')
+
+    server.enqueue(completionResponse({ text: 'skipped the long command' }))
+    const second = await dsh(['run', '--resume', log.header.id as string, 'skip it']).done
+    expect(second.code).toBe(0)
+    expect(second.stdout).toBe('skipped the long command\n')
   })
 
   it('--continue picks the latest session of this directory', async () => {

@@ -84,7 +84,7 @@ describe('dsh sessions', () => {
     expect(run.code).toBe(0)
     expect(run.stdout).toBe('Berlin.\n')
     const sent = server.requests[1]?.body.messages.map((m: { role: string; content: string }) => [m.role, m.content])
-    expect(sent.filter((m: string[]) => m[0] !== 'system')).toEqual([
+    expect(sent.filter((m: string[]) => m[0] !== 'system' && !m[1]?.startsWith('Sandbox:'))).toEqual([
       ['user', 'What is the capital of France?'],
       ['assistant', 'Paris is the capital of France.'],
       ['user', 'And Germany?'],

@@ -69,11 +69,6 @@ export class HeadlessRunnerService extends HeadlessRunner {
     const start = agent.session.length
     const disposers: Array<() => unknown> = []
     try {
-      if (request.permissionMode) {
-        const policy = this.ctx.get('sandboxPolicy') as SandboxPolicyService | undefined
-        // The chosen mode is a durable fact of the session (`sandbox/mode`), and binds the approval policy.
-        policy?.setMode(agent.session.id, request.permissionMode)
-      }
       const approval = this.ctx.get('approval')
       if (approval) {
         const answerer: ApprovalAnswerer = request.yes
@@ -91,6 +86,11 @@ export class HeadlessRunnerService extends HeadlessRunner {
           }
         }),
       )
+      if (request.permissionMode) {
+        const policy = this.ctx.get('sandboxPolicy') as SandboxPolicyService | undefined
+        // The chosen mode is a durable fact of the session (`sandbox/mode`), and binds the approval policy.
+        policy?.setMode(agent.session.id, request.permissionMode)
+      }
       const onAbort = () => void agent.cancel('interrupted')
       request.signal?.addEventListener('abort', onAbort)
       disposers.push(() => request.signal?.removeEventListener('abort', onAbort))

@@ -18,9 +18,11 @@ export function tempDir(): { path: string; [Symbol.dispose](): void } {
 
 /** Waits until `names` are provided on `ctx` (plugins activate asynchronously). */
 export async function until(ctx: Context, ...names: string[]): Promise<void> {
-  for (let round = 0; round < 200; round++) {
+  // Time-bounded, not round-bounded: an async plugin body (reading files) may take many turns on a loaded machine.
+  const deadline = Date.now() + 10_000
+  while (Date.now() < deadline) {
     if (names.every((name) => ctx.get(name) !== undefined)) return
-    await new Promise((resolve) => setImmediate(resolve))
+    await new Promise((resolve) => setTimeout(resolve, 2))
   }
   throw new Error(`services never appeared: ${names.filter((name) => ctx.get(name) === undefined).join(', ')}`)
 }
