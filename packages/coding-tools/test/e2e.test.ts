@@ -173,4 +173,32 @@ describe.skipIf(skip)('end to end: a scripted model fixes a failing test', () =>
     ])
     await agent.dispose()
   })
+
+  it('a finished background job wakes its idle agent, which reads the output in a new turn', async () => {
+    const ws = repo()
+    const { root } = await boot(ws, [
+      calls(['c1', 'bash', { command: 'sleep 0.2; echo built', run_in_background: true }]),
+      { role: 'assistant', content: [{ type: 'text', text: 'started the build' }], finishReason: 'stop' },
+      calls(['c2', 'job_output', { job_id: 'job-1' }]),
+      { role: 'assistant', content: [{ type: 'text', text: 'the build finished' }], finishReason: 'stop' },
+    ])
+    const agent = await root.agents.create({ cwd: ws })
+    agent.followup('build in the background')
+    await agent.whenIdle()
+    const owner = { sessionId: agent.session.id, agentId: agent.id }
+    await root.jobs.wait('job-1', owner)
+    // The notice arrives as a follow-up; wait for the second turn to finish.
+    for (let i = 0; i < 250 && agent.session.events.filter((e) => e.type === 'turn/end').length < 2; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    await agent.whenIdle()
+    const { text } = resultsOf(agent.session)
+    expect(text('c1')).toMatch(/^Started job-1 in the background/)
+    expect(text('c2')).toBe('[job job-1 completed: exit code 0]\nbuilt')
+    const notices = agent.session.events.filter(
+      (e) => e.type === 'user/message' && JSON.stringify(e.data).includes('[job job-1 completed: exit code 0]'),
+    )
+    expect(notices).toHaveLength(1)
+    await agent.dispose()
+  })
 })

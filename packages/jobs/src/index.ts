@@ -81,6 +81,20 @@ interface Entry {
   cursor: number
 }
 
+interface UserEventData {
+  origin?: string
+  message?: { content?: { type: string; text?: string }[] }
+}
+
+/** Job notices start with this; the wake-up budget ignores them (and loop-generated context). */
+const NOTICE = '[job '
+
+function isNotice(data: UserEventData | undefined): boolean {
+  if (data?.origin !== undefined) return true
+  const first = data?.message?.content?.[0]
+  return first?.type === 'text' && (first.text ?? '').startsWith(NOTICE)
+}
+
 const sameOwner = (a: JobOwner, b: JobOwner) => a.sessionId === b.sessionId && a.agentId === b.agentId
 
 export class JobsService extends Service {
@@ -104,13 +118,13 @@ export class JobsService extends Service {
       },
       'jobs.teardown',
     )
-    // A user message resets an agent's wake-up budget.
+    // A user message (not one of our notices, not loop context) resets the wake-up budget of the
+    // session's agents.
     ctx.on(
       'session/event' as never,
-      ((session: { id: string }, event: { type: string; data: { origin?: string } }) => {
-        if (event.type === 'user/message' && event.data?.origin !== 'jobs') {
-          for (const key of this.wakeups.keys()) if (key.startsWith(`${session.id}\u0000`)) this.wakeups.delete(key)
-        }
+      ((session: { id: string }, event: { type: string; data: UserEventData }) => {
+        if (event.type !== 'user/message' || isNotice(event.data)) return
+        for (const key of this.wakeups.keys()) if (key.startsWith(`${session.id}\u0000`)) this.wakeups.delete(key)
       }) as never,
     )
   }
@@ -242,7 +256,7 @@ export class JobsService extends Service {
     const agents = this.home.get('agents') as { get(id: string): Agent | undefined } | undefined
     const agent = info.owner.agentId ? agents?.get(info.owner.agentId) : undefined
     if (!agent || agent.disposed) return
-    const text = `[job ${info.id} ${info.status}: ${info.summary ?? ''}] ${info.title}\nIts output has ${info.unreadBytes} unread bytes; read it with job_output.`
+    const text = `${NOTICE}${info.id} ${info.status}: ${info.summary ?? ''}] ${info.title}\nIts output has ${info.unreadBytes} unread bytes; read it with job_output.`
     const key = `${agent.session.id}\u0000${agent.id}`
     const used = this.wakeups.get(key) ?? 0
     if (agent.phase === 'idle' && used < this.config.maxWakeups) {

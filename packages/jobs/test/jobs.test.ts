@@ -115,5 +115,26 @@ describe('ctx.jobs', () => {
       await root.jobs.wait(job.id, alice)
     }
     expect(calls).toEqual(['followup', 'followup', 'inject'])
+    const finishOne = async () => {
+      const p = producer()
+      const job = await root.jobs.start({ owner: alice, kind: 'bash', title: 't', start: async () => p })
+      p.finish({ status: 'completed', summary: 'exit code 0' })
+      await root.jobs.wait(job.id, alice)
+    }
+    const userEvent = (text: string) => ({
+      type: 'user/message',
+      data: { message: { role: 'user', content: [{ type: 'text', text }] } },
+    })
+    // A notice entering the log does not refill the budget; a real user message does.
+    root.emit(
+      'session/event' as never,
+      { id: 's1' } as never,
+      userEvent('[job job-1 completed: exit code 0] t') as never,
+    )
+    await finishOne()
+    expect(calls.at(-1)).toBe('inject')
+    root.emit('session/event' as never, { id: 's1' } as never, userEvent('thanks, go on') as never)
+    await finishOne()
+    expect(calls.at(-1)).toBe('followup')
   })
 })
