@@ -1,7 +1,7 @@
 // `ctx.commands`: human slash commands (`/plan`, `/goal`, `/model`...) that run without a model turn.
 // Packages register the commands they own; every surface sends a line that starts with `/` to
 // `dispatch()` instead of queueing it as a message. Failures are outcomes, never throws.
-import type { Agent } from '@dsh/agent'
+import type { Agent, InboxReceipt } from '@dsh/agent'
 import { type Context, HarnessError, type JsonValue, Service } from '@dsh/kernel'
 import type { Session } from '@dsh/session'
 
@@ -40,6 +40,9 @@ export interface CommandOutcome {
   code?: string
   data?: JsonValue
 }
+
+/** What `submit` did with a line. */
+export type SubmitResult = { kind: 'command'; outcome: CommandOutcome } | { kind: 'message'; receipt: InboxReceipt }
 
 export interface CommandInfo {
   name: string
@@ -118,6 +121,19 @@ export class CommandsService extends Service {
     const outcome = await this.execute(line, target)
     this.home.emit('commands/dispatched', outcome, target)
     return outcome
+  }
+
+  /**
+   * A surface's single entry for a line a person typed: a registered /command is dispatched (no model
+   * turn); anything else is queued as a follow-up of `target.agent`. Throws `COMMAND_NEEDS_AGENT` for a
+   * message with no agent to take it.
+   */
+  async submit(line: string, target: CommandTarget = {}): Promise<SubmitResult> {
+    if (this.isCommand(line)) return { kind: 'command', outcome: await this.dispatch(line, target) }
+    if (!target.agent) {
+      throw new HarnessError('COMMAND_NEEDS_AGENT', 'a message needs a live agent to queue it', {})
+    }
+    return { kind: 'message', receipt: target.agent.followup(line) }
   }
 
   private async execute(line: string, target: CommandTarget): Promise<CommandOutcome> {

@@ -8,6 +8,7 @@ export type {
   CommandReturn,
   CommandSpec,
   CommandTarget,
+  SubmitResult,
 } from './commands.js'
 export { CommandsService, parseCommand, requireAgent, requireSession, usageError } from './commands.js'
 export type { AskedQuestion, QuestionAnswerer, UserAnswer, UserQuestion } from './questions.js'

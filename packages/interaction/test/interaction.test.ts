@@ -85,9 +85,12 @@ describe('commands', () => {
     const agent = await root.agents.create()
     agent.followup('one')
     await agent.whenIdle()
-    const outcome = await root.commands.dispatch('/model scripted:bigger', { agent, session: agent.session })
-    expect(outcome).toMatchObject({ ok: true, text: 'model: scripted:bigger (from the next request)' })
-    agent.followup('two')
+    const submitted = await root.commands.submit('/model scripted:bigger', { agent, session: agent.session })
+    expect(submitted).toMatchObject({
+      kind: 'command',
+      outcome: { ok: true, text: 'model: scripted:bigger (from the next request)' },
+    })
+    expect(await root.commands.submit('two', { agent, session: agent.session })).toMatchObject({ kind: 'message' })
     await agent.whenIdle()
     expect(adapter.dispatches.map((d) => d.call.model)).toEqual(['scripted', 'bigger'])
     const headers = agent.session.events.filter((e) => e.type === 'request/header')
