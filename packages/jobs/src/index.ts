@@ -1,7 +1,8 @@
 // @dsh/jobs: `ctx.jobs`, the live registry of background work (a `bash` run in the background).
 // A job belongs to the exact owner identity that started it (session + agent): ids are predictable,
 // so every read, list and kill is authorized by that identity. Each job has one output cursor. A
-// finished job notifies its agent, waking it at most `maxWakeups` times in a row. Nothing here is
+// finished job notifies its agent, waking it at most `maxWakeups` times in a row; a disposed agent's
+// running jobs are killed. Nothing here is
 // durable: jobs die with the process (the session log keeps the tool calls about them).
 import type { Agent } from '@dsh/agent'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
@@ -118,6 +119,13 @@ export class JobsService extends Service {
       },
       'jobs.teardown',
     )
+    // An agent's jobs end with it: its scope owns what it started, even in the background.
+    ctx.on('agent/disposed', (agent: Agent) => {
+      const owner = { sessionId: agent.session.id, agentId: agent.id }
+      for (const entry of this.entries.values()) {
+        if (entry.info.status === 'running' && sameOwner(entry.info.owner, owner)) void this.kill(entry.info.id, owner)
+      }
+    })
     // A user message (not one of our notices, not loop context) resets the wake-up budget of the
     // session's agents.
     ctx.on(

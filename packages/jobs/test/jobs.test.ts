@@ -87,6 +87,19 @@ describe('ctx.jobs', () => {
     expect(p.cancelled).toBe(1)
   })
 
+  it('kills the running jobs of an agent when it is disposed, and only those', async () => {
+    const root = await setup()
+    const mine = producer()
+    const other = producer()
+    await root.jobs.start({ owner: alice, kind: 'bash', title: 'a', start: async () => mine })
+    await root.jobs.start({ owner: bob, kind: 'bash', title: 'b', start: async () => other })
+    root.emit('agent/disposed', { id: 'a', session: { id: 's1' } } as never)
+    await root.jobs.wait('job-1', alice)
+    expect(root.jobs.get('job-1', alice).status).toBe('killed')
+    expect(root.jobs.get('job-2', bob).status).toBe('running')
+    expect([mine.cancelled, other.cancelled]).toEqual([1, 0])
+  })
+
   it('wakes an idle owner agent at most maxWakeups times in a row, then only injects', async () => {
     const root = await setup({ maxWakeups: 2 })
     const calls: string[] = []
