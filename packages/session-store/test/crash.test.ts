@@ -124,5 +124,5 @@ describe.skipIf(!existsSync(dist))('crash safety (SIGKILL)', () => {
     console.info(`crash test: ${kills} kills, ${repaired} repairs, ${torn} torn tails`)
     await contexts.jsonl.dispose()
     await contexts.sqlite.dispose()
-  }, 60_000)
+  }, 180_000)
 })

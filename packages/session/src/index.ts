@@ -88,6 +88,8 @@ export function checkSessionId(id: string): string {
   return id
 }
 
+type Notification = 'session/event' | 'session/created' | 'session/restored' | 'session/closed'
+
 interface State {
   live: Map<string, Session>
   /** Disposes the owner effect that keeps a live session registered. */
@@ -107,6 +109,9 @@ export class SessionService extends Service {
   readonly vocabulary: Vocabulary
   readonly home: Context
   readonly config: SessionsConfig
+  /** Hot-path closures made in the constructor, so appends never go through Cordis's context proxies. */
+  readonly dispatch: (name: Notification, ...args: unknown[]) => void
+  readonly onCommit: (session: Session, event: SessionEvent) => void
 
   constructor(ctx: Context, config: SessionsConfig = {}) {
     super(ctx, 'sessions')
@@ -115,6 +120,18 @@ export class SessionService extends Service {
     const builtin = new Set(BUILTIN_EVENT_TYPES)
     const defined = this.state.defined
     this.vocabulary = { has: (type) => builtin.has(type) || defined.has(type) }
+    const events = ctx.events as unknown as { parallel(name: string, ...args: unknown[]): Promise<void> }
+    const logger = ctx.logger('sessions')
+    this.dispatch = (name, ...args) => {
+      events.parallel(name, ...args).catch((error: unknown) => {
+        const errors = error instanceof AggregateError ? error.errors : [error]
+        for (const item of errors) logger.warn(`a ${name} listener failed:`, item)
+      })
+    }
+    const live = this.state.live
+    this.onCommit = (session, event) => {
+      if (live.get(session.id) === session) this.dispatch('session/event', session, event)
+    }
     // Optional: when an invariants registry is loaded, it can check every live projection.
     ctx.inject(['invariants'], (inner) => {
       inner.invariants.register('@dsh/session', 'surface-projection', () => {
@@ -289,9 +306,7 @@ export class SessionService extends Service {
   }
 
   instantiate(header: SessionHeader): Session {
-    return new Session(header, this.vocabulary, (session, event) => {
-      if (this.state.live.get(session.id) === session) this.notify('session/event', session, event)
-    })
+    return new Session(header, this.vocabulary, this.onCommit)
   }
 
   register(owner: Context, session: Session, event: 'session/created' | 'session/restored'): void {
@@ -312,14 +327,8 @@ export class SessionService extends Service {
    * Dispatches a notification so every listener runs in order even when one throws: `parallel` calls
    * each listener synchronously up to its first await and isolates failures, which are logged.
    */
-  notify(name: 'session/event', session: Session, event: SessionEvent): void
-  notify(name: 'session/created' | 'session/restored' | 'session/closed', session: Session): void
-  notify(name: 'session/event' | 'session/created' | 'session/restored' | 'session/closed', ...args: unknown[]): void {
-    const home = this.home as unknown as { parallel(name: string, ...args: unknown[]): Promise<void> }
-    home.parallel(name, ...args).catch((error: unknown) => {
-      const errors = error instanceof AggregateError ? error.errors : [error]
-      for (const item of errors) this.home.logger('sessions').warn(`a ${name} listener failed:`, item)
-    })
+  notify(name: Notification, ...args: unknown[]): void {
+    this.dispatch(name, ...args)
   }
 }
 
