@@ -177,7 +177,10 @@ export interface SubagentsConfig {
   defaultProvider?: string
   /** Default persona of children. */
   persona?: string
-  /** Tools no child may use, whatever the request says. Default `['ask_user']` (a child cannot reach a person). */
+  /**
+   * Tools no child may use, whatever the request says. Default `['ask_user', 'exit_plan_mode']`: a child
+   * cannot reach a person (both would ask one).
+   */
   deny?: string[]
   /** Bound of a report's text. Default 16000 characters. */
   maxReportChars?: number
@@ -260,7 +263,7 @@ function checkConfig(config: SubagentsConfig): Required<SubagentsConfig> {
     maxReportChars,
     defaultProvider: config.defaultProvider ?? 'spawn',
     persona: config.persona ?? DEFAULT_PERSONA,
-    deny: config.deny ?? ['ask_user'],
+    deny: config.deny ?? ['ask_user', 'exit_plan_mode'],
   }
 }
 

@@ -236,6 +236,35 @@ describe('subagents', () => {
     await parent.dispose()
   })
 
+  it('never asks a person on behalf of a child: its approval policy is never', async () => {
+    const asked: string[] = []
+    const { root } = await createHarness({
+      route: (dispatch) => {
+        const last = lastText(dispatch)
+        if (isChild(dispatch)) return last === 'probe it' ? calls(['x1', 'probe', {}]) : text(`child: ${last}`)
+        if (last === 'go') return calls(['p0', 'probe', {}])
+        if (last === 'probed') return calls(['p1', 'task', { prompt: 'probe it' }])
+        return text('done')
+      },
+    })
+    root.tools.register(
+      defineTool({ name: 'probe', description: 'asks', parameters: { type: 'object' }, execute: () => 'probed' }),
+    )
+    root.on('tools/pre-execute', async (call, next) => (call.toolName === 'probe' ? { action: 'ask' } : next()))
+    root.approval.answer((question) => {
+      asked.push(question.sessionId ?? '')
+      return 'allowed-once'
+    })
+    const parent = await root.agents.create()
+    parent.followup('go')
+    await parent.whenIdle()
+    expect(asked).toEqual([parent.session.id])
+    const [report] = dataOf<SubagentFinishedData>(parent.session, 'subagent/finished')
+    expect(report?.text).toMatch(/^child: Tool "probe" was not run: .*never asks for approval/)
+    expect(root.approval.policy(report?.childSession)).toBe('ask') // released with the child
+    await parent.dispose()
+  })
+
   it('keeps a continuable child whose follow-ups queue as new turns', async () => {
     const { root } = await createHarness({
       route: (dispatch) => {

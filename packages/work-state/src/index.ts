@@ -362,9 +362,12 @@ export class WorkStateService extends Service {
 
   private async planPolicy(call: ToolCallInput, next: () => Promise<ToolPreExecuteDecision>) {
     if (call.sessionId === undefined || !this.inPlanMode(call.sessionId) || !this.isMutating(call)) return next()
+    const own = this.state(call.sessionId).plan.on
     return {
       action: 'deny',
-      reason: `PLAN_MODE: ${call.toolName} changes things and plan mode is on. Investigate with read-only tools, then propose a plan with exit_plan_mode; the user switches plan mode off by accepting it.`,
+      reason: own
+        ? `PLAN_MODE: ${call.toolName} changes things and plan mode is on. Investigate with read-only tools, then propose a plan with exit_plan_mode; the user switches plan mode off by accepting it.`
+        : `PLAN_MODE: ${call.toolName} changes things and the session that delegated to you is in plan mode. Do not change anything: investigate with read-only tools and report what you found and what you would change.`,
     } as const
   }
 
