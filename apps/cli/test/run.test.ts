@@ -1,7 +1,7 @@
 // `dsh run` as users run it: the built binary as a child process, DSH_HOME in a temp dir, the model
 // behind DEEPSEEK_BASE_URL served by the mock SSE server. Outcomes are read back from the durable log.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -108,9 +108,13 @@ describe('dsh run', () => {
     expect(summary.sessionId).toBe(durableLog().header.id)
   })
 
-  it('exits 6 when the provider keeps failing, with the reason on stderr', async () => {
-    server.enqueue(errorResponse(500, 'the server had an error'))
-    const result = await dsh(['run', 'go']).done
+  it('exits 6 when the provider keeps failing after the bounded retries, with the reason on stderr', async () => {
+    // The base profile retries 5xx with backoff; a patch shortens it (the whole row is restated).
+    const patch = join(home, 'fast-retry.yml')
+    writeFileSync(patch, '- id: context-retry\n  config: { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 20 }\n')
+    for (let i = 0; i < 3; i++) server.enqueue(errorResponse(500, 'the server had an error'))
+    const result = await dsh(['--patch', patch, 'run', 'go']).done
+    expect(server.requests).toHaveLength(3)
     expect(result.code).toBe(6)
     expect(result.stdout).toBe('')
     expect(result.stderr).toMatch(/^dsh: the turn ended error: .*server had an error/m)
