@@ -32,6 +32,8 @@ export interface CompactionConfig {
   inputRatio?: number
   /** `maxTokens` of the summary call; default: the provider's default. */
   maxSummaryTokens?: number
+  /** After a failed threshold compaction, steps to wait before the next threshold attempt. Default 3. */
+  cooldownSteps?: number
   /** Bound on one summary call, milliseconds. Default 120000. */
   timeoutMs?: number
   /** Replaces the summariser's system prompt. */
@@ -79,9 +81,12 @@ export class CompactionService extends Service implements Compaction {
       overflowKeepRatio: positiveRatio(c.overflowKeepRatio, 0.15, 'overflowKeepRatio', problems),
       inputRatio: positiveRatio(c.inputRatio, 0.5, 'inputRatio', problems),
       timeoutMs: c.timeoutMs ?? 120_000,
+      cooldownSteps: c.cooldownSteps ?? 3,
       maxSummaryTokens: c.maxSummaryTokens,
       prompt: c.prompt ?? DEFAULT_PROMPT,
     }
+    if (!Number.isInteger(resolved.cooldownSteps) || resolved.cooldownSteps < 0)
+      problems.push('cooldownSteps must be an integer >= 0')
     if (!Number.isInteger(resolved.timeoutMs) || resolved.timeoutMs <= 0)
       problems.push('timeoutMs must be a positive integer')
     if (
@@ -258,6 +263,7 @@ export class CompactionService extends Service implements Compaction {
     if (!reading.window) return result
     const estimate = meter.estimate({ system: result.system, tools: result.tools, messages: session.deriveMessages() })
     if (Math.max(reading.tokens, estimate) < reading.window * this.config.threshold) return result
+    if (this.coolingDown(session)) return result
     // RequestDraft carries no signal: follow the agent's phase instead (cancel moves it off `running`).
     const controller = new AbortController()
     const stop = this.home.on('agent/phase', (agent, phase) => {
@@ -288,6 +294,21 @@ export class CompactionService extends Service implements Compaction {
     const keepTokens = Math.floor((window ?? meter.measure(session).tokens) * this.config.overflowKeepRatio)
     const result = await this.compact(session, { trigger: 'overflow', keepTokens, signal: failure.signal })
     return result.ok && !failure.signal.aborted ? { retry: true } : next()
+  }
+
+  /** True when a threshold compaction failed fewer than `cooldownSteps` steps ago. */
+  coolingDown(session: Session): boolean {
+    const events = session.events
+    let steps = 0
+    for (let seq = events.length - 1; seq >= 0 && steps <= this.config.cooldownSteps; seq--) {
+      const event = events[seq] as AnySessionEvent
+      if (event.type === 'step/start') steps++
+      else if (event.type === 'compaction/end') {
+        const data = event.data as { ok?: boolean; trigger?: string }
+        return data.ok === false && data.trigger === 'threshold' && steps <= this.config.cooldownSteps
+      }
+    }
+    return false
   }
 
   /** True when an overflow compaction was already attempted in the open step. */

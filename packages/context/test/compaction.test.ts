@@ -157,6 +157,49 @@ describe('compaction by hand', () => {
     expect(session.surface()).toEqual(surface)
   })
 
+  it('a failed threshold compaction leaves boundary facts and waits cooldownSteps before trying again', async () => {
+    let summaries = 0
+    let steps = 0
+    const adapter = createScriptedAdapter(
+      Array.from({ length: 40 }, () => (dispatch: { request: { system?: string } }) => {
+        if (dispatch.request.system?.startsWith('You compact the history')) {
+          summaries++
+          return summaries === 1
+            ? { error: { code: 'PROVIDER_UNAVAILABLE' as const, message: 'overloaded' } }
+            : say('summary of the notes')
+        }
+        steps++
+        return steps <= 8 ? call(`n${steps}`) : say('done')
+      }),
+    )
+    const root = await createContextHarness({
+      adapter,
+      meter: { contextWindow: 400 },
+      pruning: false,
+      compaction: { threshold: 0.5, keepRatio: 0.2, cooldownSteps: 3 },
+    })
+    root.tools.register(
+      defineTool({
+        name: 'note',
+        description: 'notes',
+        parameters: { type: 'object' },
+        execute: () => 'n'.repeat(600),
+      }),
+    )
+    const agent = await root.agents.create()
+    agent.followup('take notes')
+    await agent.whenIdle()
+    const marks = agent.session.events
+      .filter((e) => e.type === 'step/start' || e.type === 'compaction/end')
+      .map((e) => (e.type === 'step/start' ? 'S' : (e.data as { ok: boolean }).ok ? 'ok' : 'failed'))
+      .join(' ')
+    expect(marks).toMatch(/failed( S){4} ok/)
+    expect(marks.indexOf('failed')).toBeLessThan(marks.indexOf('ok'))
+    const failed = agent.session.events.find((e) => e.type === 'compaction/end')
+    expect(failed?.data).toMatchObject({ trigger: 'threshold', ok: false, code: 'COMPACTION_MODEL_FAILED' })
+    expect(agent.session.events.at(-1)?.data).toEqual({ reason: 'completed' })
+  })
+
   it('never cuts between a tool call and its result', async () => {
     const root = await createContextHarness({ adapter: createScriptedAdapter([]), pruning: false, compaction: false })
     const session = root.sessions.create()

@@ -2,8 +2,14 @@
 // to completion under a small context window with pruning and compaction; every dispatched request
 // fits the window by the meter's own estimator; the log keeps every raw event and the transcript
 // shows all of it.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Plugin } from '@dsh/kernel'
 import type { LlmAdapter, LlmDispatch, StreamChunk, ToolResultMessage } from '@dsh/llm'
 import { messageToChunks } from '@dsh/llm'
+import SessionPersistence from '@dsh/session-store/coordinator'
+import JsonlSessionStore from '@dsh/session-store/jsonl'
 import { defineTool } from '@dsh/tools'
 import { describe, expect, it } from 'vitest'
 import { estimateRequest } from '../src/index.js'
@@ -61,7 +67,12 @@ function longModel() {
 describe('a long session under a small context window', () => {
   it('runs hundreds of steps with pruning and compaction, every request under the window', async () => {
     const model = longModel()
+    const dir = mkdtempSync(join(tmpdir(), 'dsh-long-'))
     const root = await createContextHarness({
+      before: async (r) => {
+        await r.plugin(JsonlSessionStore as unknown as Plugin, { dir })
+        await r.plugin(SessionPersistence, { delayMs: 5 })
+      },
       adapter: model.adapter,
       provider: 'long',
       model: 'small',
@@ -123,6 +134,14 @@ describe('a long session under a small context window', () => {
     expect(textOf(surface[0] as never)).toContain('Summary of the earlier conversation')
     expect(root.tokenMeter.measure(session).pressure).toBeLessThan(1)
     root.invariants.assert()
-    expect(performance.now() - started).toBeLessThan(15_000)
+
+    // The durable log (JSONL, re-read and validated) holds every raw event, pruned and compacted alike.
+    expect(await root.sessions.flush(session)).toBe(true)
+    const stored = await root.sessionPersistence.read(session.id)
+    expect(stored.length).toBe(session.length)
+    expect(JSON.stringify(stored.events)).toBe(JSON.stringify(session.events))
+    expect(JSON.stringify(stored.deriveMessages())).toBe(JSON.stringify(session.deriveMessages()))
+    expect(performance.now() - started).toBeLessThan(20_000)
+    rmSync(dir, { recursive: true, force: true })
   }, 60_000)
 })
