@@ -112,4 +112,14 @@ describe.skipIf(skip)('bash tool (sandboxed, real bubblewrap)', () => {
     expect(world.root.jobs.list({ sessionId: 's1', agentId: 'a1' })[0]?.status).toBe('running')
     await world.root.jobs.kill('job-1', { sessionId: 's1', agentId: 'a1' })
   })
+
+  it('fails closed when bubblewrap is unusable: the command is not run and the model is told why', async () => {
+    await using world = await createWorld({ bwrap: '/nonexistent/bwrap' })
+    const result = await world.call('bash', { command: 'touch ran.txt' })
+    expect(result).toMatchObject({ isError: true, errorCode: 'SANDBOX_UNAVAILABLE' })
+    expect(textOf(result)).toMatch(
+      /^\[sandbox unavailable: cannot confine the command: bubblewrap .* not installed\] The command was not run\.$/,
+    )
+    expect(existsSync(join(world.ws, 'ran.txt'))).toBe(false)
+  })
 })

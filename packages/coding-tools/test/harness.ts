@@ -30,11 +30,18 @@ export function hasBwrap(): boolean {
   }
 }
 
+export interface WorldOptions {
+  mode?: string
+  maxInlineBytes?: number
+  /** The bwrap executable (a missing one makes every confined command fail closed). */
+  bwrap?: string
+}
+
 /** Registers the world's plugins on `root` (everything but sessions/tools/approval). */
-export async function mountWorld(root: Context, ws: string, options: { mode?: string; maxInlineBytes?: number } = {}) {
+export async function mountWorld(root: Context, ws: string, options: WorldOptions = {}) {
   await root.plugin(LocalSubprocess)
   await root.plugin(LocalSandboxPolicy, { mode: (options.mode ?? 'workspace-write') as never, workspaceRoot: ws })
-  await root.plugin(BwrapSandbox)
+  await root.plugin(BwrapSandbox, options.bwrap ? { command: options.bwrap } : {})
   await root.plugin(SandboxBash, { cwd: ws, graceMs: 100 })
   await root.plugin(SandboxFs, { cwd: ws })
   await root.plugin({ name: 'fs-observation', apply: observation })
@@ -47,7 +54,7 @@ export async function mountWorld(root: Context, ws: string, options: { mode?: st
   return { bash }
 }
 
-export async function createWorld(options: { mode?: string; maxInlineBytes?: number } = {}) {
+export async function createWorld(options: WorldOptions = {}) {
   const ws = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-ws-')))
   const root = new Context()
   await root.plugin(SessionService, { cwd: ws })
