@@ -1,9 +1,12 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ToolResultMessage, UserMessage } from '@dsh/llm'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import type { HookRunEvent } from '../src/index.js'
 import { calls, createDsh, dataOf, tempDir, text, turn, types } from './harness.js'
+
+// Real child processes on a shared, loaded machine: generous bounds, few slow steps.
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 })
 
 const userTexts = (messages: { message: UserMessage }[]) =>
   messages.map(({ message }) => message.content.map((block) => (block.type === 'text' ? block.text : '')).join(''))
@@ -207,6 +210,26 @@ describe('Stop', () => {
 })
 
 describe('hook processes', () => {
+  it('reads the user settings file; a hook failing with another exit code is logged and blocks nothing', async () => {
+    using dir = tempDir()
+    const failing = dir.script('fail.sh', '#!/bin/sh\ncat >/dev/null\necho "linter crashed" >&2\nexit 1\n')
+    const userSettings = join(dir.path, 'user-settings.json')
+    writeFileSync(
+      userSettings,
+      JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: failing }] }] } }),
+    )
+    const { root, received } = await createDsh({ cwd: dir.path, user: userSettings }, [
+      calls(['c1', 'bash', { command: 'x' }]),
+      text('ok'),
+    ])
+    const agent = await turn(root, 'go')
+    expect(received).toEqual([{ tool: 'bash', command: 'x' }])
+    expect(dataOf<HookRunEvent>(agent.session, 'hook/run')).toMatchObject([
+      { source: userSettings, exitCode: 1, decision: 'error', stderr: 'linter crashed\n' },
+    ])
+    await agent.dispose()
+  })
+
   it('kills the whole process group on timeout and logs it as a non-blocking error', async () => {
     using dir = tempDir()
     const pidFile = join(dir.path, 'child.pid')

@@ -80,7 +80,7 @@ export function dataOf<T = Record<string, unknown>>(session: Session, type: stri
 }
 
 /** Polls until `check` returns a value (or throws after `ms`). */
-export async function until<T>(check: () => T | undefined | false, ms = 15_000): Promise<T> {
+export async function until<T>(check: () => T | undefined | false, ms = 30_000): Promise<T> {
   const end = Date.now() + ms
   for (;;) {
     const value = check()

@@ -2,9 +2,12 @@ import { spawn } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ToolResultMessage } from '@dsh/llm'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { bridgedToolName } from '../src/index.js'
 import { calls, createDsh, dataOf, everything, filesystem, signal, tempDir, text, until } from './harness.js'
+
+// Real child processes on a shared, loaded machine: generous bounds, few slow steps.
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 })
 
 const call = (id: string, name: string, args: Record<string, unknown>) => ({
   type: 'tool-call' as const,
@@ -133,11 +136,15 @@ describe('MCP client against server-everything (stdio)', () => {
     expect(asked).toEqual(['mcp__everything__echo', 'mcp__everything__get-sum'])
   })
 
-  it('runs an MCP tool through the agent loop and commits the durable tool/result', async () => {
+  it('runs an MCP tool through the agent loop with approval and commits the durable tool/result', async () => {
     await using dsh = await createDsh({ servers: { everything: everything() } }, [
       calls(['c1', 'mcp__everything__echo', { message: 'from the loop' }]),
       text('done'),
     ])
+    dsh.root.on('tools/pre-execute', async (input, next) =>
+      input.toolName === 'mcp__everything__echo' ? { action: 'ask' } : next(),
+    )
+    dsh.root.approval.answer(() => 'allowed-once')
     const agent = await dsh.root.agents.create()
     agent.followup('echo something')
     await agent.whenIdle()
@@ -151,6 +158,8 @@ describe('MCP client against server-everything (stdio)', () => {
         isError: false,
       },
     ])
+    const kinds = agent.session.events.map((event) => event.type).filter((type) => /^(tool|approval)\//.test(type))
+    expect(kinds).toEqual(['tool/call', 'approval/asked', 'approval/decided', 'tool/result'])
     await agent.dispose()
   })
 })
