@@ -330,14 +330,22 @@ export class SessionPersistence extends Service {
         for (const item of repair) draft.appendUntyped(item.type, item.data, item.options)
         await store.write(id, { events: draft.events.slice(before) as SessionEvent[], sync: true })
       }
-      const reread = await store.read(id)
-      if (!reread?.header || reread.torn || reread.records.length !== draft.length) {
-        throw new HarnessError('SESSION_CORRUPT', `${stored.location}: the repaired session did not read back whole`, {
-          id,
-          location: stored.location,
-        })
+      let session = draft
+      if (stored.torn || repair.length > 0) {
+        // The file changed: hand back what it now holds, not what we meant to write.
+        const reread = await store.read(id)
+        if (!reread?.header || reread.torn || reread.records.length !== draft.length) {
+          throw new HarnessError(
+            'SESSION_CORRUPT',
+            `${stored.location}: the repaired session did not read back whole`,
+            {
+              id,
+              location: stored.location,
+            },
+          )
+        }
+        session = sessions.build(reread.header, reread.records, reread.location, id)
       }
-      const session = sessions.build(reread.header, reread.records, reread.location, id)
       this.core.track(session, session.length, undefined, lease)
       try {
         sessions.restore(session)

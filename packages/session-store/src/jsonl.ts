@@ -93,6 +93,8 @@ export class JsonlBackend implements SessionStore {
   readonly kind = 'jsonl'
   readonly leaseDir: string
   readonly #files = new Map<string, OpenFile>()
+  /** What the last `read` of each session found, so opening it for append need not parse it again. */
+  readonly #lastRead = new Map<string, Meta>()
 
   constructor(readonly dir: string) {
     this.leaseDir = dir
@@ -112,7 +114,10 @@ export class JsonlBackend implements SessionStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
       throw error
     }
-    return parseJsonl(buffer, location)
+    const stored = parseJsonl(buffer, location)
+    if (stored.header && !stored.torn) this.#lastRead.set(id, metaOf(id, stored, buffer.length))
+    else this.#lastRead.delete(id)
+    return stored
   }
 
   async repairTail(id: string, stored: StoredSession): Promise<void> {
@@ -203,6 +208,20 @@ export class JsonlBackend implements SessionStore {
       return file
     }
     const handle = await open(location, 'r+')
+    const known = this.#lastRead.get(id)
+    this.#lastRead.delete(id)
+    if (known && known.bytes === (await handle.stat()).size) {
+      const file: OpenFile = {
+        handle,
+        size: known.bytes,
+        dirtyTail: false,
+        newFile: false,
+        meta: known,
+        metaWrittenAt: 0,
+      }
+      this.#files.set(id, file)
+      return file
+    }
     try {
       const buffer = await handle.readFile()
       const stored = parseJsonl(buffer, location)
