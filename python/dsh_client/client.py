@@ -104,6 +104,7 @@ class DshClient:
         self._parents: Dict[str, str] = {}
         self._open: set = set()
         self._approval_handler: Optional[Callable[[Dict[str, Any]], ApprovalAnswer]] = None
+        self._question_handler: Optional[Callable[[Dict[str, Any]], Optional[str]]] = None
         self._dispatch: "queue.Queue[Any]" = queue.Queue()
         self._closed = False
         threading.Thread(target=self._dispatch_loop, name="dsh-dispatch", daemon=True).start()
@@ -218,6 +219,8 @@ class DshClient:
                     self._parents[params["sessionId"]] = params["parentSessionId"]
                 if first == "approval/requested":
                     self._answer(params)
+                if first == "question/requested":
+                    self._reply(params)
             with self._lock:
                 listeners = list(self._listeners)
             for listener in listeners:
@@ -244,6 +247,21 @@ class DshClient:
                 self._stderr("dsh_client: the approval handler failed: %r" % (error,))
 
         threading.Thread(target=work, name="dsh-approval", daemon=True).start()
+
+    def _reply(self, request: Dict[str, Any]) -> None:
+        handler = self._question_handler
+        if handler is None:
+            return
+
+        def work() -> None:
+            try:
+                answer = handler(request)
+                if answer is not None:
+                    self.respond_question(request["questionId"], answer)
+            except Exception as error:
+                self._stderr("dsh_client: the question handler failed: %r" % (error,))
+
+        threading.Thread(target=work, name="dsh-question", daemon=True).start()
 
     def in_tree(self, session_id: str, root: str) -> bool:
         """Whether ``session_id`` is ``root`` or descends from it (fork or subagent links seen so far)."""
@@ -292,6 +310,10 @@ class DshClient:
     def on_approval(self, handler: Optional[Callable[[Dict[str, Any]], ApprovalAnswer]]) -> None:
         """Answers approval questions: return "allowed-once", "rejected", ``{"decision", "reason"}`` or None."""
         self._approval_handler = handler
+
+    def on_question(self, handler: Optional[Callable[[Dict[str, Any]], Optional[str]]]) -> None:
+        """Answers the model's questions (``ask_user``): return the answer text, or None to answer later."""
+        self._question_handler = handler
 
     # ---- lifecycle ----
 
@@ -420,6 +442,9 @@ class DshClient:
         if reason is not None:
             params["reason"] = reason
         return self.request("approval/respond", params)
+
+    def respond_question(self, question_id: str, answer: str) -> Dict[str, Any]:
+        return self.request("question/respond", {"questionId": question_id, "answer": answer})
 
     def run(self, text: str, session_id: Optional[str] = None, timeout: Optional[float] = None) -> RunResult:
         """Prompts a session (a new one unless ``session_id`` is given; a durable one not yet open here

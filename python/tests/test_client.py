@@ -98,7 +98,7 @@ class DshClientTest(unittest.TestCase):
         info = self.dsh.start()
         self.assertIs(self.dsh.start(), info)
         self.assertEqual(info["protocolVersion"], 1)
-        self.assertEqual(info["capabilities"], {"persistence": True, "approvals": True, "questions": False})
+        self.assertEqual(info["capabilities"], {"persistence": True, "approvals": True, "questions": True})
         allowed = os.path.join(self.home, "py-allowed.txt")
         refused = os.path.join(self.home, "py-refused.txt")
         asked = []
@@ -131,6 +131,19 @@ class DshClientTest(unittest.TestCase):
         self.assertEqual([r["message"]["isError"] for r in results], [False, True])
         self.assertEqual(results[1]["code"], "APPROVAL_REJECTED")
         self.assertEqual([n["event"] for n in result.events], log[len(log) - len(result.events):])
+
+    def test_1b_questions_reach_the_client(self):
+        self.dsh.on_question(lambda request: "green" if request["options"] == ["green", "grey"] else None)
+        self.model.enqueue(
+            {"toolCalls": [tool_call("q1", "ask_user", {"question": "Colour?", "options": ["green", "grey"]})]},
+            {"text": "Green."},
+        )
+        result = self.dsh.run("ask me")
+        self.dsh.on_question(None)
+        self.assertEqual(result.text, "Green.")
+        answered = [e["data"] for e in self.durable(result.session_id) if e["type"] == "tool/result"]
+        self.assertFalse(answered[0]["message"]["isError"])
+        self.assertIn("green", json.dumps(answered[0]))
 
     def test_2_cancel(self):
         session_id = self.dsh.create_session()["sessionId"]

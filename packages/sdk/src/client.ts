@@ -12,6 +12,7 @@ import type {
   InitializeResult,
   JsonRpcErrorObject,
   PromptResult,
+  QuestionRequestedNotification,
   RpcMethods,
   RpcNotifications,
   SessionEventNotification,
@@ -77,6 +78,11 @@ export type ApprovalHandler = (
   | undefined
   | Promise<ApprovalDecisionValue | { decision: ApprovalDecisionValue; reason?: string } | undefined>
 
+/** Answers a question from the model (`ask_user`); return `undefined` to leave it for `respondQuestion`. */
+export type QuestionHandler = (
+  request: QuestionRequestedNotification,
+) => string | undefined | Promise<string | undefined>
+
 interface Pending {
   resolve(value: unknown): void
   reject(error: Error): void
@@ -106,6 +112,7 @@ export class DshClient {
   /** Sessions open on the current runtime process (created, resumed or forked through this client). */
   private readonly open = new Set<string>()
   private approvalHandler: ApprovalHandler | undefined
+  private questionHandler: QuestionHandler | undefined
   /** Called with each response id as it is read, in wire order relative to notifications. */
   private readonly responseHooks = new Set<(id: number) => void>()
   private closing: Promise<void> | undefined
@@ -212,6 +219,7 @@ export class DshClient {
       if (params.parentSessionId) this.parents.set(params.sessionId, params.parentSessionId)
     }
     if (notification.method === 'approval/requested') void this.answer(notification.params)
+    if (notification.method === 'question/requested') void this.reply(notification.params)
     for (const listener of [...this.listeners]) {
       try {
         listener(notification)
@@ -231,6 +239,17 @@ export class DshClient {
       await this.respondApproval(request.requestId, decision, reason)
     } catch (error) {
       this.options.onStderr?.(`dsh sdk: the approval handler failed: ${String(error)}`)
+    }
+  }
+
+  private async reply(request: QuestionRequestedNotification): Promise<void> {
+    const handler = this.questionHandler
+    if (!handler) return
+    try {
+      const answer = await handler(request)
+      if (answer !== undefined) await this.respondQuestion(request.questionId, answer)
+    } catch (error) {
+      this.options.onStderr?.(`dsh sdk: the question handler failed: ${String(error)}`)
     }
   }
 
@@ -305,6 +324,15 @@ export class DshClient {
   /** Answers approval questions as they arrive (one handler; the last one set wins). */
   onApproval(handler: ApprovalHandler | undefined): void {
     this.approvalHandler = handler
+  }
+
+  /** Answers the model's questions (`ask_user`) as they arrive (one handler; the last one set wins). */
+  onQuestion(handler: QuestionHandler | undefined): void {
+    this.questionHandler = handler
+  }
+
+  respondQuestion(questionId: string, answer: string) {
+    return this.request('question/respond', { questionId, answer })
   }
 
   async createSession(params: RpcMethods['session/create']['params'] = {}) {

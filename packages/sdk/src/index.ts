@@ -7,6 +7,7 @@ export type {
   InitializeParams,
   InitializeResult,
   PromptResult,
+  QuestionRequestedNotification,
   RpcMethods,
   RpcNotifications,
   SessionEventNotification,
@@ -16,6 +17,7 @@ export type {
   ApprovalHandler,
   DshClientOptions,
   DshNotification,
+  QuestionHandler,
   RunResult,
   SubscribeOptions,
 } from './client.js'

@@ -72,7 +72,7 @@ describe('@dsh/sdk over dsh rpc', () => {
     expect(a).toMatchObject({
       protocolVersion: 1,
       cwd: home,
-      capabilities: { persistence: true, approvals: true, questions: false },
+      capabilities: { persistence: true, approvals: true, questions: true },
     })
   })
 
@@ -137,6 +137,27 @@ describe('@dsh/sdk over dsh rpc', () => {
     expect(durableEvents(sessionId).filter((event) => event.type === 'turn/end')).toHaveLength(1)
   })
 
+  it('routes the model questions (ask_user) to the client and the answer back to the model', async () => {
+    const asked: unknown[] = []
+    dsh.onQuestion((request) => {
+      asked.push({ question: request.question, options: request.options, toolCallId: request.toolCallId })
+      return 'blue'
+    })
+    server.enqueue(
+      completionResponse({
+        toolCalls: [toolCall('call-q', 'ask_user', { question: 'Which colour?', options: ['red', 'blue'] })],
+      }),
+      completionResponse({ text: 'Blue it is.' }),
+    )
+    const result = await dsh.run('pick a colour with me')
+    dsh.onQuestion(undefined)
+    expect(result).toMatchObject({ text: 'Blue it is.', reason: 'completed' })
+    expect(asked).toEqual([{ question: 'Which colour?', options: ['red', 'blue'], toolCallId: 'call-q' }])
+    const answered = durableEvents(result.sessionId).find((event) => event.type === 'tool/result')
+    expect(answered?.data).toMatchObject({ message: { toolCallId: 'call-q', isError: false } })
+    expect(JSON.stringify(answered?.data)).toContain('blue')
+  })
+
   it('cancels a running tool call; the turn ends aborted and the tool saw the abort', async () => {
     const { sessionId } = await dsh.createSession()
     const marker = join(home, 'wait-started')
@@ -196,7 +217,10 @@ describe('@dsh/sdk over dsh rpc', () => {
       ).rejects.toMatchObject({
         code: -32602,
       })
-      await expect(rpc.request('question/respond', { questionId: 'q', answer: 1 })).rejects.toMatchObject({
+      await expect(rpc.request('question/respond', { questionId: 'q', answer: 1 as never })).rejects.toMatchObject({
+        code: -32602,
+      })
+      await expect(rpc.respondQuestion('q', 'yes')).rejects.toMatchObject({
         code: -32000,
         data: { code: 'QUESTION_NOT_FOUND' },
       })

@@ -59,6 +59,8 @@ class AcpLink implements AcpConnection {
   private readonly connection: acp.AgentConnection
   private readonly attached = new Map<string, Attached>()
   private readonly disposers: Array<() => void> = []
+  /** Agent creations in progress (teardown waits for them). */
+  private readonly attaching = new Set<Promise<Agent>>()
   /** Every update goes through this chain, so a prompt's answer follows all of its updates. */
   private sending: Promise<void> = Promise.resolve()
   private tearingDown: Promise<void> | undefined
@@ -152,7 +154,14 @@ class AcpLink implements AcpConnection {
 
   private async attach(session: Session | undefined, cwd: string, ownsSession: boolean): Promise<Attached> {
     if (this.tearingDown) throw acp.RequestError.internalError(undefined, 'the connection is closing')
-    const agent = await this.ctx.agents.create({ session, cwd })
+    const creating = this.ctx.agents.create({ session, cwd })
+    this.attaching.add(creating)
+    let agent: Agent
+    try {
+      agent = await creating
+    } finally {
+      this.attaching.delete(creating)
+    }
     const attached: Attached = { agent, ownsSession, presentations: new Map() }
     this.attached.set(agent.session.id, attached)
     return attached
@@ -305,6 +314,7 @@ class AcpLink implements AcpConnection {
   /** Cancels and disposes the connection's agents, flushes and closes its sessions. Idempotent. */
   private teardown(): Promise<void> {
     this.tearingDown ??= (async () => {
+      await Promise.allSettled([...this.attaching])
       const attached = [...this.attached.values()]
       this.attached.clear()
       await Promise.all(
@@ -312,7 +322,9 @@ class AcpLink implements AcpConnection {
           const session = agent.session
           try {
             await agent.cancel('the editor disconnected')
-            await this.ctx.sessions.flush(session).catch((error) => this.log(`flush ${session.id}: ${String(error)}`))
+            if (session.length > 0) {
+              await this.ctx.sessions.flush(session).catch((error) => this.log(`flush ${session.id}: ${String(error)}`))
+            }
             await agent.dispose()
             if (ownsSession) this.ctx.sessions.close(session)
           } catch (error) {

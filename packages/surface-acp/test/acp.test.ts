@@ -145,7 +145,9 @@ describe('dsh acp with the ACP SDK client', () => {
       completionResponse({
         reasoning: ['Let me ', 'write it.'],
         toolCalls: [
-          call('c-plan', 'todo_write', { todos: [{ content: 'write notes', status: 'in_progress' }] }),
+          call('c-plan', 'todo_write', {
+            todos: [{ content: 'write notes', status: 'in_progress', priority: 'high' }],
+          }),
           call('c-write', 'write_file', { path: file(), content: 'hello acp' }),
           call('c-echo', 'shell_echo', { text: 'hi' }),
         ],
@@ -178,7 +180,7 @@ describe('dsh acp with the ACP SDK client', () => {
     expect(said.join('')).toBe('Notes written.')
     const calls = updates.filter((u) => u.sessionUpdate === 'tool_call')
     expect(calls).toEqual([
-      expect.objectContaining({ toolCallId: 'c-plan', title: 'todo_write', kind: 'think', status: 'pending' }),
+      expect.objectContaining({ toolCallId: 'c-plan', kind: 'think', status: 'pending' }),
       expect.objectContaining({
         toolCallId: 'c-write',
         kind: 'edit',
@@ -193,7 +195,7 @@ describe('dsh acp with the ACP SDK client', () => {
     ])
     expect(updates.find((u) => u.sessionUpdate === 'plan')).toEqual({
       sessionUpdate: 'plan',
-      entries: [{ content: 'write notes', status: 'in_progress', priority: 'medium' }],
+      entries: [{ content: 'write notes', status: 'in_progress', priority: 'high' }],
     })
     const done = updates.filter((u) => u.sessionUpdate === 'tool_call_update' && u.status)
     expect(

@@ -61,6 +61,8 @@ export class JsonRpcEndpoint {
   private buffer = ''
   private ended = false
   private writable = true
+  private inFlight = 0
+  private readonly drainWaiters: Array<() => void> = []
   private readonly options: EndpointOptions
   private readonly maxLine: number
 
@@ -86,6 +88,12 @@ export class JsonRpcEndpoint {
   /** Writes a notification (dropped once the output is gone). */
   notify(method: string, params: unknown): void {
     this.write({ jsonrpc: '2.0', method, params })
+  }
+
+  /** Resolves once no handler is running (every request received so far is answered). */
+  drained(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve()
+    return new Promise((resolve) => this.drainWaiters.push(resolve))
   }
 
   /** Stops writing; later notifications and replies are dropped. */
@@ -191,6 +199,7 @@ export class JsonRpcEndpoint {
       return
     }
     const args = (params ?? {}) as Record<string, unknown>
+    this.inFlight++
     void (async () => {
       try {
         const result = await handler(args)
@@ -199,6 +208,8 @@ export class JsonRpcEndpoint {
         const object = toErrorObject(error)
         if (object.code === RpcErrorCode.INTERNAL_ERROR) this.options.log?.(`${method} failed: ${String(error)}`)
         if (!isNotification) this.replyError(replyId, object)
+      } finally {
+        if (--this.inFlight === 0) for (const resolve of this.drainWaiters.splice(0)) resolve()
       }
     })()
   }

@@ -76,7 +76,7 @@ export interface InitializeResult {
     persistence: boolean
     /** Whether approval questions reach this client (`approval/requested`). */
     approvals: boolean
-    /** Whether the runtime can ask the client questions (`question/respond`). Always false today. */
+    /** Whether the model's questions (the `ask_user` tool) reach this client (`question/requested`). */
     questions: boolean
   }
 }
@@ -175,8 +175,11 @@ export type ApprovalRespondResult = Record<string, never>
 
 export interface QuestionRespondParams {
   questionId: string
-  answer: unknown
+  /** The person's answer (free text, or one of the question's options). */
+  answer: string
 }
+
+export type QuestionRespondResult = Record<string, never>
 
 export type ShutdownParams = Record<string, never>
 export type ShutdownResult = Record<string, never>
@@ -192,7 +195,7 @@ export interface RpcMethods {
   steer: { params: SteerParams; result: SteerResult }
   cancel: { params: CancelParams; result: CancelResult }
   'approval/respond': { params: ApprovalRespondParams; result: ApprovalRespondResult }
-  'question/respond': { params: QuestionRespondParams; result: Record<string, never> }
+  'question/respond': { params: QuestionRespondParams; result: QuestionRespondResult }
   shutdown: { params: ShutdownParams; result: ShutdownResult }
 }
 
@@ -245,12 +248,31 @@ export interface ApprovalSettledNotification {
   decision: string
 }
 
+/** A question from the model (`ask_user`); answer it with `question/respond`. */
+export interface QuestionRequestedNotification {
+  questionId: string
+  question: string
+  /** Suggested answers; free text is accepted too. */
+  options?: string[]
+  sessionId?: string
+  agentId?: string
+  toolCallId?: string
+}
+
+/** The question ended: answered, or cancelled with its turn or the connection. */
+export interface QuestionSettledNotification {
+  questionId: string
+  status: 'answered' | 'cancelled'
+}
+
 export interface RpcNotifications {
   'session/event': SessionEventNotification
   'agent/status': AgentStatusNotification
   'agent/lifecycle': AgentLifecycleNotification
   'approval/requested': ApprovalRequestedNotification
   'approval/settled': ApprovalSettledNotification
+  'question/requested': QuestionRequestedNotification
+  'question/settled': QuestionSettledNotification
 }
 
 export type RpcNotificationMethod = keyof RpcNotifications

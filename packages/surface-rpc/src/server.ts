@@ -43,6 +43,25 @@ interface PendingApproval {
   resolve(answer: ApprovalAnswer): void
 }
 
+/** The parts of `ctx.userQuestions` (@dsh/interaction, optional) this server uses. */
+interface QuestionSeam {
+  answer(
+    answerer: (
+      question: {
+        id: string
+        question: string
+        options?: string[]
+        sessionId?: string
+        agentId?: string
+        toolCallId?: string
+      },
+      signal: AbortSignal,
+    ) => Promise<QuestionAnswer>,
+  ): () => void
+}
+
+type QuestionAnswer = { status: 'answered'; answer: string } | { status: 'cancelled'; reason?: string }
+
 export class RpcServerService extends RpcServer {
   static readonly provide = 'rpc'
   static readonly inject = ['agents', 'sessions']
@@ -66,12 +85,16 @@ class Connection implements RpcConnection {
   /** Agent ids this connection created (root agents); any other agent is someone's subagent. */
   private readonly ownAgents = new Set<string>()
   private readonly approvals = new Map<string, PendingApproval>()
+  private readonly questions = new Map<string, (answer: QuestionAnswer) => void>()
+  /** Agent creations in progress (a shutdown that arrives meanwhile waits for them). */
+  private readonly attaching = new Set<Promise<Agent>>()
   private readonly status = new Map<string, AgentStatusNotification['status']>()
   /** Agents whose idle report waits for a flush. */
   private readonly flushing = new Set<string>()
   private readonly disposers: Array<() => void> = []
   private init: InitializeResult | undefined
   private closing: Promise<void> | undefined
+  private finishing: Promise<void> | undefined
   private readonly log: (line: string) => void
 
   constructor(
@@ -147,6 +170,33 @@ class Connection implements RpcConnection {
     )
     const approval = ctx.get('approval')
     if (approval) this.disposers.push(approval.answer((question, signal) => this.ask(question, signal)))
+    const questions = this.questionSeam()
+    if (questions) this.disposers.push(questions.answer((question, signal) => this.askQuestion(question, signal)))
+  }
+
+  private questionSeam(): QuestionSeam | undefined {
+    return (this.ctx as unknown as { get(name: string): unknown }).get('userQuestions') as QuestionSeam | undefined
+  }
+
+  private askQuestion(
+    question: Parameters<Parameters<QuestionSeam['answer']>[0]>[0],
+    signal: AbortSignal,
+  ): Promise<QuestionAnswer> {
+    return new Promise((resolvePromise) => {
+      const questionId = question.id
+      const settle = (answer: QuestionAnswer) => {
+        if (!this.questions.delete(questionId)) return
+        signal.removeEventListener('abort', onAbort)
+        this.notify('question/settled', { questionId, status: answer.status })
+        resolvePromise(answer)
+      }
+      const onAbort = () => settle({ status: 'cancelled', reason: 'the turn was cancelled' })
+      this.questions.set(questionId, settle)
+      signal.addEventListener('abort', onAbort)
+      const { id: _id, askedAt: _at, ...rest } = question as typeof question & { askedAt?: number }
+      this.notify('question/requested', { questionId, ...(toJsonSafe(rest) as { question: string }) })
+      if (signal.aborted) onAbort()
+    })
   }
 
   /**
@@ -174,7 +224,8 @@ class Connection implements RpcConnection {
 
   /** Flushes until nothing new was appended while flushing. Never rejects (a failure is logged). */
   private async flushSettled(session: Session): Promise<void> {
-    for (let length = -1; length !== session.length; ) {
+    // An empty session has nothing to make durable (and its header-only flush can wait for the close).
+    for (let length = 0; length !== session.length; ) {
       length = session.length
       try {
         await this.ctx.sessions.flush(session)
@@ -242,17 +293,25 @@ class Connection implements RpcConnection {
       capabilities: {
         persistence: Boolean(this.ctx.get('sessionPersistence')),
         approvals: Boolean(this.ctx.get('approval')),
-        questions: false,
+        questions: Boolean(this.questionSeam()),
       },
     }
     return this.init
   }
 
+  /** Creates an agent on `session` (or a fresh one); teardown waits for creations in progress. */
   private async attach(session: Session | undefined, params: Record<string, unknown>, ownsSession: boolean) {
     const id = randomUUID()
     this.ownAgents.add(id)
     const cwd = session ? undefined : this.resolveCwd(optionalString(params, 'cwd'))
-    const agent = await this.ctx.agents.create({ id, session, cwd, model: this.modelOf(params) })
+    const creating = this.ctx.agents.create({ id, session, cwd, model: this.modelOf(params) })
+    this.attaching.add(creating)
+    let agent: Agent
+    try {
+      agent = await creating
+    } finally {
+      this.attaching.delete(creating)
+    }
     this.attached.set(agent.session.id, { agent, ownsSession })
     this.reportStatus(agent)
     return agent
@@ -388,24 +447,33 @@ class Connection implements RpcConnection {
     return {}
   }
 
-  private questionRespond(params: Record<string, unknown>): never {
+  private questionRespond(params: Record<string, unknown>) {
     const questionId = requireString(params, 'questionId')
-    throw RpcError.refused(
-      'QUESTION_NOT_FOUND',
-      `no pending question ${questionId}: this runtime has no question service, so it never asks questions (initialize reports capabilities.questions: false)`,
-      { questionId },
-    )
+    const answer = params.answer
+    if (typeof answer !== 'string') throw RpcError.invalidParams('"answer" must be a string')
+    const settle = this.questions.get(questionId)
+    if (!settle) {
+      throw RpcError.refused('QUESTION_NOT_FOUND', `no pending question ${questionId} (answered or cancelled)`, {
+        questionId,
+      })
+    }
+    settle({ status: 'answered', answer })
+    return {}
   }
 
   private async shutdown() {
     await this.teardown()
     // Answer first, then end: the reply is the last line this connection writes.
-    setImmediate(() => this.finish())
+    void this.close()
     return {}
   }
 
+  /** Tears down, lets every request received so far be answered, then stops writing. */
   close(): Promise<void> {
-    return this.teardown().then(() => this.finish())
+    this.finishing ??= this.teardown()
+      .then(() => this.endpoint.drained())
+      .then(() => this.finish())
+    return this.finishing
   }
 
   private finish(): void {
@@ -417,6 +485,9 @@ class Connection implements RpcConnection {
   private teardown(): Promise<void> {
     this.closing ??= (async () => {
       for (const pending of [...this.approvals.values()]) pending.resolve({ decision: 'cancelled' })
+      for (const settle of [...this.questions.values()])
+        settle({ status: 'cancelled', reason: 'the client disconnected' })
+      await Promise.allSettled([...this.attaching])
       const attached = [...this.attached.values()]
       this.attached.clear()
       await Promise.all(
@@ -424,7 +495,9 @@ class Connection implements RpcConnection {
           const session = agent.session
           try {
             await agent.cancel('the client disconnected')
-            await this.ctx.sessions.flush(session).catch((error) => this.log(`flush ${session.id}: ${String(error)}`))
+            if (session.length > 0) {
+              await this.ctx.sessions.flush(session).catch((error) => this.log(`flush ${session.id}: ${String(error)}`))
+            }
             await agent.dispose()
             if (ownsSession) this.ctx.sessions.close(session)
           } catch (error) {
