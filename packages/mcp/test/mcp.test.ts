@@ -257,6 +257,7 @@ describe('.mcp.json discovery', () => {
       expect.objectContaining({ name: 'project', source: join(dir.path, '.mcp.json'), state: 'ready' }),
     ])
     expect(dsh.root.tools.get('mcp__project__echo')).toBeDefined()
+    delete process.env.DSH_MCP_TEST_BIN
   })
 })
 
