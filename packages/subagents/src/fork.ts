@@ -8,6 +8,10 @@ export default {
   name: 'subagents-fork',
   inject: ['subagents'],
   apply(ctx: Context) {
-    ctx.subagents.register({ name: 'fork', start: (launch) => startInProcess(launch, 'fork') })
+    ctx.subagents.register({
+      name: 'fork',
+      start: (launch) => startInProcess(launch, 'fork'),
+      resume: (launch, childSession) => startInProcess(launch, { resume: childSession }),
+    })
   },
 }

@@ -3,15 +3,23 @@
 // over it, and the child's composition: the tool filter, the persona section, approval policy `never`.
 import type { Agent } from '@dsh/agent'
 import type {} from '@dsh/approval'
-import type { Context } from '@dsh/kernel'
+import { type Context, HarnessError } from '@dsh/kernel'
 import type { AssistantMessage } from '@dsh/llm'
 import type { Session, TurnEndReason } from '@dsh/session'
 import type {} from '@dsh/system-prompt'
 import type {} from '@dsh/tools'
 import { type ChildRunResult, outcomeOf, permitted, type SubagentChild, type SubagentLaunch } from './index.js'
 
-/** Where the child's log starts: `fresh` (no parent facts) or `fork` (the parent's last closed turn). */
-export type ChildSeed = 'fresh' | 'fork'
+/**
+ * Where the child's log starts: `fresh` (no parent facts), `fork` (the parent's last closed turn), or
+ * `{ resume }`: the child's own durable session, cold-resumed (reopening a continuable child).
+ */
+export type ChildSeed = 'fresh' | 'fork' | { resume: string }
+
+/** The part of `ctx.sessionPersistence` a reopen needs (optional: without it nothing is durable). */
+interface PersistenceLike {
+  resume(id: string): Promise<Session>
+}
 
 /** The seq of the parent's last `turn/end` (the end of its last closed turn), or -1 for none. */
 export function lastClosedTurn(session: Session): number {
@@ -46,8 +54,16 @@ export async function startInProcess(launch: SubagentLaunch, seed: ChildSeed): P
   await fiber
   const ctx: Context = fiber.ctx
   try {
-    const boundary = seed === 'fresh' ? -1 : lastClosedTurn(parent.session)
-    const session = ctx.sessions.fork(parent.session, boundary, id)
+    let session: Session
+    if (typeof seed === 'object') {
+      const persistence = (ctx.get as (name: string) => unknown)('sessionPersistence') as PersistenceLike | undefined
+      if (!persistence) {
+        throw new HarnessError('SUBAGENT_NOT_REOPENABLE', 'reopening a subagent needs a session persistence row', {})
+      }
+      session = ctx.sessions.get(seed.resume) ?? (await persistence.resume(seed.resume))
+    } else {
+      session = ctx.sessions.fork(parent.session, seed === 'fresh' ? -1 : lastClosedTurn(parent.session), id)
+    }
     const preset = (parent as Agent & { preset?: string }).preset
     const agent = await ctx.agents.create({
       session,

@@ -82,6 +82,11 @@ export interface SubagentLaunch {
 export interface SubagentProvider {
   readonly name: string
   start(launch: SubagentLaunch): Promise<SubagentChild>
+  /**
+   * Optional: brings back a continuable child from its durable session (`childSession`) after its
+   * live owner went away (a restart). Same ownership rule as `start`.
+   */
+  resume?(launch: SubagentLaunch, childSession: string): Promise<SubagentChild>
 }
 
 export type SubagentStatus = 'running' | 'idle' | 'closed'
@@ -102,7 +107,11 @@ export interface SubagentHandle {
   /** Queues a follow-up as a new turn (FIFO) and resolves with its report; `signal` cancels that run. */
   send(text: string, signal?: AbortSignal): Promise<SubagentReport>
   cancel(reason?: string): Promise<void>
-  dispose(): Promise<void>
+  /**
+   * Releases the child. `final: true` (an explicit close) means it may not be reopened; otherwise a
+   * continuable child whose session is durable can be brought back with `reopen`.
+   */
+  dispose(options?: { final?: boolean }): Promise<void>
 }
 
 /** A child as the parent's log tells it (see `foldSubagents`). */
@@ -117,6 +126,8 @@ export interface SubagentRecord {
   /** From the log alone: `running` means a run was started and never reported. */
   status: SubagentStatus
   runs: number
+  /** A continuable child that is closed only because its owner went away (not closed on purpose). */
+  reopenable: boolean
   last?: { run: number; outcome: SubagentOutcome; reason?: TurnEndReason; text: string; synthetic?: boolean }
 }
 
@@ -153,8 +164,10 @@ declare module '@dsh/session' {
     'subagent/message': { subagentId: string; run: number; text: string }
     /** A run of a child ended. */
     'subagent/finished': SubagentFinishedData
-    /** The child was released (disposed, or found without a live owner on resume). */
-    'subagent/closed': { subagentId: string; reason?: string; synthetic?: true }
+    /** The child was released (disposed, or found without a live owner on resume); `final`: on purpose. */
+    'subagent/closed': { subagentId: string; reason?: string; synthetic?: true; final?: true }
+    /** A closed continuable child was brought back from its durable session. */
+    'subagent/reopened': { subagentId: string; childSession: string }
   }
 }
 
@@ -168,7 +181,13 @@ declare module 'cordis' {
   }
 }
 
-export const SUBAGENT_EVENT_TYPES = ['subagent/started', 'subagent/message', 'subagent/finished', 'subagent/closed']
+export const SUBAGENT_EVENT_TYPES = [
+  'subagent/started',
+  'subagent/message',
+  'subagent/finished',
+  'subagent/closed',
+  'subagent/reopened',
+]
 
 export interface SubagentsConfig {
   /** Children of children... up to this depth (a root agent is depth 0). Default 2. */
@@ -223,6 +242,7 @@ export function foldSubagents(events: readonly AnySessionEvent[]): SubagentRecor
         depth: started.depth,
         status: 'running',
         runs: 1,
+        reopenable: false,
       }
       if (started.description !== undefined) record.description = started.description
       if (started.callId !== undefined) record.callId = started.callId
@@ -242,6 +262,10 @@ export function foldSubagents(events: readonly AnySessionEvent[]): SubagentRecor
       if (record.status !== 'closed') record.status = finished.run + 1 >= record.runs ? 'idle' : 'running'
     } else if (event.type === 'subagent/closed') {
       record.status = 'closed'
+      record.reopenable = record.mode === 'continuable' && data.final !== true
+    } else if (event.type === 'subagent/reopened') {
+      record.status = 'idle'
+      record.reopenable = false
     }
   }
   return [...records.values()]
@@ -336,35 +360,16 @@ export class SubagentsService extends Service {
         { provider: name, available: [...this.providers.keys()] },
       )
     }
-    const depth = this.depthOf(request.parent.id) + 1
-    if (depth > this.settings.maxDepth) {
-      throw new HarnessError(
-        'SUBAGENT_DEPTH_EXCEEDED',
-        `a subagent at depth ${depth - 1} cannot start another one (the limit is ${this.settings.maxDepth}); do the work yourself`,
-        { depth, maxDepth: this.settings.maxDepth },
-      )
-    }
+    const depth = this.checkDepth(request.parent)
     if (request.signal?.aborted) {
       throw new HarnessError('SUBAGENT_CANCELLED', 'the subagent was cancelled before it started', {})
     }
     const id = `sub-${randomUUID()}`
-    const restriction: ToolRestriction = {
-      ...(request.tools?.allow ? { allow: [...request.tools.allow] } : {}),
-      // A child at the depth limit does not see `task` at all (start() would refuse it anyway).
-      deny: [
-        ...new Set([
-          ...this.settings.deny,
-          ...(request.tools?.deny ?? []),
-          ...(depth >= this.settings.maxDepth ? ['task'] : []),
-        ]),
-      ],
-    }
+    const restriction = this.restrictionFor(depth, request.tools)
     const persona = request.persona ?? this.settings.persona
     const child = await provider.start({ id, depth, request, persona, restriction })
     // Published: from here on the caller owns the child through the handle.
-    const live = new LiveSubagent(this, provider.name, id, depth, request, child)
-    this.live.set(id, live)
-    if (child.agent) this.depths.set(child.agent.id, depth)
+    const live = this.publish(provider.name, id, depth, request, child, 0)
     const started: SubagentStartedData = {
       subagentId: id,
       provider: provider.name,
@@ -383,6 +388,102 @@ export class SubagentsService extends Service {
     live.log('subagent/started', started)
     this.home.emit('subagent/started', live)
     live.begin(request.prompt, request.signal)
+    return live
+  }
+
+  /**
+   * Brings back a continuable child of `parent`'s session that is closed only because its owner went
+   * away (`records()` says `reopenable`), from its durable session, with the descriptor its
+   * `subagent/started` recorded. Throws `SUBAGENT_NOT_REOPENABLE`, `SUBAGENT_PROVIDER_UNKNOWN`,
+   * `SUBAGENT_DEPTH_EXCEEDED`, or what the provider throws. The caller owns the handle.
+   */
+  async reopen(parent: Agent, subagentId: string): Promise<SubagentHandle> {
+    const record = this.records(parent.session).find((item) => item.subagentId === subagentId)
+    const started = parent.session.events.find(
+      (event) => event.type === 'subagent/started' && (event.data as { subagentId?: string }).subagentId === subagentId,
+    )?.data as SubagentStartedData | undefined
+    if (!record || !started || !record.reopenable || this.live.has(subagentId)) {
+      throw new HarnessError(
+        'SUBAGENT_NOT_REOPENABLE',
+        `subagent ${subagentId} cannot be reopened: ${!record ? 'this session never started it' : this.live.has(subagentId) ? 'it is live' : 'it was closed on purpose or is not continuable'}`,
+        { subagentId },
+      )
+    }
+    const provider = this.providers.get(record.provider)
+    if (!provider?.resume) {
+      throw new HarnessError(
+        'SUBAGENT_PROVIDER_UNKNOWN',
+        `subagent provider "${record.provider}" is not available or cannot resume children`,
+        { provider: record.provider },
+      )
+    }
+    const depth = this.checkDepth(parent)
+    const request: SubagentRequest = {
+      parent,
+      prompt: '',
+      provider: record.provider,
+      mode: 'continuable',
+      ...(started.description !== undefined ? { description: started.description } : {}),
+      ...(started.persona !== undefined ? { persona: started.persona } : {}),
+      ...(started.model !== undefined ? { model: started.model as Partial<LlmCallConfig> } : {}),
+    }
+    const restriction: ToolRestriction = {
+      ...(started.tools?.allow ? { allow: [...started.tools.allow] } : {}),
+      deny: [...(started.tools?.deny ?? this.restrictionFor(depth).deny ?? [])],
+    }
+    const persona = started.persona ?? this.settings.persona
+    const child = await provider.resume({ id: subagentId, depth, request, persona, restriction }, record.childSession)
+    const live = this.publish(provider.name, subagentId, depth, request, child, record.runs)
+    live.log('subagent/reopened', { subagentId, childSession: child.childSession })
+    // A reopened handle has no first run of its own: `result` is the last report the log holds.
+    live.settle({
+      subagentId,
+      childSession: child.childSession,
+      run: record.last?.run ?? record.runs - 1,
+      outcome: record.last?.outcome ?? 'interrupted',
+      text: record.last?.text ?? '',
+    })
+    this.home.emit('subagent/started', live)
+    return live
+  }
+
+  private checkDepth(parent: Agent): number {
+    const depth = this.depthOf(parent.id) + 1
+    if (depth > this.settings.maxDepth) {
+      throw new HarnessError(
+        'SUBAGENT_DEPTH_EXCEEDED',
+        `a subagent at depth ${depth - 1} cannot start another one (the limit is ${this.settings.maxDepth}); do the work yourself`,
+        { depth, maxDepth: this.settings.maxDepth },
+      )
+    }
+    return depth
+  }
+
+  private restrictionFor(depth: number, tools?: ToolRestriction): ToolRestriction {
+    return {
+      ...(tools?.allow ? { allow: [...tools.allow] } : {}),
+      // A child at the depth limit does not see `task` at all (start() would refuse it anyway).
+      deny: [
+        ...new Set([
+          ...this.settings.deny,
+          ...(tools?.deny ?? []),
+          ...(depth >= this.settings.maxDepth ? ['task'] : []),
+        ]),
+      ],
+    }
+  }
+
+  private publish(
+    provider: string,
+    id: string,
+    depth: number,
+    request: SubagentRequest,
+    child: SubagentChild,
+    runs: number,
+  ): LiveSubagent {
+    const live = new LiveSubagent(this, provider, id, depth, request, child, runs)
+    this.live.set(id, live)
+    if (child.agent) this.depths.set(child.agent.id, depth)
     return live
   }
 
@@ -433,7 +534,6 @@ class LiveSubagent implements SubagentHandle {
   readonly childSession: string
   readonly mode: SubagentMode
   readonly description: string | undefined
-  private runs = 0
   private active = 0
   private closed = false
   private disposing: Promise<void> | undefined
@@ -446,6 +546,7 @@ class LiveSubagent implements SubagentHandle {
     readonly depth: number,
     private readonly request: SubagentRequest,
     private readonly child: SubagentChild,
+    private runs: number,
   ) {
     this.parentSession = request.parent.session.id
     this.childSession = child.childSession
@@ -465,13 +566,16 @@ class LiveSubagent implements SubagentHandle {
   }
 
   /** Appends to the parent's log while that session is live in this process. */
-  log<T extends 'subagent/started' | 'subagent/message' | 'subagent/finished' | 'subagent/closed'>(
-    type: T,
-    data: import('@dsh/session').SessionEventMap[T],
-  ): void {
+  log<
+    T extends 'subagent/started' | 'subagent/message' | 'subagent/finished' | 'subagent/closed' | 'subagent/reopened',
+  >(type: T, data: import('@dsh/session').SessionEventMap[T]): void {
     const session = this.request.parent.session
     if (this.service.home.sessions.get(session.id) !== session) return
     session.append(type, data)
+  }
+
+  settle(report: SubagentReport): void {
+    this.resolveFirst(report)
   }
 
   begin(prompt: string, signal: AbortSignal | undefined): void {
@@ -520,7 +624,7 @@ class LiveSubagent implements SubagentHandle {
     await this.child.cancel(reason)
   }
 
-  dispose(): Promise<void> {
+  dispose(options: { final?: boolean } = {}): Promise<void> {
     this.disposing ??= (async () => {
       this.closed = true
       try {
@@ -528,7 +632,7 @@ class LiveSubagent implements SubagentHandle {
       } finally {
         this.service.live.delete(this.id)
         if (this.child.agent) this.service.depths.delete(this.child.agent.id)
-        this.log('subagent/closed', { subagentId: this.id })
+        this.log('subagent/closed', options.final ? { subagentId: this.id, final: true } : { subagentId: this.id })
       }
     })()
     return this.disposing

@@ -8,6 +8,10 @@ export default {
   name: 'subagents-spawn',
   inject: ['subagents'],
   apply(ctx: Context) {
-    ctx.subagents.register({ name: 'spawn', start: (launch) => startInProcess(launch, 'fresh') })
+    ctx.subagents.register({
+      name: 'spawn',
+      start: (launch) => startInProcess(launch, 'fresh'),
+      resume: (launch, childSession) => startInProcess(launch, { resume: childSession }),
+    })
   },
 }

@@ -33,7 +33,8 @@ export function formatReport(report: SubagentReport, kept = false): { content: s
 function recordLine(record: SubagentRecord): string {
   const last = record.last ? ` last=${record.last.outcome}${record.last.synthetic ? ' (closed on resume)' : ''}` : ''
   const label = record.description ? ` "${record.description}"` : ''
-  return `${record.subagentId} ${record.provider} ${record.mode} ${record.status} runs=${record.runs}${last}${label}`
+  const status = record.reopenable ? 'closed (reopens on subagent_send)' : record.status
+  return `${record.subagentId} ${record.provider} ${record.mode} ${status} runs=${record.runs}${last}${label}`
 }
 
 function asToolError(error: unknown): never {
@@ -53,11 +54,17 @@ export default {
       if (!parent) throw new ToolError('subagent tools run only inside an agent', 'SUBAGENT_NO_PARENT')
       return parent
     }
-    const keptFor = (id: string, agentId: string | undefined): SubagentHandle => {
+    const keptFor = async (id: string, agentId: string | undefined, reopen: boolean): Promise<SubagentHandle> => {
       const entry = kept.get(id)
       if (entry && entry.owner === agentId) return entry.handle
       const parent = parentOf(agentId)
       const known = ctx.subagents.records(parent.session).find((record) => record.subagentId === id)
+      // A continuable child whose owner went away (a restart) comes back from its durable session.
+      if (reopen && known?.reopenable) {
+        const handle = await ctx.subagents.reopen(parent, id).catch(asToolError)
+        kept.set(id, { handle, owner: parent.id })
+        return handle
+      }
       throw new ToolError(
         known
           ? `subagent ${id} is ${known.status === 'closed' ? 'closed' : 'not live in this process'}; start a new task (provider "fork" carries this conversation)`
@@ -65,10 +72,10 @@ export default {
         'SUBAGENT_NOT_LIVE',
       )
     }
-    const release = async (id: string) => {
+    const release = async (id: string, final = false) => {
       const entry = kept.get(id)
       kept.delete(id)
-      await entry?.handle.dispose()
+      await entry?.handle.dispose({ final })
     }
 
     // Children kept by an agent go when it goes.
@@ -138,7 +145,8 @@ export default {
     const send = defineTool<{ subagent_id: string; message: string; wait?: boolean }>({
       name: 'subagent_send',
       description: [
-        'Send a follow-up to a subagent you kept (task with keep: true). Messages queue in order; each',
+        'Send a follow-up to a subagent you kept (task with keep: true; one closed by a restart is reopened',
+        'from its saved session). Messages queue in order; each',
         "runs as the subagent's next turn. wait (default true) returns that turn's report; with wait false",
         'the report reaches you as context of a later step.',
       ].join(' '),
@@ -155,7 +163,7 @@ export default {
       mode: 'parallel-safe',
       presentation: (args) => ({ kind: 'generic', title: 'Message subagent', subtitle: args.subagent_id }),
       async execute(args, call) {
-        const handle = keptFor(args.subagent_id, call.agentId)
+        const handle = await keptFor(args.subagent_id, call.agentId, true)
         if (args.wait === false) {
           const parent = parentOf(call.agentId)
           void handle.send(args.message).then((report) => {
@@ -191,8 +199,8 @@ export default {
       },
       presentation: (args) => ({ kind: 'generic', title: 'Close subagent', subtitle: args.subagent_id }),
       async execute(args, call) {
-        keptFor(args.subagent_id, call.agentId)
-        await release(args.subagent_id)
+        await keptFor(args.subagent_id, call.agentId, false)
+        await release(args.subagent_id, true)
         return `subagent ${args.subagent_id} closed`
       },
     })

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect, it } from 'vitest'
 import type { SubagentFinishedData } from '../src/index.js'
-import { calls, createHarness, dataOf, isChild, latch, text } from './harness.js'
+import { calls, createHarness, dataOf, isChild, latch, text, texts } from './harness.js'
 
 type ToolResultData = {
   message: { toolCallId: string; isError: boolean; content: Array<{ text: string }> }
@@ -79,5 +79,65 @@ it('a parent resumed after a crash shows its running child as interrupted, never
   } finally {
     rmSync(live, { recursive: true, force: true })
     rmSync(disk, { recursive: true, force: true })
+  }
+})
+
+it('a kept child closed by a restart is reopened from its durable session by subagent_send', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dsh-sub-reopen-'))
+  try {
+    const childSays = (dispatch: Parameters<typeof isChild>[0]) =>
+      text(
+        `child knows: ${dispatch.request.messages
+          .filter((message) => message.role === 'user')
+          .map((message) => (message.content as Array<{ text?: string }>).map((b) => b.text ?? '').join(''))
+          .join(' / ')}`,
+      )
+    const first = await createHarness({
+      dir,
+      route: (dispatch) => {
+        if (isChild(dispatch)) return childSays(dispatch)
+        return dispatch.request.messages.some((m) => m.role === 'tool')
+          ? text('kept it')
+          : calls(['k1', 'task', { prompt: 'remember 42', keep: true }])
+      },
+    })
+    const parent = await first.root.agents.create({ cwd: dir })
+    parent.followup('start a helper')
+    await parent.whenIdle()
+    const parentId = parent.session.id
+    const [record] = first.root.subagents.records(parent.session)
+    const id = record?.subagentId as string
+    await parent.dispose()
+    await first.root.sessions.flush()
+
+    const second = await createHarness({
+      dir,
+      route: (dispatch) => {
+        if (isChild(dispatch)) return childSays(dispatch)
+        const last = texts(dispatch).at(-1) ?? ''
+        if (last === 'ask the helper again') {
+          return calls(['k2', 'subagent_send', { subagent_id: id, message: 'what did I ask first?' }])
+        }
+        return text('done')
+      },
+    })
+    const resumed = await second.root.sessionPersistence.resume(parentId)
+    expect(second.root.subagents.records(resumed)).toMatchObject([
+      { subagentId: id, status: 'closed', reopenable: true },
+    ])
+    const again = await second.root.agents.create({ session: resumed })
+    again.followup('ask the helper again')
+    await again.whenIdle()
+    const result = dataOf<ToolResultData>(resumed, 'tool/result').at(-1)
+    expect(result?.message.content[0]?.text).toMatch(
+      /run 1 completed.*\nchild knows: remember 42 \/ what did I ask first\?\n/s,
+    )
+    expect(dataOf(resumed, 'subagent/reopened')).toEqual([{ subagentId: id, childSession: id }])
+    await again.dispose()
+    await second.root.sessions.flush()
+    const records = second.root.subagents.records(await second.root.sessionPersistence.read(parentId))
+    expect(records).toMatchObject([{ subagentId: id, runs: 2, last: { run: 1, outcome: 'completed' } }])
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
   }
 })
