@@ -119,7 +119,11 @@ class Connection {
       this.crashed(`connection closed${tail ? ` (stderr: ${tail})` : ''}`)
     }
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      if (this.client === client) void this.refresh()
+      if (this.client !== client) return
+      this.refresh().catch((error) => {
+        // A failed re-list keeps the current tools; a dead connection is handled by onclose.
+        this.ctx.logger('mcp').warn('server %s: tools/list failed: %s', this.options.server.name, messageOf(error))
+      })
     })
     try {
       await client.connect(transport, { timeout: this.options.startupTimeoutMs })
