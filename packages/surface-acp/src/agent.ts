@@ -201,8 +201,8 @@ class AcpLink implements AcpConnection {
         throw error
       }
     }
-    const transcript = attached.agent.session.transcript() as SessionEvent[]
-    for (const update of replayUpdates(transcript, (call) => this.presentationOf(call))) {
+    const events = attached.agent.session.events as SessionEvent[]
+    for (const update of replayUpdates(events, (call) => this.presentationOf(call))) {
       void this.send(params.sessionId, update)
     }
     await this.sending

@@ -85,22 +85,20 @@ const PLAN_STATUS: Record<string, acp.PlanEntryStatus> = {
 }
 
 /**
- * A `plan` from a `todo_write` call (`{ todos | items: [{ content | text | title, status?, priority? }] }`),
- * or undefined when the call is not one or carries no list.
+ * A `plan` from a `todo/write` event (`{ todos: [{ content, status, priority? }] }`, the durable event of
+ * the `todo_write` tool of @dsh/work-state), or undefined when it carries no list.
  */
-export function planUpdate(call: ToolCallBlock): acp.SessionUpdate | undefined {
-  if (call.name !== 'todo_write') return undefined
-  const list = (call.arguments.todos ?? call.arguments.items) as unknown
+export function planUpdate(data: unknown): acp.SessionUpdate | undefined {
+  const list = (data as { todos?: unknown } | null)?.todos
   if (!Array.isArray(list)) return undefined
   const entries: acp.PlanEntry[] = []
   for (const item of list) {
     if (typeof item !== 'object' || item === null) continue
     const record = item as Record<string, unknown>
-    const content = [record.content, record.text, record.title].find((value) => typeof value === 'string')
-    if (typeof content !== 'string') continue
+    if (typeof record.content !== 'string') continue
     const priority = record.priority
     entries.push({
-      content,
+      content: record.content,
       status: PLAN_STATUS[String(record.status)] ?? 'pending',
       priority: priority === 'high' || priority === 'low' ? priority : 'medium',
     })
@@ -131,14 +129,17 @@ export function liveUpdates(
       const call = (event.data as unknown as { call: ToolCallBlock }).call
       const presentation = presentationOf(call)
       presentations.set(call.id, presentation)
-      const plan = planUpdate(call)
-      return [toolCallUpdate(call, presentation), ...(plan ? [plan] : [])]
+      return [toolCallUpdate(call, presentation)]
     }
     case 'tool/result': {
       const message = (event.data as unknown as { message: ToolResultMessage }).message
       const presentation = presentations.get(message.toolCallId)
       presentations.delete(message.toolCallId)
       return [toolResultUpdate(message, presentation)]
+    }
+    case 'todo/write': {
+      const plan = planUpdate(event.data)
+      return plan ? [plan] : []
     }
     case 'approval/decided': {
       const data = event.data as { toolCallId?: string; decision?: string }
@@ -152,14 +153,15 @@ export function liveUpdates(
   }
 }
 
-/** The updates that replay a transcript (user, assistant and tool messages) on `session/load`. */
-export function replayUpdates(
-  transcript: readonly SessionEvent[],
-  presentationOf: PresentationOf,
-): acp.SessionUpdate[] {
+/**
+ * The updates that replay a session on `session/load`: its transcript (append-origin user, assistant
+ * and tool messages) and its plans (`todo/write`), in log order.
+ */
+export function replayUpdates(events: readonly SessionEvent[], presentationOf: PresentationOf): acp.SessionUpdate[] {
   const updates: acp.SessionUpdate[] = []
   const presentations = new Map<string, ToolPresentation | undefined>()
-  for (const event of transcript) {
+  for (const event of events) {
+    if (event.surfaceOp && event.surfaceOp.op !== 'append') continue
     if (event.type === 'user/message') {
       const data = event.data as unknown as { message: UserMessage; origin?: string }
       if (data.origin === 'context') continue
@@ -176,13 +178,14 @@ export function replayUpdates(
           const presentation = presentationOf(block)
           presentations.set(block.id, presentation)
           updates.push(toolCallUpdate(block, presentation))
-          const plan = planUpdate(block)
-          if (plan) updates.push(plan)
         }
       }
     } else if (event.type === 'tool/result') {
       const message = (event.data as unknown as { message: ToolResultMessage }).message
       updates.push(toolResultUpdate(message, presentations.get(message.toolCallId)))
+    } else if (event.type === 'todo/write') {
+      const plan = planUpdate(event.data)
+      if (plan) updates.push(plan)
     }
   }
   return updates
