@@ -8,6 +8,10 @@ import { type Context, HarnessError, type JsonValue, Service } from '@dsh/kernel
 import type { LlmCallConfig } from '@dsh/llm'
 import type { AnySessionEvent, Session, TurnEndReason } from '@dsh/session'
 import type { ToolRestriction } from '@dsh/tools'
+import { foldSubagents } from './fold.js'
+import { LiveSubagent } from './handle.js'
+
+export { foldSubagents, outcomeOf } from './fold.js'
 
 /** How a run of a child ended. `interrupted`: the process ended while it ran; its outcome is unknown. */
 export type SubagentOutcome = 'completed' | 'failed' | 'cancelled' | 'interrupted'
@@ -217,60 +221,6 @@ export function permitted(name: string, restriction: ToolRestriction): boolean {
   return !restriction.deny?.includes(name)
 }
 
-/** Maps a turn's end reason to a run outcome. */
-export function outcomeOf(reason: TurnEndReason): SubagentOutcome {
-  if (reason === 'completed') return 'completed'
-  if (reason === 'aborted') return 'cancelled'
-  if (reason === 'interrupted') return 'interrupted'
-  return 'failed'
-}
-
-/** Folds the `subagent/*` events of a parent's log into one record per child, in start order. */
-export function foldSubagents(events: readonly AnySessionEvent[]): SubagentRecord[] {
-  const records = new Map<string, SubagentRecord>()
-  for (const event of events) {
-    if (!event.type.startsWith('subagent/')) continue
-    const data = event.data as unknown as Record<string, unknown>
-    const id = data.subagentId as string
-    if (event.type === 'subagent/started') {
-      const started = data as unknown as SubagentStartedData
-      const record: SubagentRecord = {
-        subagentId: id,
-        provider: started.provider,
-        mode: started.mode,
-        childSession: started.childSession,
-        depth: started.depth,
-        status: 'running',
-        runs: 1,
-        reopenable: false,
-      }
-      if (started.description !== undefined) record.description = started.description
-      if (started.callId !== undefined) record.callId = started.callId
-      records.set(id, record)
-      continue
-    }
-    const record = records.get(id)
-    if (!record) continue
-    if (event.type === 'subagent/message') {
-      record.runs = Math.max(record.runs, (data.run as number) + 1)
-      if (record.status !== 'closed') record.status = 'running'
-    } else if (event.type === 'subagent/finished') {
-      const finished = data as unknown as SubagentFinishedData
-      record.last = { run: finished.run, outcome: finished.outcome, text: finished.text }
-      if (finished.reason !== undefined) record.last.reason = finished.reason
-      if (finished.synthetic) record.last.synthetic = true
-      if (record.status !== 'closed') record.status = finished.run + 1 >= record.runs ? 'idle' : 'running'
-    } else if (event.type === 'subagent/closed') {
-      record.status = 'closed'
-      record.reopenable = record.mode === 'continuable' && data.final !== true
-    } else if (event.type === 'subagent/reopened') {
-      record.status = 'idle'
-      record.reopenable = false
-    }
-  }
-  return [...records.values()]
-}
-
 function checkConfig(config: SubagentsConfig): Required<SubagentsConfig> {
   const maxDepth = config.maxDepth ?? 2
   const maxReportChars = config.maxReportChars ?? 16_000
@@ -289,11 +239,6 @@ function checkConfig(config: SubagentsConfig): Required<SubagentsConfig> {
     persona: config.persona ?? DEFAULT_PERSONA,
     deny: config.deny ?? ['ask_user', 'exit_plan_mode'],
   }
-}
-
-function bound(text: string, max: number): string {
-  if (text.length <= max) return text
-  return `${text.slice(0, max)}\n[report truncated: ${text.length - max} more characters are in the child session]`
 }
 
 /**
@@ -524,118 +469,6 @@ export class SubagentsService extends Service {
         })
       }
     }
-  }
-}
-
-/** The handle the caller owns: one child, its runs, and their durable lifecycle in the parent's log. */
-class LiveSubagent implements SubagentHandle {
-  readonly result: Promise<SubagentReport>
-  readonly parentSession: string
-  readonly childSession: string
-  readonly mode: SubagentMode
-  readonly description: string | undefined
-  private active = 0
-  private closed = false
-  private disposing: Promise<void> | undefined
-  private resolveFirst!: (report: SubagentReport) => void
-
-  constructor(
-    private readonly service: SubagentsService,
-    readonly provider: string,
-    readonly id: string,
-    readonly depth: number,
-    private readonly request: SubagentRequest,
-    private readonly child: SubagentChild,
-    private runs: number,
-  ) {
-    this.parentSession = request.parent.session.id
-    this.childSession = child.childSession
-    this.mode = request.mode ?? 'one-shot'
-    this.description = request.description
-    this.result = new Promise((resolve) => {
-      this.resolveFirst = resolve
-    })
-  }
-
-  get agent(): Agent | undefined {
-    return this.child.agent
-  }
-
-  get status(): SubagentStatus {
-    return this.closed ? 'closed' : this.active > 0 ? 'running' : 'idle'
-  }
-
-  /** Appends to the parent's log while that session is live in this process. */
-  log<
-    T extends 'subagent/started' | 'subagent/message' | 'subagent/finished' | 'subagent/closed' | 'subagent/reopened',
-  >(type: T, data: import('@dsh/session').SessionEventMap[T]): void {
-    const session = this.request.parent.session
-    if (this.service.home.sessions.get(session.id) !== session) return
-    session.append(type, data)
-  }
-
-  settle(report: SubagentReport): void {
-    this.resolveFirst(report)
-  }
-
-  begin(prompt: string, signal: AbortSignal | undefined): void {
-    void this.run(prompt, signal).then((report) => this.resolveFirst(report))
-  }
-
-  async send(text: string, signal?: AbortSignal): Promise<SubagentReport> {
-    if (this.closed) {
-      throw new HarnessError('SUBAGENT_CLOSED', `subagent ${this.id} was closed; start a new one`, { id: this.id })
-    }
-    return this.run(text, signal)
-  }
-
-  private async run(text: string, signal: AbortSignal | undefined): Promise<SubagentReport> {
-    const run = this.runs++
-    this.active++
-    if (run > 0) this.log('subagent/message', { subagentId: this.id, run, text })
-    const onAbort = () => void this.cancel('the parent tool call was cancelled')
-    signal?.addEventListener('abort', onAbort, { once: true })
-    let result: ChildRunResult
-    try {
-      result = signal?.aborted
-        ? { outcome: 'cancelled', text: '', message: 'cancelled before it ran' }
-        : await this.child.prompt(text)
-    } catch (error) {
-      result = { outcome: 'failed', text: '', message: error instanceof Error ? error.message : String(error) }
-    } finally {
-      signal?.removeEventListener('abort', onAbort)
-      this.active--
-    }
-    const report: SubagentReport = {
-      subagentId: this.id,
-      childSession: this.childSession,
-      run,
-      outcome: result.outcome,
-      text: bound(result.text, this.service.settings.maxReportChars),
-    }
-    if (result.reason !== undefined) report.reason = result.reason
-    if (result.message !== undefined) report.message = result.message
-    this.log('subagent/finished', { ...report })
-    this.service.home.emit('subagent/finished', report)
-    return report
-  }
-
-  async cancel(reason = 'cancelled'): Promise<void> {
-    await this.child.cancel(reason)
-  }
-
-  dispose(options: { final?: boolean } = {}): Promise<void> {
-    this.disposing ??= (async () => {
-      this.closed = true
-      try {
-        await this.child.dispose()
-      } finally {
-        this.service.live.delete(this.id)
-        if (this.child.agent) this.service.depths.delete(this.child.agent.id)
-        this.log('subagent/closed', options.final ? { subagentId: this.id, final: true } : { subagentId: this.id })
-      }
-    })()
-    return this.disposing
   }
 }
 

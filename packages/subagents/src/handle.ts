@@ -1,0 +1,131 @@
+// The handle a caller owns: one child, its runs, and their durable lifecycle in the parent's log.
+import type { Agent } from '@dsh/agent'
+import { HarnessError } from '@dsh/kernel'
+import type { SessionEventMap } from '@dsh/session'
+import type {
+  ChildRunResult,
+  SubagentChild,
+  SubagentHandle,
+  SubagentMode,
+  SubagentReport,
+  SubagentRequest,
+  SubagentStatus,
+  SubagentsService,
+} from './index.js'
+
+function bound(text: string, max: number): string {
+  if (text.length <= max) return text
+  return `${text.slice(0, max)}\n[report truncated: ${text.length - max} more characters are in the child session]`
+}
+
+/** The handle the caller owns: one child, its runs, and their durable lifecycle in the parent's log. */
+export class LiveSubagent implements SubagentHandle {
+  readonly result: Promise<SubagentReport>
+  readonly parentSession: string
+  readonly childSession: string
+  readonly mode: SubagentMode
+  readonly description: string | undefined
+  private active = 0
+  private closed = false
+  private disposing: Promise<void> | undefined
+  private resolveFirst!: (report: SubagentReport) => void
+
+  constructor(
+    private readonly service: SubagentsService,
+    readonly provider: string,
+    readonly id: string,
+    readonly depth: number,
+    private readonly request: SubagentRequest,
+    private readonly child: SubagentChild,
+    private runs: number,
+  ) {
+    this.parentSession = request.parent.session.id
+    this.childSession = child.childSession
+    this.mode = request.mode ?? 'one-shot'
+    this.description = request.description
+    this.result = new Promise((resolve) => {
+      this.resolveFirst = resolve
+    })
+  }
+
+  get agent(): Agent | undefined {
+    return this.child.agent
+  }
+
+  get status(): SubagentStatus {
+    return this.closed ? 'closed' : this.active > 0 ? 'running' : 'idle'
+  }
+
+  /** Appends to the parent's log while that session is live in this process. */
+  log<
+    T extends 'subagent/started' | 'subagent/message' | 'subagent/finished' | 'subagent/closed' | 'subagent/reopened',
+  >(type: T, data: SessionEventMap[T]): void {
+    const session = this.request.parent.session
+    if (this.service.home.sessions.get(session.id) !== session) return
+    session.append(type, data)
+  }
+
+  settle(report: SubagentReport): void {
+    this.resolveFirst(report)
+  }
+
+  begin(prompt: string, signal: AbortSignal | undefined): void {
+    void this.run(prompt, signal).then((report) => this.resolveFirst(report))
+  }
+
+  async send(text: string, signal?: AbortSignal): Promise<SubagentReport> {
+    if (this.closed) {
+      throw new HarnessError('SUBAGENT_CLOSED', `subagent ${this.id} was closed; start a new one`, { id: this.id })
+    }
+    return this.run(text, signal)
+  }
+
+  private async run(text: string, signal: AbortSignal | undefined): Promise<SubagentReport> {
+    const run = this.runs++
+    this.active++
+    if (run > 0) this.log('subagent/message', { subagentId: this.id, run, text })
+    const onAbort = () => void this.cancel('the parent tool call was cancelled')
+    signal?.addEventListener('abort', onAbort, { once: true })
+    let result: ChildRunResult
+    try {
+      result = signal?.aborted
+        ? { outcome: 'cancelled', text: '', message: 'cancelled before it ran' }
+        : await this.child.prompt(text)
+    } catch (error) {
+      result = { outcome: 'failed', text: '', message: error instanceof Error ? error.message : String(error) }
+    } finally {
+      signal?.removeEventListener('abort', onAbort)
+      this.active--
+    }
+    const report: SubagentReport = {
+      subagentId: this.id,
+      childSession: this.childSession,
+      run,
+      outcome: result.outcome,
+      text: bound(result.text, this.service.settings.maxReportChars),
+    }
+    if (result.reason !== undefined) report.reason = result.reason
+    if (result.message !== undefined) report.message = result.message
+    this.log('subagent/finished', { ...report })
+    this.service.home.emit('subagent/finished', report)
+    return report
+  }
+
+  async cancel(reason = 'cancelled'): Promise<void> {
+    await this.child.cancel(reason)
+  }
+
+  dispose(options: { final?: boolean } = {}): Promise<void> {
+    this.disposing ??= (async () => {
+      this.closed = true
+      try {
+        await this.child.dispose()
+      } finally {
+        this.service.live.delete(this.id)
+        if (this.child.agent) this.service.depths.delete(this.child.agent.id)
+        this.log('subagent/closed', options.final ? { subagentId: this.id, final: true } : { subagentId: this.id })
+      }
+    })()
+    return this.disposing
+  }
+}
