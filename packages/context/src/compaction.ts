@@ -15,7 +15,7 @@ import {
   type CompactOptions,
   estimateMessage,
 } from './index.js'
-import { renderNodes, safeCuts, surfaceNodes } from './surface.js'
+import { nodeText, originOf, renderNodes, safeCuts, surfaceNodes } from './surface.js'
 
 export interface CompactionConfig {
   /** Compact before a request whose pressure reached `threshold`. Default true. */
@@ -131,7 +131,7 @@ export class CompactionService extends Service implements Compaction {
       tail[i] =
         (tail[i + 1] as number) + estimateMessage((nodes[i] as (typeof nodes)[number]).message, meter.charsPerToken)
     }
-    const cut = cuts.find((c) => (tail[c] as number) <= keep) ?? cuts.at(-1)
+    const cut = cuts.find((c) => c >= 2 && (tail[c] as number) <= keep) ?? cuts.at(-1)
     // One node is not worth a model call (and re-summarising a lone summary gains nothing).
     if (cut === undefined || cut < 2) {
       return fail(
@@ -196,6 +196,13 @@ export class CompactionService extends Service implements Compaction {
         end({ ok: false, code: 'COMPACTION_EMPTY_SUMMARY', message: 'the model returned no summary text' })
         return fail('COMPACTION_EMPTY_SUMMARY', 'the model returned no summary text')
       }
+      // The loop logs dynamic context only when it changes: when the latest snapshot is in the range,
+      // it is carried into the summary node verbatim instead of being paraphrased away.
+      const context = nodes.filter((node) => originOf(node) === 'context').at(-1)
+      const carried =
+        context && context.index < cut
+          ? `\n\n[Current context, carried over verbatim]\n${nodeText(context.message)}`
+          : ''
       const current = session.surface()
       if (sourceEventSeqs.some((seq, i) => current[i] !== seq)) {
         const message = 'the surface changed while the summary was written'
@@ -205,7 +212,7 @@ export class CompactionService extends Service implements Compaction {
       const node = session.append(
         'user/message',
         {
-          message: { role: 'user', content: [{ type: 'text', text: `${SUMMARY_PREFIX}\n\n${summary}` }] },
+          message: { role: 'user', content: [{ type: 'text', text: `${SUMMARY_PREFIX}\n\n${summary}${carried}` }] },
           origin: 'compaction',
         },
         { surfaceOp: { op: 'replace', start: 0, end: cut - 1 }, sourceEventSeqs },

@@ -6,7 +6,7 @@ import type { Message, ToolSchema } from '@dsh/llm'
 import type { Session } from '@dsh/session'
 
 export type { SurfaceNode } from './surface.js'
-export { headTail, nodeText, renderNodes, safeCuts, surfaceNodes } from './surface.js'
+export { headTail, nodeText, originOf, renderNodes, safeCuts, surfaceNodes } from './surface.js'
 
 // ---- the estimator ----
 

@@ -42,6 +42,15 @@ function checkConfig(config: TokenMeterConfig): void {
   }
 }
 
+/** The part of `ctx.commands` this module uses. */
+interface CommandRegistry {
+  register(spec: {
+    name: string
+    description: string
+    run(args: string, target: { session?: Session }): Promise<unknown>
+  }): () => void
+}
+
 interface Cached {
   length: number
   key: string
@@ -72,6 +81,34 @@ export class TokenMeterService extends Service implements TokenMeter {
     ctx.on('session/event', (session, event) => {
       if (WATCHED.has(event.type)) this.observe(session)
     })
+    // `/context` on `ctx.commands` whenever that service is active (typed structurally: this package
+    // does not depend on the commands package).
+    const withCommands = ctx as unknown as {
+      inject(names: string[], apply: (inner: { commands: CommandRegistry }) => void): void
+    }
+    withCommands.inject(['commands'], (inner) => {
+      inner.commands.register({
+        name: 'context',
+        description: 'show how full the model context of this session is',
+        run: async (_args, target) => this.describe(target.session),
+      })
+    })
+  }
+
+  /** The `/context` command's answer for `session`. Throws `COMMAND_NEEDS_SESSION` without one. */
+  describe(session: Session | undefined): { text: string; data: TokenReading } {
+    if (!session)
+      throw new HarnessError('COMMAND_NEEDS_SESSION', '/context needs a current session', { name: 'context' })
+    const reading = this.measure(session)
+    const tokens = reading.tokens.toLocaleString('en-US')
+    const of = reading.window
+      ? ` of ${reading.window.toLocaleString('en-US')} (${Math.round((reading.pressure ?? 0) * 100)}%)`
+      : ' (context window unknown)'
+    const how =
+      reading.source === 'usage'
+        ? `provider usage plus ${reading.estimatedTokens.toLocaleString('en-US')} estimated`
+        : 'estimated from the text'
+    return { text: `next request: about ${tokens} tokens${of}; ${how}`, data: reading }
   }
 
   estimate(request: RequestShape): number {

@@ -58,22 +58,36 @@ export function headTail(text: string, max: number, marker = (left: number) => `
   return `${text.slice(0, half)}\n${marker(left)}\n${text.slice(text.length - half)}`
 }
 
+/** The `origin` of a user message event (`context` for dynamic context, `compaction` for a summary). */
+export function originOf(node: SurfaceNode): string | undefined {
+  return (node.event.data as { origin?: string }).origin
+}
+
 /**
  * Renders nodes as a plain transcript of at most about `budget` characters: every node keeps its
- * role line; long ones are cut head+tail to a fair share of the budget.
+ * role line; an earlier summary may take up to half the budget; other long entries are cut head+tail
+ * to a fair share of the rest.
  */
 export function renderNodes(nodes: readonly SurfaceNode[], budget: number): string {
-  const share = Math.max(200, Math.floor(budget / Math.max(1, nodes.length)) - 40)
+  const summaries = nodes.filter((node) => originOf(node) === 'compaction')
+  const summaryCap = Math.floor(budget / 2 / Math.max(1, summaries.length))
+  const summaryChars = summaries.reduce((sum, node) => sum + Math.min(summaryCap, nodeText(node.message).length), 0)
+  const others = nodes.length - summaries.length
+  const share = Math.max(200, Math.floor((budget - summaryChars) / Math.max(1, others)) - 40)
   return nodes
     .map((node) => {
       const message = node.message
+      const origin = originOf(node)
       const label =
         message.role === 'tool'
           ? `tool result (${message.toolName}${message.isError ? ', error' : ''})`
-          : message.role === 'user'
-            ? 'user'
-            : 'assistant'
-      return `### ${label} [event ${node.seq}]\n${headTail(nodeText(message), share)}`
+          : origin === 'compaction'
+            ? 'summary of what came before'
+            : origin === 'context'
+              ? 'context'
+              : message.role
+      const cap = origin === 'compaction' ? summaryCap : share
+      return `### ${label} [event ${node.seq}]\n${headTail(nodeText(message), cap)}`
     })
     .join('\n\n')
 }

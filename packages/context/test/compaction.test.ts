@@ -73,6 +73,28 @@ describe('compaction by hand', () => {
     root.invariants.assert()
   })
 
+  it('carries the latest dynamic context into the summary verbatim', async () => {
+    const { root, adapter } = await setup([say('a'), say('b'), say('the summary'), say('c')])
+    root.systemPrompt.register({ name: 'sandbox-now', kind: 'dynamic', render: () => 'sandbox: workspace-write' })
+    const agent = await root.agents.create()
+    for (const text of ['one', 'two']) {
+      agent.followup(text)
+      await agent.whenIdle()
+    }
+    const result = await root.compaction.compact(agent.session, { keepTokens: 1 })
+    expect(result.ok).toBe(true)
+    const summary = textOf(messageOf(agent.session.events.at(-2)))
+    expect(summary).toBe(
+      `${SUMMARY_PREFIX}\n\nthe summary\n\n[Current context, carried over verbatim]\nsandbox: workspace-write`,
+    )
+    // The summariser saw the context labelled as such.
+    expect(textOf(adapter.dispatches[2]?.request.messages[0] as UserMessage)).toContain('### context [event')
+    agent.followup('three')
+    await agent.whenIdle()
+    const next = adapter.dispatches[3]?.request.messages ?? []
+    expect(next.map((m) => m.role)).toEqual(['user', 'assistant', 'user'])
+  })
+
   it('reports a session with nothing to summarise as COMPACTION_NO_RANGE, without boundary facts', async () => {
     const { root } = await setup([say('hi')])
     const agent = await root.agents.create()

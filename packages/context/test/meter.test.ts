@@ -113,6 +113,36 @@ describe('the token meter', () => {
       [1, 2],
     ])
   })
+
+  it('answers /context on ctx.commands with the reading', async () => {
+    const root = await createContextHarness({ adapter: withCatalog(1000), pruning: false, compaction: false })
+    type Spec = { run(args: string, target: { session?: Session }): Promise<{ text: string; data: TokenReading }> }
+    const registry = new Map<string, Spec>()
+    await root.plugin({
+      name: 'fake-commands',
+      apply: (ctx) => {
+        ctx.provide('commands')
+        ;(ctx as unknown as { commands: unknown }).commands = {
+          register: (spec: Spec & { name: string }) => {
+            registry.set(spec.name, spec)
+            return () => registry.delete(spec.name)
+          },
+        }
+      },
+    })
+    const session = root.sessions.create()
+    user(session, 'hello')
+    answer(session, {
+      role: 'assistant',
+      content: [{ type: 'text', text: 'hi' }],
+      finishReason: 'stop',
+      usage: { inputTokens: 600, outputTokens: 10, totalTokens: 610 },
+    })
+    const outcome = await registry.get('context')?.run('', { session })
+    expect(outcome?.text).toBe('next request: about 610 tokens of 1,000 (61%); provider usage plus 0 estimated')
+    expect(outcome?.data.usageSeq).toBe(session.length - 1)
+    await expect(registry.get('context')?.run('', {})).rejects.toMatchObject({ code: 'COMMAND_NEEDS_SESSION' })
+  })
 })
 
 describe('tool-result pruning', () => {
