@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DshClient, DshRpcError, type SessionEventNotification } from '../src/index.js'
+import { type AgentLifecycleNotification, DshClient, DshRpcError, type SessionEventNotification } from '../src/index.js'
 
 const cliPath = fileURLToPath(new URL('../../../apps/cli/bin/dsh.js', import.meta.url))
 const toolsFixture = fileURLToPath(new URL('../../surface-rpc/test/fixtures/test-tools.mjs', import.meta.url))
@@ -156,6 +156,29 @@ describe('@dsh/sdk over dsh rpc', () => {
     const answered = durableEvents(result.sessionId).find((event) => event.type === 'tool/result')
     expect(answered?.data).toMatchObject({ message: { toolCallId: 'call-q', isError: false } })
     expect(JSON.stringify(answered?.data)).toContain('blue')
+  })
+
+  it('narrows events to the session tree: a subagent belongs to its parent, its text does not count', async () => {
+    server.enqueue(
+      completionResponse({
+        toolCalls: [toolCall('call-t', 'task', { prompt: 'count the files', description: 'count' })],
+      }),
+      completionResponse({ text: 'Three files.' }),
+      completionResponse({ text: 'The child counted three.' }),
+    )
+    const lifecycle: AgentLifecycleNotification[] = []
+    const stop = dsh.subscribe((n) => {
+      if (n.method === 'agent/lifecycle') lifecycle.push(n.params)
+    })
+    const result = await dsh.run('delegate the count')
+    stop()
+    expect(result).toMatchObject({ text: 'The child counted three.', reason: 'completed' })
+    const child = lifecycle.find((n) => n.type === 'created' && !n.root)
+    expect(child).toMatchObject({ root: false, parentSessionId: result.sessionId })
+    const childEvents = result.events.filter((n) => n.sessionId === child?.sessionId)
+    expect(childEvents.map((n) => n.event.type)).toContain('assistant/message')
+    expect(childEvents.every((n) => n.parentSessionId === result.sessionId)).toBe(true)
+    expect(dsh.inTree(child?.sessionId ?? '', result.sessionId)).toBe(true)
   })
 
   it('cancels a running tool call; the turn ends aborted and the tool saw the abort', async () => {

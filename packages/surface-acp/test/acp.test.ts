@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { Readable, Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import * as acp from '@agentclientprotocol/sdk'
-import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
+import { completionResponse, errorResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 const bin = fileURLToPath(new URL('../../../apps/cli/bin/dsh.js', import.meta.url))
@@ -235,6 +235,32 @@ describe('dsh acp with the ACP SDK client', () => {
     const other = await first.agent.buildSession(home).start()
     await expect(other.prompt('still there?')).resolves.toEqual({ stopReason: 'end_turn' })
     other.dispose()
+  })
+
+  it('reports a rejected permission as a failed tool call, and a failed turn as a JSON-RPC error', async () => {
+    const refused = join(home, 'refused.txt')
+    const allow = first.answer
+    first.answer = () => ({ outcome: { outcome: 'selected', optionId: 'reject-once' } })
+    server.enqueue(
+      completionResponse({ toolCalls: [call('c-no', 'write_file', { path: refused, content: 'x' })] }),
+      completionResponse({ text: 'Understood.' }),
+    )
+    const session = await first.agent.buildSession(home).start()
+    void session.prompt('write the refused file')
+    const { updates, stopReason } = await untilStop(session)
+    first.answer = allow
+    expect(stopReason).toBe('end_turn')
+    expect(existsSync(refused)).toBe(false)
+    expect(updates.filter((u) => u.sessionUpdate === 'tool_call_update').at(-1)).toMatchObject({
+      toolCallId: 'c-no',
+      status: 'failed',
+    })
+    server.enqueue(errorResponse(400, 'the request was malformed'))
+    await expect(session.prompt('again')).rejects.toMatchObject({
+      code: -32603,
+      message: expect.stringContaining('malformed'),
+    })
+    session.dispose()
   })
 
   it('loads a durable session in a new connection by replaying its transcript', async () => {
