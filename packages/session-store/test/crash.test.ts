@@ -81,13 +81,14 @@ describe.skipIf(!existsSync(dist))('crash safety (SIGKILL)', () => {
     let kills = 0
     let repaired = 0
     let torn = 0
+    let events = 0
     await Promise.all(
       Array.from({ length: sessions }, async (_, s) => {
         const id = `crash-${s}`
         const backend = backends[s % 2] as Backend
         const ctx = contexts[backend]
         for (let round = 0; round < rounds; round++) {
-          const delay = Math.floor(Math.random() * 40)
+          const delay = Math.floor(Math.random() * 100)
           const mode = round === 0 ? 'create' : 'resume'
           const run = await runAndKill(backend, roots[backend] as string, id, mode, s * 1000 + round + 1, delay)
           expect(run.ready).toBe(true)
@@ -96,6 +97,7 @@ describe.skipIf(!existsSync(dist))('crash safety (SIGKILL)', () => {
           const stored = await ctx.sessionStore.read(id)
           if (!stored) throw new Error(`${id} vanished`)
           if (stored.torn) torn++
+          if (round === rounds - 1) events += stored.records.length
           const raw = ctx.sessions.build(stored.header, stored.records, stored.location, id)
           if (run.acked >= 0) {
             expect(raw.length).toBeGreaterThanOrEqual(run.acked)
@@ -121,7 +123,9 @@ describe.skipIf(!existsSync(dist))('crash safety (SIGKILL)', () => {
     )
     expect(kills).toBeGreaterThanOrEqual(50)
     expect(repaired).toBeGreaterThan(0)
-    console.info(`crash test: ${kills} kills, ${repaired} repairs, ${torn} torn tails`)
+    console.info(
+      `crash test: ${kills} kills, ${repaired} repairs, ${torn} torn tails, ${events} events in the final logs`,
+    )
     await contexts.jsonl.dispose()
     await contexts.sqlite.dispose()
   }, 180_000)
