@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ToolResultMessage } from '@dsh/llm'
-import { describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest'
 import { bridgedToolName } from '../src/index.js'
 import { calls, createDsh, dataOf, everything, filesystem, signal, tempDir, text, until } from './harness.js'
 
@@ -26,9 +26,18 @@ function alive(pid: number): boolean {
 }
 
 describe('MCP client against server-everything (stdio)', () => {
+  // One server for the tests that leave it as they found it (listeners are removed after each test).
+  let shared: Awaited<ReturnType<typeof createDsh>>
+  beforeAll(async () => {
+    shared = await createDsh({ servers: { everything: everything() } }, [
+      calls(['c1', 'mcp__everything__echo', { message: 'from the loop' }]),
+      text('done'),
+    ])
+  })
+  afterAll(() => shared?.[Symbol.asyncDispose]())
+
   it('lists the tools as mcp__<server>__<tool>, calls them through the pipeline, and converts non-text content', async () => {
-    await using dsh = await createDsh({ servers: { everything: everything() } })
-    const { root } = dsh
+    const { root } = shared
     const [status] = root.mcp.servers()
     expect(status).toMatchObject({ name: 'everything', state: 'ready', transport: 'stdio', restarts: 0 })
     const names = root.tools.list().map((tool) => tool.name)
@@ -56,8 +65,7 @@ describe('MCP client against server-everything (stdio)', () => {
   })
 
   it('validates arguments against the server schema and returns server errors as error results', async () => {
-    await using dsh = await createDsh({ servers: { everything: everything() } })
-    const { root } = dsh
+    const { root } = shared
     const bad = await root.tools.executeCall(call('c1', 'mcp__everything__get-sum', { a: 'two' }), { signal: signal() })
     expect(bad).toMatchObject({ isError: true, errorCode: 'INVALID_ARGUMENTS' })
     // The server throws in its handler (unsupported URL protocol): an isError result the model reads.
@@ -115,16 +123,18 @@ describe('MCP client against server-everything (stdio)', () => {
   })
 
   it('applies approval to an MCP tool: an ask goes to the answerer, a rejection keeps the body from running', async () => {
-    await using dsh = await createDsh({ servers: { everything: everything() } })
-    const { root } = dsh
-    root.on('tools/pre-execute', async (input, next) =>
+    const { root } = shared
+    const off = root.on('tools/pre-execute', async (input, next) =>
       input.toolName.startsWith('mcp__') ? { action: 'ask', summary: `run ${input.toolName}` } : next(),
     )
+    onTestFinished(() => void off())
     const asked: string[] = []
-    root.approval.answer((question) => {
-      asked.push(question.toolName ?? '')
-      return question.toolName?.endsWith('echo') ? 'allowed-once' : 'rejected'
-    })
+    onTestFinished(
+      root.approval.answer((question) => {
+        asked.push(question.toolName ?? '')
+        return question.toolName?.endsWith('echo') ? 'allowed-once' : 'rejected'
+      }),
+    )
     const echo = await root.tools.executeCall(call('c1', 'mcp__everything__echo', { message: 'ok' }), {
       signal: signal(),
     })
@@ -137,15 +147,13 @@ describe('MCP client against server-everything (stdio)', () => {
   })
 
   it('runs an MCP tool through the agent loop with approval and commits the durable tool/result', async () => {
-    await using dsh = await createDsh({ servers: { everything: everything() } }, [
-      calls(['c1', 'mcp__everything__echo', { message: 'from the loop' }]),
-      text('done'),
-    ])
-    dsh.root.on('tools/pre-execute', async (input, next) =>
+    const { root } = shared
+    const off = root.on('tools/pre-execute', async (input, next) =>
       input.toolName === 'mcp__everything__echo' ? { action: 'ask' } : next(),
     )
-    dsh.root.approval.answer(() => 'allowed-once')
-    const agent = await dsh.root.agents.create()
+    onTestFinished(() => void off())
+    onTestFinished(root.approval.answer(() => 'allowed-once'))
+    const agent = await root.agents.create()
     agent.followup('echo something')
     await agent.whenIdle()
     const results = dataOf<{ message: ToolResultMessage }>(agent.session, 'tool/result')
