@@ -29,7 +29,7 @@ function guard<T>(id: string, body: () => T): T {
 }
 
 export function apply(ctx: Context): void {
-  const jobOutput = defineTool<{ job_id: string; max_bytes?: number }>({
+  const jobOutput = defineTool<{ job_id: string; max_bytes?: number; wait_ms?: number }>({
     name: 'job_output',
     description: description('job_output'),
     mode: 'parallel-safe',
@@ -43,12 +43,24 @@ export function apply(ctx: Context): void {
           maximum: 1048576,
           description: 'At most this many bytes. Default 32768.',
         },
+        wait_ms: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 60000,
+          description:
+            'When there is no new output yet, wait up to this long for some (or for the job to end). Default 0.',
+        },
       },
       required: ['job_id'],
       additionalProperties: false,
     },
     presentation: (args) => ({ kind: 'generic', title: 'Job output', subtitle: args.job_id }),
-    execute(args, call) {
+    async execute(args, call) {
+      if (args.wait_ms) {
+        await guard(args.job_id, () =>
+          ctx.jobs.waitForOutput(args.job_id, ownerOf(call), args.wait_ms ?? 0, call.signal),
+        )
+      }
       const read = guard(args.job_id, () => ctx.jobs.read(args.job_id, ownerOf(call), args.max_bytes ?? 32_768))
       const parts = [statusLine(read.job)]
       if (read.lost > 0) parts.push(`[${read.lost} bytes of earlier output are no longer available]`)

@@ -97,11 +97,16 @@ describe.skipIf(skip)('bash tool (sandboxed, real bubblewrap)', () => {
     const pid = world.root.subprocess.live()[0]?.pid as number
     expect(textOf(await world.call('job_kill', { job_id: 'job-1' }))).toMatch(/^\[job job-1 killed\]/)
     expect(groupMembers(pid)).toBe(0)
+    const waited = textOf(await world.call('bash', { command: 'sleep 0.2; echo late', run_in_background: true }))
+    expect(waited).toMatch(/^Started job-2/)
+    expect(textOf(await world.call('job_output', { job_id: 'job-2', wait_ms: 10000 }))).toMatch(
+      /^\[job job-2 (running|completed: exit code 0)\]\nlate$/,
+    )
     const done = textOf(await world.call('bash', { command: 'echo fin; exit 2', run_in_background: true }))
-    expect(done).toMatch(/^Started job-2/)
-    const info = await world.root.jobs.wait('job-2', owner)
+    expect(done).toMatch(/^Started job-3/)
+    const info = await world.root.jobs.wait('job-3', owner)
     expect(info).toMatchObject({ status: 'failed', summary: 'exit code 2' })
-    expect(textOf(await world.call('job_output', { job_id: 'job-2' }))).toBe('[job job-2 failed: exit code 2]\nfin')
+    expect(textOf(await world.call('job_output', { job_id: 'job-3' }))).toBe('[job job-3 failed: exit code 2]\nfin')
   })
 
   it('background jobs belong to the registry: unloading the bash tool does not stop them', async () => {

@@ -204,6 +204,23 @@ export class JobsService extends Service {
     return { job, text: range.text, lost: range.lost, more: job.unreadBytes > 0 }
   }
 
+  /**
+   * Waits up to `ms` for unread output or the end of a running job (returns at once when there is
+   * either, or when `signal` aborts). Throws `JOB_NOT_FOUND`.
+   */
+  async waitForOutput(id: string, owner: JobOwner, ms: number, signal?: AbortSignal): Promise<void> {
+    const entry = this.entry(id, owner)
+    const until = Date.now() + Math.max(0, ms)
+    let finished = false
+    void entry.producer.done.then(() => {
+      finished = true
+    })
+    await Promise.resolve()
+    while (!finished && !signal?.aborted && entry.producer.totalBytes() <= entry.cursor && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(1, until - Date.now()))))
+    }
+  }
+
   /** Stops a running job and waits until it is gone. Idempotent. Throws `JOB_NOT_FOUND`. */
   async kill(id: string, owner: JobOwner): Promise<JobInfo> {
     const entry = this.entry(id, owner)
