@@ -4,6 +4,7 @@
 import type { AssistantMessage, ToolResultMessage } from '@dsh/llm'
 import { createScriptedAdapter } from '@dsh/llm/scripted'
 import type { Session } from '@dsh/session'
+import { defineTool } from '@dsh/tools'
 import { describe, expect, it } from 'vitest'
 import { estimateMessage, estimateRequest, safeCuts, surfaceNodes, type TokenReading } from '../src/index.js'
 import { pruneToolResults } from '../src/pruning.js'
@@ -174,5 +175,67 @@ describe('tool-result pruning', () => {
     expect(textOf(messageOf(session.transcript()[2]))).toHaveLength(10_008)
     expect(pruneToolResults(session, { maxChars: 1000, keepChars: 100 })).toEqual([])
     expect(safeCuts(surfaceNodes(session))).toEqual([1])
+  })
+
+  it('sends a result the model has not seen whole while there is room, and prunes it once it was answered', async () => {
+    const PRUNED = 4_400 // keepChars plus the marker
+    for (const [window, fresh] of [
+      [100_000, 'whole'],
+      [6_000, 'pruned'],
+    ] as const) {
+      const adapter = Object.assign(
+        createScriptedAdapter([
+          {
+            role: 'assistant',
+            content: [{ type: 'tool-call', id: 'c1', name: 'dump', arguments: {} }],
+            finishReason: 'tool-calls',
+          },
+          {
+            role: 'assistant',
+            content: [{ type: 'tool-call', id: 'c2', name: 'dump', arguments: {} }],
+            finishReason: 'tool-calls',
+          },
+          { role: 'assistant', content: [{ type: 'text', text: 'done' }], finishReason: 'stop' },
+        ]),
+        {
+          catalog: (provider: string) => ({
+            provider,
+            defaultModel: 'scripted',
+            models: [{ id: 'scripted', contextWindow: window }],
+          }),
+        },
+      )
+      const root = await createContextHarness({
+        adapter,
+        pruning: { maxChars: 12_000, keepChars: 4_000 },
+        compaction: false,
+      })
+      root.tools.register(
+        defineTool({
+          name: 'dump',
+          description: 'dumps',
+          parameters: { type: 'object' },
+          execute: () => 'z'.repeat(20_000),
+        }),
+      )
+      const agent = await root.agents.create()
+      agent.followup('dump twice')
+      await agent.whenIdle()
+      const sizes = adapter.dispatches.map((d) =>
+        d.request.messages.filter((m) => m.role === 'tool').map((m) => textOf(m as ToolResultMessage).length),
+      )
+      // Request 2 carries result 1 unseen; request 3 carries result 1 answered and result 2 unseen.
+      const [second, third] = [sizes[1] as number[], sizes[2] as number[]]
+      if (fresh === 'whole') {
+        expect(second).toEqual([20_000])
+        expect(third[0]).toBeLessThan(PRUNED)
+        expect(third[1]).toBe(20_000)
+      } else {
+        // A small window: even unseen results are cut before they are sent.
+        expect(second[0]).toBeLessThan(PRUNED)
+        expect(third.every((size) => size < PRUNED)).toBe(true)
+      }
+      expect(agent.session.transcript().filter((e) => e.type === 'tool/result')).toHaveLength(2)
+    }
   })
 })
