@@ -5,6 +5,7 @@ import { ApprovalService } from '@dsh/approval'
 import { Context, Service } from '@dsh/kernel'
 import { type AssistantMessage, LlmService } from '@dsh/llm'
 import { createScriptedAdapter, type ScriptedResponse } from '@dsh/llm/scripted'
+import SandboxPolicy from '@dsh/sandbox/policy'
 import { type Session, SessionService } from '@dsh/session'
 import { SystemPromptService } from '@dsh/system-prompt'
 import { ToolsService } from '@dsh/tools'
@@ -135,6 +136,20 @@ describe('commands', () => {
     expect(child?.header.seedLength).toBe(agent.session.length)
     expect(adapter.dispatches).toHaveLength(1)
     await agent.dispose()
+  })
+  it('/permissions switches the sandbox preset durably when the sandbox policy row is active', async () => {
+    const { root } = await createRoot([], (r) => r.plugin(SandboxPolicy, { mode: 'workspace-write' }))
+    const session = root.sessions.create()
+    const shown = await root.commands.dispatch('/permissions', { session })
+    expect(shown.text.split('\n')[0]).toBe('sandbox: workspace-write')
+    const changed = await root.commands.dispatch('/permissions danger-full-access', { session })
+    expect(changed.text.split('\n')).toEqual([
+      'sandbox: danger-full-access',
+      expect.stringMatching(/^presets: /),
+      'approval: never',
+    ])
+    expect(session.events.map((e) => [e.type, e.data])).toEqual([['sandbox/mode', { mode: 'danger-full-access' }]])
+    expect(await root.commands.dispatch('/permissions sideways', { session })).toMatchObject({ ok: false })
   })
 })
 

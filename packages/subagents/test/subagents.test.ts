@@ -299,4 +299,37 @@ describe('subagents', () => {
     root.invariants.assert()
     await parent.dispose()
   })
+
+  it('a follow-up sent without waiting reports back as context of a later step', async () => {
+    const reported = latch()
+    const { root, adapter } = await createHarness({
+      route: (dispatch) => {
+        const last = lastText(dispatch)
+        if (isChild(dispatch)) return text(`child: ${last}`)
+        if (texts(dispatch).includes('what came back?')) return text('noted')
+        if (last === 'go') return calls(['k1', 'task', { prompt: 'first', keep: true }])
+        if (last.includes('subagent_id "')) {
+          const id = /subagent_id "([^"]+)"/.exec(last)?.[1]
+          return calls(['k2', 'subagent_send', { subagent_id: id, message: 'later', wait: false }])
+        }
+        return text(`parent: ${last.split('\n')[0]}`)
+      },
+    })
+    root.on('subagent/finished', (report) => {
+      if (report.run === 1) reported.resolve()
+    })
+    const parent = await root.agents.create()
+    parent.followup('go')
+    await parent.whenIdle()
+    await reported.promise
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    parent.followup('what came back?')
+    await parent.whenIdle()
+    const last = adapter.dispatches.filter((d) => !isChild(d)).at(-1)
+    // The report was injected (no wake) and rides along with the next turn's first step.
+    const seen = last ? texts(last).slice(-2) : []
+    expect(seen[0]).toBe('what came back?')
+    expect(seen[1]).toMatch(/^\[subagent .* run 1 completed;.*\nchild: later\n/s)
+    await parent.dispose()
+  })
 })
