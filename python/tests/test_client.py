@@ -53,7 +53,7 @@ def tool_call(call_id, name, args):
     return {"id": call_id, "name": name, "arguments": json.dumps(args)}
 
 
-def wait_for(check, timeout=15.0):
+def wait_for(check, timeout=45.0):
     deadline = time.monotonic() + timeout
     while not check():
         if time.monotonic() > deadline:

@@ -65,7 +65,8 @@ function rpc() {
   }
 }
 
-describe('dsh rpc on the wire', () => {
+// Each test boots real processes; the machine may be loaded, so the budget is generous.
+describe('dsh rpc on the wire', { timeout: 90_000 }, () => {
   it('answers malformed, unknown and invalid input with JSON-RPC errors and keeps serving', async () => {
     const server = rpc()
     server.send('garbage')

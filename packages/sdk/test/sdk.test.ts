@@ -33,7 +33,7 @@ function durableEvents(sessionId: string): Array<{ type: string; seq: number; da
   return lines.slice(1).map((line) => JSON.parse(line))
 }
 
-async function until(check: () => boolean, timeoutMs = 15_000): Promise<void> {
+async function until(check: () => boolean, timeoutMs = 45_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!check()) {
     if (Date.now() > deadline) throw new Error('timed out waiting')
@@ -56,7 +56,8 @@ afterAll(async () => {
   rmSync(home, { recursive: true, force: true })
 })
 
-describe('@dsh/sdk over dsh rpc', () => {
+// Each test talks to real processes; the machine may be loaded, so the budget is generous.
+describe('@dsh/sdk over dsh rpc', { timeout: 90_000 }, () => {
   let dsh: DshClient
   let firstSession: string
   beforeAll(() => {
@@ -64,7 +65,7 @@ describe('@dsh/sdk over dsh rpc', () => {
   })
   afterAll(async () => {
     await dsh.close()
-  })
+  }, 60_000)
 
   it('memoises initialize and reports the runtime capabilities', async () => {
     const [a, b] = await Promise.all([dsh.start(), dsh.start()])

@@ -78,7 +78,7 @@ async function untilStop(session: acp.ActiveSession): Promise<{ updates: acp.Ses
   }
 }
 
-async function until(check: () => boolean, timeoutMs = 15_000): Promise<void> {
+async function until(check: () => boolean, timeoutMs = 45_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!check()) {
     if (Date.now() > deadline) throw new Error('timed out waiting')
@@ -110,7 +110,8 @@ afterAll(async () => {
   rmSync(home, { recursive: true, force: true })
 })
 
-describe('dsh acp with the ACP SDK client', () => {
+// Each test talks to real processes; the machine may be loaded, so the budget is generous.
+describe('dsh acp with the ACP SDK client', { timeout: 90_000 }, () => {
   let first: Editor
   let sessionId: string
   const file = () => join(home, 'notes.txt')
@@ -121,7 +122,7 @@ describe('dsh acp with the ACP SDK client', () => {
   afterAll(async () => {
     first.proc.stdin.end()
     await first.exited
-  })
+  }, 60_000)
 
   it('initializes honestly and refuses a relative cwd', async () => {
     const init = await first.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION })
