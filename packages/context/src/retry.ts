@@ -3,6 +3,7 @@
 // exponential backoff, jitter and a cap, honouring the provider's Retry-After. Every retry is a durable
 // `recovery/retry` event in the open step, appended before the wait; giving up is `recovery/give-up`.
 // It never changes provider or model: the retried request is rebuilt by the loop from the same config.
+// Both events are `ignorable`, so a log written with this row still loads where the row is disabled.
 import type { RequestErrorDecision, RequestFailure } from '@dsh/agent'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { AnySessionEvent, Session } from '@dsh/session'
@@ -87,7 +88,7 @@ export function apply(ctx: Context, config: RetryConfig = {}): void {
     if (signal.aborted || !options.codes.has(error.code)) return next()
     const spent = retriesThisStep(session)
     const giveUp = (reason: string) => {
-      session.append('recovery/give-up', { code: error.code, attempts: spent, reason })
+      session.append('recovery/give-up', { code: error.code, attempts: spent, reason }, { ignorable: true })
       return next()
     }
     if (spent >= options.maxAttempts) return giveUp(`${spent} retries did not help`)
@@ -107,7 +108,7 @@ export function apply(ctx: Context, config: RetryConfig = {}): void {
     }
     if (error.status !== undefined) fact.status = error.status
     if (error.retryAfterMs !== undefined) fact.retryAfterMs = error.retryAfterMs
-    session.append('recovery/retry', fact)
+    session.append('recovery/retry', fact, { ignorable: true })
     await options.sleep(delayMs, signal)
     return signal.aborted ? { retry: false } : { retry: true }
   })

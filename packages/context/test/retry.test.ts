@@ -5,9 +5,9 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import CredentialsService from '@dsh/credentials'
-import type { Context } from '@dsh/kernel'
+import { Context } from '@dsh/kernel'
 import deepseek from '@dsh/llm/deepseek'
-import type { AnySessionEvent, Session } from '@dsh/session'
+import { type AnySessionEvent, type Session, SessionService } from '@dsh/session'
 import {
   chunkEvent,
   completionResponse,
@@ -117,6 +117,11 @@ describe('the recovery plugin', () => {
       'deepseek-v4-pro',
     ])
     expect(agent.session.events.at(-1)?.data).toEqual({ reason: 'completed' })
+    // The facts are ignorable: a reader without this row still loads the log.
+    const bare = new Context()
+    await bare.plugin(SessionService)
+    const copy = bare.sessions.build(agent.session.header, JSON.parse(JSON.stringify(agent.session.events)))
+    expect(copy.length).toBe(agent.session.length)
   })
 
   it('backs off exponentially with jitter and a cap across a 503 and a disconnect', async () => {
