@@ -51,13 +51,20 @@ function parsePlatform(source: string, onError: (message: string) => void): Conf
   return new ConfigExpr('platform', names.join(','))
 }
 
+function quoteIfNeeded(source: string): string {
+  return /^[A-Za-z0-9_./-]+$/.test(source) || /^[A-Za-z0-9_./-]+:[^\s#:'"]+$/.test(source)
+    ? source
+    : JSON.stringify(source)
+}
+
 /** The YAML tags used by every layer file and by `--dump-config`. */
 export const configTags: ScalarTag[] = [
   {
     tag: '!env',
     identify: (value) => value instanceof ConfigExpr && value.kind === 'env',
     resolve: (source, onError) => parseEnv(source.trim(), onError),
-    stringify: (item) => String((item.value as ConfigExpr).source),
+    // Quoted when plain YAML would misread it (`NAME:` alone would open a mapping).
+    stringify: (item) => quoteIfNeeded((item.value as ConfigExpr).source),
   },
   {
     tag: '!platform',

@@ -97,6 +97,17 @@ describe('applyLayers', () => {
     expect(dump).toContain('key: !env API_KEY:none')
     expect(dump).toContain('disabled: !platform win32')
   })
+
+  it('dumps expressions that plain YAML would misread so that they parse back', () => {
+    const text = `- id: e\n  use: '@x/e'\n  config: { dir: !env "DIR:", url: !env "URL:http://x:1/a b", n: !env "N:#1" }`
+    const tree = applyLayers([layer('bundle', 'b', text)], '/')
+    const again = parseLayerText(dumpTree(tree), 'dump')
+    expect(again[0]?.config).toEqual({
+      dir: new ConfigExpr('env', 'DIR:'),
+      url: new ConfigExpr('env', 'URL:http://x:1/a b'),
+      n: new ConfigExpr('env', 'N:#1'),
+    })
+  })
 })
 
 describe('layer files', () => {
