@@ -1,6 +1,7 @@
 // The `dsh acp` agent row: an ACP v1 agent (via @agentclientprotocol/sdk) per stream pair. Each
 // session the editor opens gets one dsh agent owned by the connection; a prompt settles when that
 // agent is idle again; approvals become `session/request_permission`; disconnect tears it all down.
+import { isAbsolute } from 'node:path'
 import { Readable, Writable } from 'node:stream'
 import * as acp from '@agentclientprotocol/sdk'
 import type { Agent } from '@dsh/agent'
@@ -142,7 +143,7 @@ class AcpLink implements AcpConnection {
   }
 
   private checkSessionParams(params: { cwd: string; mcpServers?: unknown[]; additionalDirectories?: string[] | null }) {
-    if (!params.cwd.startsWith('/'))
+    if (!isAbsolute(params.cwd))
       throw acp.RequestError.invalidParams({ cwd: params.cwd }, 'cwd must be an absolute path')
     if (params.mcpServers?.length) {
       throw acp.RequestError.invalidParams(undefined, 'this agent does not connect to MCP servers; send mcpServers: []')
