@@ -8,6 +8,7 @@ import { demo } from './commands/demo.js'
 import { type RunOptions, run } from './commands/run.js'
 import { serve } from './commands/serve.js'
 import { sessionsExport, sessionsFork, sessionsList, sessionsShow } from './commands/sessions.js'
+import { type WebOptions, web } from './commands/web.js'
 import { type ComposeRequest, compose, type GlobalOptions } from './config.js'
 import { ExitCode, exitCodeFor } from './exit-codes.js'
 import { type Io, processIo } from './io.js'
@@ -16,9 +17,7 @@ const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.
   .version
 
 /** Subcommands that later work fills in; until then they say so instead of pretending. */
-const planned: Array<{ name: string; args?: string; summary: string }> = [
-  { name: 'web', summary: 'serve the browser UI on http://127.0.0.1:3080' },
-]
+const planned: Array<{ name: string; args?: string; summary: string }> = []
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value]
@@ -153,6 +152,23 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 configuration, 4 plugin tree did not activ
     .command('acp')
     .description('serve the Agent Client Protocol over stdio (for editors); logs go to stderr')
     .action(async () => setCode(await serve('acp', request('acp'), io)))
+
+  const port = (value: string): number => {
+    const number = Number(value)
+    if (!Number.isInteger(number) || number < 0 || number > 65535)
+      throw new InvalidArgumentError('must be a port (0-65535)')
+    return number
+  }
+  program
+    .command('web')
+    .description('serve the browser UI and its API on http://127.0.0.1:3080 (loopback unless --host)')
+    .option('--host <address>', 'address to bind; beyond loopback an access token is required', '127.0.0.1')
+    .addOption(new Option('--port <port>', 'port (0 picks a free one)').argParser(port).default(3080))
+    .addOption(
+      new Option('--trusted-host <name>', 'accept this Host header besides loopback (repeatable)').argParser(collect),
+    )
+    .option('--open', 'open the UI in the default browser')
+    .action(async (options: WebOptions) => setCode(await web(request('web'), options, io)))
 
   program
     .command('demo')

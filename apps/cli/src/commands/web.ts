@@ -1,0 +1,66 @@
+// `dsh web`: boot the web profile, ask `ctx.webHost` to listen, print where (and the access token,
+// once, when bound beyond loopback), serve until SIGINT/SIGTERM, then close the host and the tree.
+import { spawn } from 'node:child_process'
+import { boot } from '@dsh/composition'
+import { HarnessError } from '@dsh/kernel'
+import { type ComposeRequest, compose } from '../config.js'
+import { ExitCode } from '../exit-codes.js'
+import type { Io } from '../io.js'
+
+export interface WebOptions {
+  host: string
+  port: number
+  trustedHost?: string[]
+  open?: boolean
+}
+
+/** The part of `ctx.webHost` (@dsh/web-host) this command uses. */
+interface WebHostSeam {
+  listen(options: {
+    host?: string
+    port?: number
+    trustedHosts?: string[]
+    log?: (line: string) => void
+  }): Promise<{ url: string; port: number; token?: string; close(): Promise<void> }>
+}
+
+export async function web(request: ComposeRequest, options: WebOptions, io: Io): Promise<number> {
+  const composition = compose(request)
+  for (const warning of composition.tree.warnings) io.err(`dsh: warning: ${warning}`)
+  const runtime = await boot(composition.tree, { onLog: io.log })
+  try {
+    const host = (runtime.root as unknown as { get(name: string): unknown }).get('webHost') as WebHostSeam | undefined
+    if (!host) {
+      throw new HarnessError(
+        'CONFIG_NO_SERVER',
+        'the profile has no web-host (@dsh/web-host/server) row; use --profile web',
+        {
+          surface: 'web',
+        },
+      )
+    }
+    const handle = await host.listen({
+      host: options.host,
+      port: options.port,
+      trustedHosts: options.trustedHost ?? [],
+      log: (line) => io.err(`dsh web: ${line}`),
+    })
+    io.out(`dsh web: listening on ${handle.url}`)
+    if (handle.token) {
+      io.out(`dsh web: bound beyond loopback; the access token (shown once) is ${handle.token}`)
+    }
+    if (options.open) openBrowser(handle.url, io)
+    const code = await io.untilSignal()
+    await handle.close()
+    return code === ExitCode.SIGTERM || code === ExitCode.SIGINT ? ExitCode.OK : code
+  } finally {
+    await runtime.dispose()
+  }
+}
+
+function openBrowser(url: string, io: Io): void {
+  const command = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open'
+  const child = spawn(command, [url], { stdio: 'ignore', detached: true })
+  child.on('error', () => io.err(`dsh web: could not start ${command}; open ${url} yourself`))
+  child.unref()
+}

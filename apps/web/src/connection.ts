@@ -1,0 +1,72 @@
+// The client's only link to the host: unary JSON calls under /api and the two downlink streams,
+// reconnected with backoff. A session stream resumes from the next seq the projection lacks.
+import type { HostFrame, SessionFrame } from '../../../packages/web-host/src/protocol.ts'
+
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+/** One unary call. JSON in, JSON out; a refusal throws `ApiFailure` with the host's code. */
+export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+  const response = await fetch(path, {
+    method,
+    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: 'same-origin',
+  })
+  const parsed = (await response.json().catch(() => ({}))) as { error?: { code: string; message: string } }
+  if (!response.ok) {
+    throw new ApiFailure(response.status, parsed.error?.code ?? 'HTTP', parsed.error?.message ?? response.statusText)
+  }
+  return parsed as T
+}
+
+export interface Stream {
+  close(): void
+}
+
+/**
+ * Opens a downlink stream and keeps it open: on every (re)connect `path()` is asked again (so a
+ * session stream can carry `since`), and the first frame is a baseline.
+ */
+export function openStream<F extends HostFrame | SessionFrame>(
+  path: () => string,
+  onFrame: (frame: F) => void,
+  onState: (connected: boolean) => void = () => {},
+): Stream {
+  let socket: WebSocket | undefined
+  let closed = false
+  let delay = 250
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const connect = () => {
+    if (closed) return
+    const url = new URL(path(), location.href)
+    url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:'
+    socket = new WebSocket(url)
+    socket.onopen = () => {
+      delay = 250
+      onState(true)
+    }
+    socket.onmessage = (message) => onFrame(JSON.parse(String(message.data)) as F)
+    socket.onclose = () => {
+      onState(false)
+      if (closed) return
+      timer = setTimeout(connect, delay)
+      delay = Math.min(delay * 2, 5000)
+    }
+  }
+  connect()
+  return {
+    close() {
+      closed = true
+      if (timer) clearTimeout(timer)
+      socket?.close()
+    },
+  }
+}

@@ -1,0 +1,463 @@
+// The dsh browser client: session list, one open conversation, composer, settings. The host owns
+// every entity; this page keeps projections fed by the downlink streams and sends unary calls.
+import { Component, render } from 'preact'
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks'
+import type {
+  ApprovalView,
+  HostFrame,
+  SessionFrame,
+  SessionSummary,
+  SettingsView,
+} from '../../../packages/web-host/src/protocol.ts'
+import { ApiFailure, api, openStream } from './connection.ts'
+import { type ConversationNode, SessionProjection, type ToolNode } from './projection.ts'
+import { nodeRenderers, type RenderContext } from './registry.tsx'
+import './style.css'
+
+// ---- host projection (session list + pending approvals) ----
+
+const host = {
+  sessions: [] as SessionSummary[],
+  approvals: new Map<string, ApprovalView>(),
+  connected: false,
+  listeners: new Set<() => void>(),
+  changed() {
+    for (const listener of this.listeners) listener()
+  },
+}
+
+openStream<HostFrame>(
+  () => '/api/streams/host',
+  (frame) => {
+    if (frame.type === 'host/baseline') {
+      host.sessions = frame.sessions
+      host.approvals = new Map(frame.approvals.map((approval) => [approval.requestId, approval]))
+    } else if (frame.type === 'host/sessions') host.sessions = frame.sessions
+    else if (frame.type === 'approval/requested') host.approvals.set(frame.approval.requestId, frame.approval)
+    else if (frame.type === 'approval/settled') host.approvals.delete(frame.requestId)
+    host.changed()
+  },
+  (connected) => {
+    host.connected = connected
+    host.changed()
+  },
+)
+
+function useHost() {
+  const [, setTick] = useState(0)
+  useEffect(() => {
+    const listener = () => setTick((tick) => tick + 1)
+    host.listeners.add(listener)
+    return () => void host.listeners.delete(listener)
+  }, [])
+  return host
+}
+
+function useRoute(): string {
+  const [hash, setHash] = useState(location.hash)
+  useEffect(() => {
+    const onHash = () => setHash(location.hash)
+    addEventListener('hashchange', onHash)
+    return () => removeEventListener('hashchange', onHash)
+  }, [])
+  return hash
+}
+
+/** Shows a failed call to the person instead of swallowing it. */
+let reportError: (message: string) => void = () => {}
+function failed(error: unknown) {
+  reportError(error instanceof ApiFailure ? `${error.code}: ${error.message}` : String(error))
+}
+
+// ---- session list ----
+
+function Sidebar({ current }: { current: string | undefined }) {
+  const state = useHost()
+  const [query, setQuery] = useState('')
+  const [cwd, setCwd] = useState('')
+  const rows = state.sessions.filter((row) =>
+    `${row.title ?? ''} ${row.cwd} ${row.sessionId}`.toLowerCase().includes(query.toLowerCase()),
+  )
+  const create = async (event: Event) => {
+    event.preventDefault()
+    try {
+      const created = await api<{ sessionId: string }>('POST', '/api/sessions', cwd.trim() ? { cwd: cwd.trim() } : {})
+      location.hash = `#/s/${created.sessionId}`
+    } catch (error) {
+      failed(error)
+    }
+  }
+  return (
+    <aside class="sidebar">
+      <header>
+        <strong>dsh</strong>
+        <span class={`dot ${state.connected ? 'on' : 'off'}`} title={state.connected ? 'connected' : 'reconnecting'} />
+        <a href="#/settings" class="link">
+          settings
+        </a>
+      </header>
+      <form class="new-session" onSubmit={create}>
+        <input
+          placeholder="working directory (default: host cwd)"
+          value={cwd}
+          onInput={(e) => setCwd(e.currentTarget.value)}
+          aria-label="working directory"
+        />
+        <button type="submit" id="new-session">
+          New session
+        </button>
+      </form>
+      <input
+        class="search"
+        placeholder="search titles"
+        value={query}
+        onInput={(e) => setQuery(e.currentTarget.value)}
+        aria-label="search sessions"
+      />
+      <ul class="sessions">
+        {rows.map((row) => (
+          <li key={row.sessionId} class={row.sessionId === current ? 'current' : ''}>
+            <a href={`#/s/${row.sessionId}`} data-session={row.sessionId}>
+              <span class="title">{row.title ?? '(untitled)'}</span>
+              <span class={`status ${row.status}`}>{row.status === 'running' ? 'running' : ''}</span>
+              <span class="meta">
+                {row.cwd} · {row.eventCount} events{row.parentSessionId ? ' · fork' : ''}
+              </span>
+            </a>
+          </li>
+        ))}
+      </ul>
+    </aside>
+  )
+}
+
+// ---- one conversation ----
+
+const projections = new Map<string, SessionProjection>()
+
+function useSession(sessionId: string): SessionProjection {
+  const projection = useMemo(() => {
+    const existing = projections.get(sessionId)
+    if (existing) return existing
+    const created = new SessionProjection(sessionId)
+    projections.set(sessionId, created)
+    return created
+  }, [sessionId])
+  const [, setTick] = useState(0)
+  useEffect(() => {
+    let frame = 0
+    const schedule = () => {
+      if (frame) return
+      frame = requestAnimationFrame(() => {
+        frame = 0
+        setTick((tick) => tick + 1)
+      })
+    }
+    let stream: { close(): void } | undefined
+    let cancelled = false
+    // Attach an agent (cold resume after a host restart), then follow the log from what we lack.
+    api('POST', `/api/sessions/${sessionId}/resume`)
+      .catch(failed)
+      .finally(() => {
+        if (cancelled) return
+        stream = openStream<SessionFrame>(
+          () => `/api/streams/session/${sessionId}?since=${projection.nextSeq}`,
+          (message) => {
+            if (projection.applyFrame(message)) schedule()
+          },
+        )
+      })
+    return () => {
+      cancelled = true
+      stream?.close()
+      if (frame) cancelAnimationFrame(frame)
+    }
+  }, [projection])
+  return projection
+}
+
+class NodeView extends Component<{ node: ConversationNode; rev: number; approval?: string; ctx: RenderContext }> {
+  override shouldComponentUpdate(next: NodeView['props']) {
+    return next.node !== this.props.node || next.rev !== this.props.rev || next.approval !== this.props.approval
+  }
+  override render() {
+    const renderer = nodeRenderers.get(this.props.node.kind)
+    return renderer ? renderer(this.props.node, this.props.ctx) : null
+  }
+}
+
+const PAGE = 150
+
+function Conversation({ projection }: { projection: SessionProjection }) {
+  const state = useHost()
+  const [limit, setLimit] = useState(PAGE)
+  const scroller = useRef<HTMLDivElement>(null)
+  const top = useRef<HTMLDivElement>(null)
+  const stick = useRef(true)
+  const approvals = [...state.approvals.values()].filter((a) => a.sessionId === projection.sessionId)
+  const byCall = new Map(approvals.filter((a) => a.toolCallId).map((a) => [a.toolCallId as string, a]))
+  const loose = approvals.filter((a) => !a.toolCallId || !projection.toolNodes.has(a.toolCallId))
+  const respond = (requestId: string, decision: 'allowed-once' | 'rejected') =>
+    void api('POST', `/api/approvals/${encodeURIComponent(requestId)}`, { decision }).catch(failed)
+  const ctx: RenderContext = {
+    sessionId: projection.sessionId,
+    approvalFor: (id) => byCall.get(id),
+    respond,
+    fork: (seq) =>
+      void api<{ sessionId: string }>('POST', `/api/sessions/${projection.sessionId}/fork`, { at: seq })
+        .then((forked) => {
+          location.hash = `#/s/${forked.sessionId}`
+        })
+        .catch(failed),
+  }
+  const nodes = projection.nodes
+  const start = Math.max(0, nodes.length - limit)
+  // Incremental rendering: only the newest `limit` nodes are in the DOM; reaching the top adds a page.
+  useEffect(() => {
+    const sentinel = top.current
+    if (!sentinel || start === 0) return
+    const observer = new IntersectionObserver((entries) => {
+      if (entries.some((entry) => entry.isIntersecting)) setLimit((value) => value + PAGE)
+    })
+    observer.observe(sentinel)
+    return () => observer.disconnect()
+  }, [start])
+  useLayoutEffect(() => {
+    const el = scroller.current
+    if (el && stick.current) el.scrollTop = el.scrollHeight
+  })
+  return (
+    <div
+      class="conversation"
+      ref={scroller}
+      onScroll={(e) => {
+        const el = e.currentTarget
+        stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80
+      }}
+    >
+      {start > 0 ? (
+        <div ref={top} class="earlier">
+          <button type="button" class="link" onClick={() => setLimit(limit + PAGE)}>
+            {start} earlier items
+          </button>
+        </div>
+      ) : null}
+      {nodes.slice(start).map((node) => (
+        <NodeView
+          key={node.key}
+          node={node}
+          rev={node.rev}
+          approval={node.kind === 'tool' ? byCall.get((node as ToolNode).call.id)?.requestId : undefined}
+          ctx={ctx}
+        />
+      ))}
+      {loose.map((approval) => (
+        <div class="node approval loose" key={approval.requestId}>
+          <div class="approval-summary">{approval.summary}</div>
+          <button type="button" class="allow" onClick={() => respond(approval.requestId, 'allowed-once')}>
+            Allow once
+          </button>
+          <button type="button" class="reject" onClick={() => respond(approval.requestId, 'rejected')}>
+            Reject
+          </button>
+        </div>
+      ))}
+      {projection.error ? <div class="node error">{projection.error}</div> : null}
+    </div>
+  )
+}
+
+function Queue({ projection }: { projection: SessionProjection }) {
+  const [editing, setEditing] = useState<{ id: string; text: string } | undefined>()
+  const queue = projection.inbox['next-turn']
+  const steering = projection.inbox['next-step']
+  if (!queue.length && !steering.length) return null
+  const splice = (target: 'next-step' | 'next-turn', start: number, deleteCount: number, texts: string[] = []) =>
+    void api('POST', `/api/sessions/${projection.sessionId}/inbox`, { target, start, deleteCount, texts }).catch(failed)
+  return (
+    <div class="queue">
+      {steering.map((item) => (
+        <div class="queued steer" key={item.id}>
+          <span class="kind">steer</span> {item.text}
+        </div>
+      ))}
+      {queue.map((item, index) => (
+        <div class="queued" key={item.id} data-queued={item.id}>
+          <span class="kind">queued</span>
+          {editing?.id === item.id ? (
+            <>
+              <input value={editing.text} onInput={(e) => setEditing({ id: item.id, text: e.currentTarget.value })} />
+              <button
+                type="button"
+                onClick={() => {
+                  splice('next-turn', index, 1, [editing.text])
+                  setEditing(undefined)
+                }}
+              >
+                save
+              </button>
+            </>
+          ) : (
+            <>
+              <span class="text">{item.text}</span>
+              <button type="button" class="link" onClick={() => setEditing({ id: item.id, text: item.text })}>
+                edit
+              </button>
+              <button type="button" class="link" onClick={() => splice('next-turn', index, 1)}>
+                remove
+              </button>
+            </>
+          )}
+        </div>
+      ))}
+    </div>
+  )
+}
+
+function Composer({ projection }: { projection: SessionProjection }) {
+  const [text, setText] = useState('')
+  const running = projection.status === 'running'
+  const send = (kind: 'prompt' | 'steer') => {
+    const value = text.trim()
+    if (!value) return
+    setText('')
+    void api('POST', `/api/sessions/${projection.sessionId}/${kind}`, { text: value }).catch(failed)
+  }
+  return (
+    <form
+      class="composer"
+      onSubmit={(e) => {
+        e.preventDefault()
+        send(running ? 'steer' : 'prompt')
+      }}
+    >
+      <textarea
+        value={text}
+        aria-label="message"
+        placeholder={running ? 'Steer the running turn, or queue a follow-up' : 'Ask dsh'}
+        onInput={(e) => setText(e.currentTarget.value)}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter' && !e.shiftKey) {
+            e.preventDefault()
+            send(running ? 'steer' : 'prompt')
+          }
+        }}
+      />
+      <div class="actions">
+        {running ? (
+          <>
+            <button type="submit" class="steer">
+              Steer
+            </button>
+            <button type="button" class="queue-followup" onClick={() => send('prompt')}>
+              Queue
+            </button>
+            <button
+              type="button"
+              class="cancel"
+              onClick={() => void api('POST', `/api/sessions/${projection.sessionId}/cancel`).catch(failed)}
+            >
+              Cancel
+            </button>
+          </>
+        ) : (
+          <button type="submit" class="send">
+            Send
+          </button>
+        )}
+      </div>
+    </form>
+  )
+}
+
+function SessionView({ sessionId }: { sessionId: string }) {
+  const projection = useSession(sessionId)
+  return (
+    <main class="session" data-status={projection.status}>
+      <header class="session-head">
+        <span class="cwd">{projection.header?.cwd ?? ''}</span>
+        <span class={`status ${projection.status}`}>{projection.status}</span>
+        <span class="id">{sessionId}</span>
+      </header>
+      <Conversation projection={projection} />
+      <Queue projection={projection} />
+      <Composer projection={projection} />
+    </main>
+  )
+}
+
+// ---- settings (loopback-only on the host; keys are write-only) ----
+
+function Settings() {
+  const [view, setView] = useState<SettingsView | undefined>()
+  const [name, setName] = useState('DEEPSEEK_API_KEY')
+  const [value, setValue] = useState('')
+  const [note, setNote] = useState('')
+  const load = () => void api<SettingsView>('GET', '/api/settings').then(setView).catch(failed)
+  useEffect(load, [])
+  return (
+    <main class="settings">
+      <h2>Providers and API keys</h2>
+      <p>Keys are written to the credentials store of the host. A stored key is never sent back here.</p>
+      <table>
+        <tbody>
+          {view?.credentials.map((row) => (
+            <tr key={row.name}>
+              <td>{row.name}</td>
+              <td>{row.set ? `set (${row.source ?? 'store'})` : 'not set'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault()
+          void api('PUT', `/api/settings/credentials/${encodeURIComponent(name)}`, { value })
+            .then(() => {
+              setValue('')
+              setNote(`${name} saved`)
+              load()
+            })
+            .catch(failed)
+        }}
+      >
+        <input value={name} aria-label="credential name" onInput={(e) => setName(e.currentTarget.value)} />
+        <input
+          type="password"
+          autocomplete="off"
+          value={value}
+          aria-label="credential value"
+          onInput={(e) => setValue(e.currentTarget.value)}
+        />
+        <button type="submit">Save key</button>
+        <span class="note">{note}</span>
+      </form>
+    </main>
+  )
+}
+
+function App() {
+  const route = useRoute()
+  const [error, setError] = useState('')
+  reportError = setError
+  const session = /^#\/s\/([A-Za-z0-9_.-]+)/.exec(route)?.[1]
+  return (
+    <div class="app">
+      <Sidebar current={session} />
+      {session ? (
+        <SessionView key={session} sessionId={session} />
+      ) : route === '#/settings' ? (
+        <Settings />
+      ) : (
+        <main class="empty">Open a session, or start a new one.</main>
+      )}
+      {error ? (
+        <button type="button" class="toast" onClick={() => setError('')}>
+          {error}
+        </button>
+      ) : null}
+    </div>
+  )
+}
+
+render(<App />, document.getElementById('app') as HTMLElement)

@@ -1,0 +1,90 @@
+// A small markdown renderer that builds elements (never HTML strings), so model text cannot inject
+// markup: fenced code, headings, lists, quotes, paragraphs; inline code, bold, italic, http(s) links.
+import type { ComponentChildren } from 'preact'
+
+const INLINE = /(`[^`]+`)|(\*\*[^*]+\*\*)|(\*[^*\s][^*]*\*)|\[([^\]]+)\]\((https?:\/\/[^\s)]+)\)/g
+
+function inline(text: string): ComponentChildren[] {
+  const out: ComponentChildren[] = []
+  let last = 0
+  for (const match of text.matchAll(INLINE)) {
+    const index = match.index ?? 0
+    if (index > last) out.push(text.slice(last, index))
+    const [whole, code, bold, italic, label, href] = match
+    if (code) out.push(<code>{code.slice(1, -1)}</code>)
+    else if (bold) out.push(<strong>{bold.slice(2, -2)}</strong>)
+    else if (italic) out.push(<em>{italic.slice(1, -1)}</em>)
+    else if (label && href)
+      out.push(
+        <a href={href} target="_blank" rel="noopener noreferrer">
+          {label}
+        </a>,
+      )
+    else out.push(whole)
+    last = index + whole.length
+  }
+  if (last < text.length) out.push(text.slice(last))
+  return out
+}
+
+export function Markdown({ text }: { text: string }) {
+  const lines = text.split('\n')
+  const blocks: ComponentChildren[] = []
+  let i = 0
+  while (i < lines.length) {
+    const line = lines[i] as string
+    const fence = /^```\s*([\w+-]*)/.exec(line)
+    if (fence) {
+      const body: string[] = []
+      i += 1
+      while (i < lines.length && !/^```/.test(lines[i] as string)) body.push(lines[i++] as string)
+      i += 1
+      blocks.push(
+        <pre class="code" data-lang={fence[1] || undefined}>
+          <code>{body.join('\n')}</code>
+        </pre>,
+      )
+      continue
+    }
+    const heading = /^(#{1,6})\s+(.*)$/.exec(line)
+    if (heading) {
+      const level = Math.min((heading[1] as string).length + 2, 6)
+      const Tag = `h${level}` as 'h3'
+      blocks.push(<Tag>{inline(heading[2] as string)}</Tag>)
+      i += 1
+      continue
+    }
+    if (/^\s*([-*]|\d+\.)\s+/.test(line)) {
+      const ordered = /^\s*\d+\./.test(line)
+      const items: ComponentChildren[] = []
+      while (i < lines.length && /^\s*([-*]|\d+\.)\s+/.test(lines[i] as string)) {
+        items.push(<li>{inline((lines[i] as string).replace(/^\s*([-*]|\d+\.)\s+/, ''))}</li>)
+        i += 1
+      }
+      blocks.push(ordered ? <ol>{items}</ol> : <ul>{items}</ul>)
+      continue
+    }
+    if (/^>\s?/.test(line)) {
+      const quote: string[] = []
+      while (i < lines.length && /^>\s?/.test(lines[i] as string))
+        quote.push((lines[i++] as string).replace(/^>\s?/, ''))
+      blocks.push(<blockquote>{inline(quote.join(' '))}</blockquote>)
+      continue
+    }
+    if (!line.trim()) {
+      i += 1
+      continue
+    }
+    const paragraph: string[] = [line]
+    i += 1
+    while (
+      i < lines.length &&
+      (lines[i] as string).trim() &&
+      !/^(```|#{1,6}\s|>|\s*([-*]|\d+\.)\s)/.test(lines[i] as string)
+    ) {
+      paragraph.push(lines[i++] as string)
+    }
+    blocks.push(<p>{inline(paragraph.join('\n'))}</p>)
+  }
+  return <div class="md">{blocks}</div>
+}

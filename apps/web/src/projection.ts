@@ -1,0 +1,214 @@
+// The client's projection of one session: the committed events folded into conversation nodes.
+// Folding is keyed by event type (`eventFolders`), so a plugin adds a node kind by registering a
+// folder here and a renderer in `registry.ts`; nothing switches over all kinds in one place.
+import type {
+  AgentStatus,
+  EventEnvelope,
+  InboxView,
+  SessionFrame,
+  SessionHeaderView,
+} from '../../../packages/web-host/src/protocol.ts'
+
+export interface Block {
+  type: string
+  text?: string
+  id?: string
+  name?: string
+  arguments?: Record<string, unknown>
+}
+
+/** One node of the conversation. `rev` changes whenever the node does (renderers memoise on it). */
+export interface ConversationNode {
+  kind: string
+  key: string
+  seq: number
+  rev: number
+  [field: string]: unknown
+}
+
+export interface ToolNode extends ConversationNode {
+  kind: 'tool'
+  call: { id: string; name: string; arguments: Record<string, unknown> }
+  result?: { text: string; isError: boolean; code?: string; synthetic?: boolean }
+  decision?: { decision: string; by?: string; reason?: string }
+}
+
+export type Folder = (projection: SessionProjection, event: EventEnvelope) => void
+
+/** Event type -> how it changes the nodes. Types without a folder leave the nodes alone. */
+export const eventFolders = new Map<string, Folder>()
+
+export class SessionProjection {
+  header: SessionHeaderView | undefined
+  /** The next seq this projection lacks (the `since` of a reconnect). */
+  nextSeq = 0
+  readonly nodes: ConversationNode[] = []
+  readonly toolNodes = new Map<string, ToolNode>()
+  streaming: ConversationNode | undefined
+  status: AgentStatus = 'detached'
+  inbox: InboxView = { 'next-step': [], 'next-turn': [] }
+  version = 0
+  error: string | undefined
+
+  constructor(readonly sessionId: string) {}
+
+  /** Applies one stream frame; returns whether anything changed. Duplicate events are ignored. */
+  applyFrame(frame: SessionFrame): boolean {
+    if (frame.type === 'session/baseline') {
+      this.header = frame.header
+      if (frame.since > this.nextSeq) {
+        this.reset() // the host cannot fill the gap from here: start over from its baseline
+      }
+      for (const event of frame.events) this.apply(event)
+      this.status = frame.status
+      this.inbox = frame.inbox
+      this.error = undefined
+    } else if (frame.type === 'session/event') {
+      if (!this.apply(frame.event)) return false
+    } else if (frame.type === 'session/state') {
+      this.status = frame.status
+      this.inbox = frame.inbox
+    } else if (frame.type === 'session/error') {
+      this.error = `${frame.code}: ${frame.message}`
+    }
+    this.version += 1
+    return true
+  }
+
+  private reset(): void {
+    this.nodes.length = 0
+    this.toolNodes.clear()
+    this.streaming = undefined
+    this.nextSeq = 0
+  }
+
+  /** Folds one committed event, exactly once (by seq). */
+  apply(event: EventEnvelope): boolean {
+    if (event.seq < this.nextSeq) return false
+    this.nextSeq = event.seq + 1
+    eventFolders.get(event.type)?.(this, event)
+    return true
+  }
+
+  push(node: Omit<ConversationNode, 'rev'>): ConversationNode {
+    const full = { ...node, rev: 0 } as ConversationNode
+    this.nodes.push(full)
+    return full
+  }
+
+  touch(node: ConversationNode): void {
+    node.rev += 1
+  }
+}
+
+// ---- the built-in folders ----
+
+const textOf = (content: Block[]) =>
+  content
+    .map((block) => (block.type === 'text' ? (block.text ?? '') : block.type === 'image' ? '[image]' : ''))
+    .join('')
+
+eventFolders.set('user/message', (p, event) => {
+  const data = event.data as { message: { content: Block[] }; origin?: string }
+  p.push({
+    kind: 'user',
+    key: `u${event.seq}`,
+    seq: event.seq,
+    text: textOf(data.message.content),
+    origin: data.origin,
+  })
+})
+
+eventFolders.set('assistant/chunk', (p, event) => {
+  const chunk = (event.data as { chunk: { type: string; text?: string } }).chunk
+  if (chunk.type !== 'text-delta' && chunk.type !== 'reasoning-delta') return
+  if (!p.streaming)
+    p.streaming = p.push({ kind: 'streaming', key: `s${event.seq}`, seq: event.seq, text: '', reasoning: '' })
+  const node = p.streaming
+  if (chunk.type === 'text-delta') node.text = `${node.text as string}${chunk.text ?? ''}`
+  else node.reasoning = `${node.reasoning as string}${chunk.text ?? ''}`
+  p.touch(node)
+})
+
+eventFolders.set('assistant/message', (p, event) => {
+  const message = (event.data as { message: { content: Block[]; error?: { code: string; message: string } } }).message
+  if (p.streaming) {
+    const index = p.nodes.indexOf(p.streaming)
+    if (index >= 0) p.nodes.splice(index, 1)
+    p.streaming = undefined
+  }
+  const reasoning = message.content
+    .filter((block) => block.type === 'reasoning')
+    .map((block) => block.text ?? '')
+    .join('')
+  const text = textOf(message.content)
+  if (text || reasoning) p.push({ kind: 'assistant', key: `a${event.seq}`, seq: event.seq, text, reasoning })
+  if (message.error) {
+    p.push({
+      kind: 'error',
+      key: `e${event.seq}`,
+      seq: event.seq,
+      code: message.error.code,
+      text: message.error.message,
+    })
+  }
+})
+
+eventFolders.set('tool/call', (p, event) => {
+  const call = (event.data as { call: ToolNode['call'] }).call
+  const node = p.push({ kind: 'tool', key: `t${call.id}`, seq: event.seq, call }) as ToolNode
+  p.toolNodes.set(call.id, node)
+})
+
+eventFolders.set('tool/result', (p, event) => {
+  const data = event.data as {
+    message: { toolCallId: string; toolName: string; content: Block[]; isError: boolean }
+    code?: string
+    synthetic?: boolean
+  }
+  let node = p.toolNodes.get(data.message.toolCallId)
+  if (!node) {
+    // A closer for a call this projection never saw dispatched (e.g. not started before a crash).
+    node = p.push({
+      kind: 'tool',
+      key: `t${data.message.toolCallId}`,
+      seq: event.seq,
+      call: { id: data.message.toolCallId, name: data.message.toolName, arguments: {} },
+    }) as ToolNode
+    p.toolNodes.set(data.message.toolCallId, node)
+  }
+  node.result = {
+    text: textOf(data.message.content),
+    isError: data.message.isError,
+    ...(data.code ? { code: data.code } : {}),
+    ...(data.synthetic ? { synthetic: true } : {}),
+  }
+  p.touch(node)
+})
+
+eventFolders.set('approval/decided', (p, event) => {
+  const data = event.data as { toolCallId?: string; decision: string; by?: string; reason?: string }
+  const node = data.toolCallId ? p.toolNodes.get(data.toolCallId) : undefined
+  if (!node) return
+  node.decision = {
+    decision: data.decision,
+    ...(data.by ? { by: data.by } : {}),
+    ...(data.reason ? { reason: data.reason } : {}),
+  }
+  p.touch(node)
+})
+
+eventFolders.set('turn/end', (p, event) => {
+  const data = event.data as { reason: string; message?: string }
+  if (p.streaming) p.streaming = undefined
+  p.push({ kind: 'turn-end', key: `x${event.seq}`, seq: event.seq, reason: data.reason, text: data.message ?? '' })
+})
+
+eventFolders.set('compaction/end', (p, event) => {
+  p.push({ kind: 'notice', key: `c${event.seq}`, seq: event.seq, text: 'Earlier context was compacted for the model.' })
+})
+
+eventFolders.set('session/end-seed', (p, event) => {
+  const data = event.data as { parentSession: string }
+  p.push({ kind: 'notice', key: `f${event.seq}`, seq: event.seq, text: `Forked from ${data.parentSession}` })
+})

@@ -1,0 +1,117 @@
+// The wire of `dsh web`: unary JSON bodies under /api and the frames of the two downlink-only
+// WebSocket streams. The browser client imports these types; plain JSON data only.
+
+/** One row of the session list: durable sessions plus live ones whose first write is pending. */
+export interface SessionSummary {
+  sessionId: string
+  cwd: string
+  title?: string
+  createdAt: number
+  updatedAt: number
+  parentSessionId?: string
+  eventCount: number
+  /** Whether an agent of this host drives the session now. */
+  attached: boolean
+  /** `running` while the attached agent works. */
+  status: AgentStatus
+}
+
+export type AgentStatus = 'idle' | 'running' | 'detached'
+
+/** A queued inbox item as the client shows it (text only). */
+export interface QueuedItem {
+  id: string
+  kind: string
+  text: string
+}
+
+export interface InboxView {
+  'next-step': QueuedItem[]
+  'next-turn': QueuedItem[]
+}
+
+/** A pending approval question, as the browser shows it. */
+export interface ApprovalView {
+  requestId: string
+  summary: string
+  sessionId?: string
+  toolCallId?: string
+  toolName?: string
+  kind?: string
+  reason?: string
+  details?: unknown
+}
+
+/** Any committed session event (the durable envelope). */
+export interface EventEnvelope {
+  type: string
+  seq: number
+  time: number
+  data: unknown
+  surfaceOp?: unknown
+  sourceEventSeqs?: number[]
+}
+
+export interface SessionHeaderView {
+  id: string
+  cwd: string
+  createdAt: number
+  parentSession?: string
+  seedLength?: number
+}
+
+/** Frames of `/api/streams/host`. A baseline is always the first frame of a connection. */
+export type HostFrame =
+  | { type: 'host/baseline'; sessions: SessionSummary[]; approvals: ApprovalView[] }
+  | { type: 'host/sessions'; sessions: SessionSummary[] }
+  | { type: 'approval/requested'; approval: ApprovalView }
+  | { type: 'approval/settled'; requestId: string; decision: string }
+
+/**
+ * Frames of `/api/streams/session/:id?since=N`. The baseline carries every event with `seq >= since`
+ * at the moment of subscription; live events follow with strictly increasing seq, so a client that
+ * reconnects with `since = lastSeq + 1` sees each event exactly once.
+ */
+export type SessionFrame =
+  | {
+      type: 'session/baseline'
+      header: SessionHeaderView
+      since: number
+      events: EventEnvelope[]
+      status: AgentStatus
+      inbox: InboxView
+    }
+  | { type: 'session/event'; event: EventEnvelope }
+  | { type: 'session/state'; status: AgentStatus; inbox: InboxView }
+  | { type: 'session/error'; code: string; message: string }
+
+/** The body of every refused or failed /api call. */
+export interface ApiError {
+  error: { code: string; message: string }
+}
+
+export interface CreateSessionParams {
+  cwd?: string
+}
+export interface TextParams {
+  text: string
+}
+export interface InboxSpliceParams {
+  target: 'next-step' | 'next-turn'
+  start: number
+  deleteCount: number
+  texts?: string[]
+}
+export interface ApprovalRespondParams {
+  decision: 'allowed-once' | 'rejected'
+  reason?: string
+}
+export interface ForkParams {
+  /** Last event seq to keep (default: the whole closed prefix). */
+  at?: number
+}
+
+/** Settings as the browser may see them: which credentials are set, never their values. */
+export interface SettingsView {
+  credentials: Array<{ name: string; set: boolean; source?: string }>
+}

@@ -1,0 +1,392 @@
+// The `dsh web` host row: node:http for unary JSON under /api, `ws` for the two downlink-only
+// streams, the browser client's build as static files; every request passes the trust fence first.
+import { randomBytes } from 'node:crypto'
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createRequire } from 'node:module'
+import type { Socket } from 'node:net'
+import { dirname, extname, join, normalize, resolve, sep } from 'node:path'
+import { type Context, HarnessError } from '@dsh/kernel'
+import { WebSocketServer } from 'ws'
+import { WebHost, type WebHostHandle, type WebListenOptions } from './index.js'
+import type { SettingsView } from './protocol.js'
+import { HostState } from './state.js'
+import { checkRequest, type FenceOptions, hostName, isLoopbackAddress, isLoopbackName } from './trust.js'
+
+export interface WebHostConfig {
+  /** Directory of the built browser client (default: `@dsh/web-client`'s `dist`). */
+  staticDir?: string
+  /** Credential names the settings page offers besides the ones already stored. */
+  credentialNames?: string[]
+}
+
+const MAX_BODY = 1024 * 1024
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json',
+}
+
+class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+export class WebHostService extends WebHost {
+  static readonly provide = 'webHost'
+  static readonly inject = ['agents', 'sessions']
+  readonly home: Context
+  private readonly config: WebHostConfig
+  private readonly running = new Set<WebHostHandle>()
+
+  constructor(ctx: Context, config: WebHostConfig = {}) {
+    super(ctx, 'webHost')
+    this.home = ctx
+    this.config = config
+    ctx.effect(
+      () => () => Promise.all([...this.running].map((handle) => handle.close())).then(() => undefined),
+      'webHost.servers',
+    )
+  }
+
+  async listen(options: WebListenOptions = {}): Promise<WebHostHandle> {
+    const bind = options.host ?? '127.0.0.1'
+    const loopback = isLoopbackName(bind)
+    const token = loopback ? undefined : randomBytes(24).toString('base64url')
+    const fence: FenceOptions = { trustedHosts: options.trustedHosts ?? [], ...(token ? { token } : {}) }
+    const log = options.log ?? (() => {})
+    const launcher = this.home.get('launcher') as { config?: { cwd?: string } } | undefined
+    const state = new HostState(this.home, options.cwd ?? launcher?.config?.cwd ?? process.cwd(), log)
+    const staticDir = this.config.staticDir ?? defaultStaticDir()
+    const api = new Api(this.home, state, this.config)
+    const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 })
+    const sockets = new Set<Socket>()
+
+    const server: Server = createServer((req, res) => {
+      void handle(req, res).catch((error) => {
+        log(`request failed: ${String(error)}`)
+        if (!res.headersSent) sendJson(res, 500, { error: { code: 'INTERNAL', message: 'internal error' } })
+        else res.end()
+      })
+    })
+    server.on('connection', (socket) => {
+      sockets.add(socket)
+      socket.on('close', () => sockets.delete(socket))
+    })
+
+    const handle = async (req: IncomingMessage, res: ServerResponse) => {
+      const url = new URL(req.url ?? '/', 'http://host.invalid')
+      const queryToken = url.searchParams.get('token') ?? undefined
+      const verdict = checkRequest({ method: req.method ?? 'GET', headers: req.headers, queryToken }, fence)
+      if (!verdict.ok) return sendJson(res, verdict.status, { error: { code: verdict.code, message: verdict.message } })
+      if (token && queryToken) {
+        // Exchange the printed token for an HttpOnly cookie, then drop it from the address bar.
+        res.setHeader('Set-Cookie', `dsh_token=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`)
+        url.searchParams.delete('token')
+        res.writeHead(303, { Location: url.pathname + url.search })
+        return res.end()
+      }
+      if (url.pathname === '/api' || url.pathname.startsWith('/api/')) {
+        const management = url.pathname.startsWith('/api/settings')
+        if (
+          management &&
+          !(isLoopbackAddress(req.socket.remoteAddress) && isLoopbackName(hostName(req.headers.host) ?? ''))
+        ) {
+          return sendJson(res, 403, { error: { code: 'LOOPBACK_ONLY', message: 'settings are loopback-only' } })
+        }
+        try {
+          const body = await readBody(req)
+          const result = await api.route(req.method ?? 'GET', url, body)
+          return sendJson(res, 200, result ?? {})
+        } catch (error) {
+          const [status, code, message] = describe(error)
+          return sendJson(res, status, { error: { code, message } })
+        }
+      }
+      return serveStatic(req, res, staticDir, url.pathname)
+    }
+
+    server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+      const url = new URL(req.url ?? '/', 'http://host.invalid')
+      const verdict = checkRequest({ method: 'GET', headers: req.headers, upgrade: true }, fence)
+      const refuse = (status: number, text: string) => {
+        socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`)
+      }
+      if (!verdict.ok) return refuse(verdict.status, verdict.code)
+      const sessionMatch = /^\/api\/streams\/session\/([A-Za-z0-9_.-]+)$/.exec(url.pathname)
+      if (url.pathname !== '/api/streams/host' && !sessionMatch) return refuse(404, 'Not Found')
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        let unsubscribe: (() => void) | undefined
+        let closed = false
+        const link = {
+          send: (frame: string) => ws.readyState === ws.OPEN && ws.send(frame),
+          drop: (reason: string) => ws.close(1013, reason),
+          get buffered() {
+            return ws.bufferedAmount
+          },
+        }
+        ws.on('message', () => ws.close(1008, 'this stream is downlink-only'))
+        ws.on('close', () => {
+          closed = true
+          unsubscribe?.()
+        })
+        const subscribing = sessionMatch
+          ? state.subscribeSession(sessionMatch[1] as string, sinceOf(url), link)
+          : state.subscribeHost(link)
+        subscribing.then(
+          (dispose) => {
+            if (closed) dispose()
+            else unsubscribe = dispose
+          },
+          (error) => {
+            const [, code, message] = describe(error)
+            link.send(JSON.stringify({ type: 'session/error', code, message }))
+            ws.close(1011, code)
+          },
+        )
+      })
+    })
+
+    await new Promise<void>((resolveListen, reject) => {
+      server.once('error', (error) =>
+        reject(
+          new HarnessError('WEB_LISTEN_FAILED', `cannot listen on ${bind}:${options.port ?? 3080}: ${error.message}`, {
+            host: bind,
+          }),
+        ),
+      )
+      server.listen(options.port ?? 3080, bind, () => resolveListen())
+    })
+    const address = server.address()
+    const port = typeof address === 'object' && address ? address.port : (options.port ?? 3080)
+    const shown = bind.includes(':') ? `[${bind}]` : bind === '0.0.0.0' ? '127.0.0.1' : bind
+    let closing: Promise<void> | undefined
+    const handleObject: WebHostHandle = {
+      url: `http://${shown}:${port}/${token ? `?token=${token}` : ''}`,
+      port,
+      ...(token ? { token } : {}),
+      close: () => {
+        closing ??= (async () => {
+          this.running.delete(handleObject)
+          for (const client of wss.clients) client.terminate()
+          wss.close()
+          const stopped = new Promise<void>((done) => server.close(() => done()))
+          for (const socket of sockets) socket.destroy()
+          await state.close()
+          await stopped
+        })()
+        return closing
+      },
+    }
+    this.running.add(handleObject)
+    return handleObject
+  }
+}
+
+/** The unary API: method + path to a host operation. */
+class Api {
+  constructor(
+    private readonly ctx: Context,
+    private readonly state: HostState,
+    private readonly config: WebHostConfig,
+  ) {}
+
+  async route(method: string, url: URL, body: Record<string, unknown>): Promise<unknown> {
+    const path = url.pathname
+    const state = this.state
+    if (method === 'GET' && path === '/api/sessions') return { sessions: await state.list() }
+    if (method === 'POST' && path === '/api/sessions') {
+      const agent = await state.create(optionalString(body, 'cwd'))
+      return { sessionId: agent.session.id, cwd: agent.session.header.cwd }
+    }
+    const session = /^\/api\/sessions\/([A-Za-z0-9_.-]+)\/([a-z-]+)$/.exec(path)
+    if (method === 'POST' && session) {
+      const id = session[1] as string
+      switch (session[2]) {
+        case 'resume': {
+          const agent = await state.resume(id)
+          return { sessionId: id, eventCount: agent.session.length }
+        }
+        case 'fork': {
+          const at = body.at
+          if (at !== undefined && !(Number.isInteger(at) && (at as number) >= 0)) throw badParams('"at" must be a seq')
+          const agent = await state.fork(id, at as number | undefined)
+          return { sessionId: agent.session.id, parentSessionId: id }
+        }
+        case 'prompt':
+        case 'steer': {
+          const text = body.text
+          if (typeof text !== 'string' || !text.trim()) throw badParams('"text" must be a non-empty string')
+          const agent = await state.resume(id)
+          const receipt = session[2] === 'prompt' ? agent.followup(text) : agent.steer(text)
+          return { sessionId: id, itemId: receipt.id, target: receipt.target }
+        }
+        case 'cancel': {
+          await state.agent(id).cancel('cancelled from the browser')
+          return { sessionId: id }
+        }
+        case 'inbox': {
+          const target = body.target
+          if (target !== 'next-step' && target !== 'next-turn')
+            throw badParams('"target" must be next-step or next-turn')
+          const texts = Array.isArray(body.texts) ? body.texts : []
+          if (!texts.every((text) => typeof text === 'string')) throw badParams('"texts" must be strings')
+          const removed = state
+            .agent(id)
+            .spliceInbox(target, Number(body.start), Number(body.deleteCount), ...(texts as string[]))
+          return { removed: removed.map((item) => item.id) }
+        }
+      }
+    }
+    const approval = /^\/api\/approvals\/([A-Za-z0-9_.:-]+)$/.exec(path)
+    if (method === 'POST' && approval) {
+      const decision = body.decision
+      if (decision !== 'allowed-once' && decision !== 'rejected') {
+        throw badParams('"decision" must be "allowed-once" or "rejected"')
+      }
+      const reason = optionalString(body, 'reason')
+      state.respond(approval[1] as string, reason === undefined ? { decision } : { decision, reason })
+      return {}
+    }
+    if (method === 'GET' && path === '/api/settings') return this.settings()
+    const credential = /^\/api\/settings\/credentials\/([A-Z][A-Z0-9_]*)$/.exec(path)
+    if (method === 'PUT' && credential) {
+      const value = body.value
+      if (typeof value !== 'string' || !value) throw badParams('"value" must be a non-empty string')
+      const credentials = this.ctx.get('credentials')
+      if (!credentials) throw new ApiError(404, 'NO_CREDENTIALS', 'this profile has no credentials row')
+      await credentials.set(credential[1] as string, value)
+      // Write-only: the answer says that it is set, never what it is.
+      return { name: credential[1], set: true }
+    }
+    throw new ApiError(404, 'NOT_FOUND', `no route ${method} ${path}`)
+  }
+
+  private async settings(): Promise<SettingsView> {
+    const credentials = this.ctx.get('credentials')
+    if (!credentials) return { credentials: [] }
+    const names = new Set(['DEEPSEEK_API_KEY', ...(this.config.credentialNames ?? []), ...(await credentials.names())])
+    const rows: SettingsView['credentials'] = []
+    for (const name of [...names].sort()) {
+      const found = await credentials.locate(name)
+      rows.push(found ? { name, set: true, source: found.source } : { name, set: false })
+    }
+    return { credentials: rows }
+  }
+}
+
+function sinceOf(url: URL): number {
+  const since = Number(url.searchParams.get('since') ?? 0)
+  return Number.isInteger(since) && since >= 0 ? since : 0
+}
+
+function optionalString(body: Record<string, unknown>, key: string): string | undefined {
+  const value = body[key]
+  if (value === undefined) return undefined
+  if (typeof value !== 'string') throw badParams(`"${key}" must be a string`)
+  return value
+}
+
+function badParams(message: string): ApiError {
+  return new ApiError(400, 'INVALID_PARAMS', message)
+}
+
+const NOT_FOUND_CODES = new Set(['SESSION_NOT_FOUND', 'APPROVAL_NOT_FOUND'])
+const CONFLICT_CODES = new Set(['SESSION_BUSY', 'SESSION_NOT_ATTACHED', 'SESSION_LEASED', 'WEB_HOST_CLOSING'])
+
+function describe(error: unknown): [number, string, string] {
+  if (error instanceof ApiError) return [error.status, error.code, error.message]
+  if (HarnessError.is(error)) {
+    const status = NOT_FOUND_CODES.has(error.code) ? 404 : CONFLICT_CODES.has(error.code) ? 409 : 400
+    return [status, error.code, error.message]
+  }
+  return [500, 'INTERNAL', error instanceof Error ? error.message : String(error)]
+}
+
+async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+  if (req.method === 'GET' || req.method === 'HEAD') return {}
+  // JSON only: a form post from another site cannot produce this content type without a preflight.
+  const type = req.headers['content-type'] ?? ''
+  let size = 0
+  const chunks: Buffer[] = []
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length
+    if (size > MAX_BODY) throw new ApiError(413, 'BODY_TOO_LARGE', 'the request body is over 1 MB')
+    chunks.push(chunk as Buffer)
+  }
+  if (size === 0) return {}
+  if (!type.startsWith('application/json')) throw new ApiError(415, 'JSON_ONLY', 'send application/json')
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+  } catch {
+    throw badParams('the body is not JSON')
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw badParams('the body must be a JSON object')
+  return parsed as Record<string, unknown>
+}
+
+function securityHeaders(res: ServerResponse, host: string | undefined): void {
+  res.setHeader('X-Content-Type-Options', 'nosniff')
+  res.setHeader('Referrer-Policy', 'no-referrer')
+  res.setHeader('X-Frame-Options', 'DENY')
+  res.setHeader(
+    'Content-Security-Policy',
+    `default-src 'self'; connect-src 'self' ws://${host ?? 'localhost'}; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'`,
+  )
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body)
+  res.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+  })
+  res.end(text)
+}
+
+function serveStatic(req: IncomingMessage, res: ServerResponse, root: string, pathname: string): void {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    sendJson(res, 405, { error: { code: 'METHOD', message: 'GET only' } })
+    return
+  }
+  securityHeaders(res, req.headers.host)
+  let file = normalize(join(root, decodeURIComponent(pathname)))
+  if (!file.startsWith(resolve(root) + sep) && file !== resolve(root)) {
+    sendJson(res, 404, { error: { code: 'NOT_FOUND', message: 'not found' } })
+    return
+  }
+  if (!existsSync(file) || statSync(file).isDirectory()) file = join(root, 'index.html')
+  if (!existsSync(file)) {
+    res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8' })
+    res.end(`The browser client is not built (no ${file}); run \`npm run build -w @dsh/web-client\`.\n`)
+    return
+  }
+  const assets = pathname.startsWith('/assets/')
+  res.writeHead(200, {
+    'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream',
+    'Cache-Control': assets ? 'public, max-age=31536000, immutable' : 'no-cache',
+  })
+  res.end(req.method === 'HEAD' ? undefined : readFileSync(file))
+}
+
+/** `@dsh/web-client`'s build output, found through module resolution (undefined layout: a path that 503s). */
+function defaultStaticDir(): string {
+  try {
+    return join(dirname(createRequire(import.meta.url).resolve('@dsh/web-client/package.json')), 'dist')
+  } catch {
+    return resolve('web-client-not-installed')
+  }
+}
+
+export default WebHostService

@@ -1,0 +1,114 @@
+// The trust fence of `dsh web`: which requests reach the host at all. It is a reachability policy
+// against DNS rebinding and cross-site requests, plus a bearer token when the host is bound beyond
+// loopback; it is not a user-account system.
+import { timingSafeEqual } from 'node:crypto'
+import type { IncomingHttpHeaders } from 'node:http'
+
+export interface FenceOptions {
+  /** Extra Host names (without port) accepted besides loopback names. */
+  trustedHosts: readonly string[]
+  /** Required on every request when set (the host is bound to a non-loopback address). */
+  token?: string
+}
+
+export type FenceVerdict = { ok: true } | { ok: false; status: number; code: string; message: string }
+
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '::1', '[::1]'])
+
+/** Whether a host name (no port) names this machine's loopback interface. */
+export function isLoopbackName(name: string): boolean {
+  const host = name.toLowerCase()
+  return LOOPBACK_NAMES.has(host) || host.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(host)
+}
+
+/** Whether a socket address is loopback (IPv4, IPv6 or IPv4-mapped IPv6). */
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (!address) return false
+  const plain = address.startsWith('::ffff:') ? address.slice(7) : address
+  return plain === '::1' || /^127\.\d+\.\d+\.\d+$/.test(plain)
+}
+
+/** Splits a Host header (`name`, `name:port`, `[v6]:port`) into its lowercase name; undefined if malformed. */
+export function hostName(header: string | undefined): string | undefined {
+  if (!header) return undefined
+  const value = header.trim().toLowerCase()
+  const match = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::(\d{1,5}))?$/.exec(value)
+  return match ? (match[1] as string) : undefined
+}
+
+/** Whether the Host header names loopback or a trusted host. A rebinding name (`evil.example`) does not. */
+export function hostAllowed(header: string | undefined, trustedHosts: readonly string[]): boolean {
+  const name = hostName(header)
+  if (!name) return false
+  if (isLoopbackName(name)) return true
+  return trustedHosts.some((trusted) => trusted.toLowerCase() === name)
+}
+
+/**
+ * Same-origin check for state-changing requests and stream upgrades: an explicit cross-site
+ * Fetch-Metadata is refused; an Origin must be `http(s)://<the Host header>`. A request with neither
+ * (a non-browser client) passes this check; the Host check and the token still apply.
+ */
+export function sameOrigin(headers: IncomingHttpHeaders): boolean {
+  const site = headers['sec-fetch-site']
+  if (typeof site === 'string' && site !== 'same-origin' && site !== 'none') return false
+  const origin = headers.origin
+  if (origin === undefined) return true
+  if (origin === 'null') return false
+  const host = headers.host?.toLowerCase()
+  return origin.toLowerCase() === `http://${host}` || origin.toLowerCase() === `https://${host}`
+}
+
+/** The token a request presents: `Authorization: Bearer`, `x-dsh-token`, or the `dsh_token` cookie. */
+export function presentedToken(headers: IncomingHttpHeaders): string | undefined {
+  const auth = headers.authorization
+  if (typeof auth === 'string' && auth.startsWith('Bearer ')) return auth.slice(7).trim()
+  const header = headers['x-dsh-token']
+  if (typeof header === 'string') return header
+  const cookie = headers.cookie
+  if (typeof cookie === 'string') {
+    for (const part of cookie.split(';')) {
+      const [name, ...rest] = part.trim().split('=')
+      if (name === 'dsh_token') return decodeURIComponent(rest.join('='))
+    }
+  }
+  return undefined
+}
+
+export function tokenMatches(expected: string, presented: string | undefined): boolean {
+  if (presented === undefined) return false
+  const a = Buffer.from(expected)
+  const b = Buffer.from(presented)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+export interface FenceRequest {
+  method: string
+  headers: IncomingHttpHeaders
+  /** Stream upgrades are checked like state-changing requests. */
+  upgrade?: boolean
+  /** A token that arrived in the query of the entry page (exchanged for the cookie). */
+  queryToken?: string
+}
+
+/** Decides whether one request may reach the host. Never throws. */
+export function checkRequest(request: FenceRequest, options: FenceOptions): FenceVerdict {
+  if (!hostAllowed(request.headers.host, options.trustedHosts)) {
+    return refuse(403, 'HOST_NOT_ALLOWED', 'the Host header is not loopback or a --trusted-host')
+  }
+  const changing = request.upgrade || !['GET', 'HEAD', 'OPTIONS'].includes(request.method)
+  if (changing && !sameOrigin(request.headers)) {
+    return refuse(403, 'CROSS_ORIGIN', 'cross-site requests are refused')
+  }
+  if (options.token !== undefined) {
+    const presented = presentedToken(request.headers) ?? request.queryToken
+    if (!tokenMatches(options.token, presented)) {
+      return refuse(401, 'TOKEN_REQUIRED', 'this host is bound beyond loopback: present the access token')
+    }
+  }
+  return { ok: true }
+}
+
+function refuse(status: number, code: string, message: string): FenceVerdict {
+  return { ok: false, status, code, message }
+}

@@ -1,0 +1,133 @@
+// An in-process web host: the real session, tools, approval, agent and loop plugins under one
+// Context, the scripted model, and small HTTP / WebSocket clients that can forge headers.
+import { request } from 'node:http'
+import { AgentsService } from '@dsh/agent'
+import AgentLoopService from '@dsh/agent-loop'
+import { ApprovalService } from '@dsh/approval'
+import { Context, InvariantsService } from '@dsh/kernel'
+import { type AssistantMessage, LlmService } from '@dsh/llm'
+import { createScriptedAdapter, type ScriptedResponse } from '@dsh/llm/scripted'
+import { SessionService } from '@dsh/session'
+import { SystemPromptService } from '@dsh/system-prompt'
+import { defineTool, ToolsService } from '@dsh/tools'
+import WebSocket from 'ws'
+import type { WebHostHandle, WebListenOptions } from '../src/index.js'
+import WebHostService from '../src/server.js'
+
+export async function startHost(script: ScriptedResponse[] = [], listen: WebListenOptions = {}) {
+  const root = new Context()
+  root.plugin(InvariantsService)
+  root.plugin(SessionService, { cwd: '/work' })
+  root.plugin(LlmService, { provider: 'scripted' })
+  root.plugin(ToolsService)
+  root.plugin(ApprovalService)
+  root.plugin(SystemPromptService)
+  root.plugin(AgentsService)
+  await root.plugin(AgentLoopService, { model: { provider: 'scripted', model: 'scripted' } })
+  const adapter = createScriptedAdapter(script)
+  root.llm.registerAdapter('scripted', adapter)
+  const written: string[] = []
+  root.tools.register(
+    defineTool<{ text: string }>({
+      name: 'note',
+      description: 'Writes a note (asks first).',
+      parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+      execute: (args) => {
+        written.push(args.text)
+        return 'noted'
+      },
+    }),
+  )
+  root.on('tools/pre-execute', async (input, next) => (input.toolName === 'note' ? { action: 'ask' } : next()))
+  const fiber = root.plugin(WebHostService, { staticDir: '/nonexistent' })
+  await fiber
+  const handle: WebHostHandle = await root.webHost.listen({ port: 0, ...listen })
+  const base = `http://127.0.0.1:${handle.port}`
+  return {
+    root,
+    adapter,
+    handle,
+    base,
+    written,
+    async [Symbol.asyncDispose]() {
+      await handle.close()
+      await fiber.dispose()
+    },
+  }
+}
+
+/** One unary call over node:http (fetch cannot forge a Host header). */
+export function call(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const payload = body === undefined ? undefined : JSON.stringify(body)
+  return new Promise((resolve, reject) => {
+    const req = request(
+      base + path,
+      { method, headers: { ...(payload === undefined ? {} : { 'content-type': 'application/json' }), ...headers } },
+      (res) => {
+        let text = ''
+        res.setEncoding('utf8').on('data', (chunk: string) => {
+          text += chunk
+        })
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text || '{}') }))
+      },
+    )
+    req.on('error', reject)
+    req.end(payload)
+  })
+}
+
+/** A downlink stream client that records frames; `opened` rejects with the HTTP status of a refused upgrade. */
+export function stream(base: string, path: string, headers: Record<string, string> = {}) {
+  const frames: Array<Record<string, unknown>> = []
+  const socket = new WebSocket(base.replace('http', 'ws') + path, { headers })
+  const waiters: Array<() => void> = []
+  socket.on('message', (data) => {
+    frames.push(JSON.parse(String(data)))
+    for (const wake of waiters.splice(0)) wake()
+  })
+  const opened = new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve())
+    socket.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)))
+    socket.once('error', reject)
+  })
+  return {
+    frames,
+    socket,
+    opened,
+    /** Resolves once `predicate` holds for the frames received so far. */
+    async until(predicate: (frames: Array<Record<string, unknown>>) => boolean, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs
+      while (!predicate(frames)) {
+        if (Date.now() > deadline) throw new Error(`timed out; frames: ${JSON.stringify(frames).slice(0, 2000)}`)
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve)
+          setTimeout(resolve, 50)
+        })
+      }
+    },
+    close: () => socket.close(),
+  }
+}
+
+export const text = (value: string): AssistantMessage => ({
+  role: 'assistant',
+  content: [{ type: 'text', text: value }],
+  finishReason: 'stop',
+})
+
+/** Seqs of the events in session frames (baseline events and live events), in arrival order. */
+export function seqsOf(frames: Array<Record<string, unknown>>): number[] {
+  const seqs: number[] = []
+  for (const frame of frames) {
+    if (frame.type === 'session/baseline')
+      for (const event of frame.events as Array<{ seq: number }>) seqs.push(event.seq)
+    if (frame.type === 'session/event') seqs.push((frame.event as { seq: number }).seq)
+  }
+  return seqs
+}

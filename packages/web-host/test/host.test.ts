@@ -1,0 +1,152 @@
+// The web host through its wire: unary calls, the session stream's baseline-then-live contract
+// across reconnects, approvals answered by the browser, and the write-only settings.
+import { describe, expect, it } from 'vitest'
+import { call, seqsOf, startHost, stream, text } from './harness.js'
+
+describe('web host', () => {
+  it('creates a session, runs a prompt and streams every event exactly once across a reconnect', async () => {
+    await using host = await startHost([text('first answer'), text('second answer')])
+    const created = await call(host.base, 'POST', '/api/sessions', { cwd: '/tmp' })
+    expect(created.status).toBe(200)
+    const id = created.body.sessionId as string
+    expect(created.body.cwd).toBe('/tmp')
+
+    const first = stream(host.base, `/api/streams/session/${id}?since=0`)
+    await first.opened
+    await first.until((frames) => frames.some((f) => f.type === 'session/baseline'))
+    expect(first.frames[0]).toMatchObject({
+      type: 'session/baseline',
+      since: 0,
+      status: 'idle',
+      header: { id, cwd: '/tmp' },
+    })
+    expect((await call(host.base, 'POST', `/api/sessions/${id}/prompt`, { text: 'hello' })).status).toBe(200)
+    const session = host.root.sessions.get(id)
+    if (!session) throw new Error('no live session')
+    await host.root.agents.list()[0]?.whenIdle()
+    await first.until((frames) => seqsOf(frames).length === session.length)
+    expect(seqsOf(first.frames)).toEqual(session.events.map((e) => e.seq))
+    first.close()
+
+    // The client drops, the host keeps working, the client comes back with since = what it had + 1.
+    const had = session.length
+    await call(host.base, 'POST', `/api/sessions/${id}/prompt`, { text: 'again' })
+    await host.root.agents.list()[0]?.whenIdle()
+    const second = stream(host.base, `/api/streams/session/${id}?since=${had}`)
+    await second.opened
+    await second.until((frames) => seqsOf(frames).at(-1) === session.length - 1)
+    expect([...seqsOf(first.frames), ...seqsOf(second.frames)]).toEqual(session.events.map((e) => e.seq))
+    const answers = session.events
+      .filter((e) => e.type === 'assistant/message')
+      .map((e) => (e.data as { message: { content: Array<{ text: string }> } }).message.content[0]?.text)
+    expect(answers).toEqual(['first answer', 'second answer'])
+    second.close()
+
+    const list = await call(host.base, 'GET', '/api/sessions')
+    expect(list.body.sessions).toEqual([
+      expect.objectContaining({
+        sessionId: id,
+        title: 'hello',
+        attached: true,
+        status: 'idle',
+        eventCount: session.length,
+      }),
+    ])
+  })
+
+  it('forwards an approval question to the host stream and runs the tool only after allow-once', async () => {
+    await using host = await startHost([
+      {
+        role: 'assistant',
+        content: [{ type: 'tool-call', id: 'c1', name: 'note', arguments: { text: 'hi' } }],
+        finishReason: 'tool-calls',
+      },
+      text('done'),
+    ])
+    const hostStream = stream(host.base, '/api/streams/host')
+    await hostStream.opened
+    await hostStream.until((frames) => frames[0]?.type === 'host/baseline')
+    const id = (await call(host.base, 'POST', '/api/sessions', {})).body.sessionId as string
+    await call(host.base, 'POST', `/api/sessions/${id}/prompt`, { text: 'write a note' })
+    await hostStream.until((frames) => frames.some((f) => f.type === 'approval/requested'))
+    const asked = hostStream.frames.find((f) => f.type === 'approval/requested')?.approval as { requestId: string }
+    expect(asked).toMatchObject({ sessionId: id, toolCallId: 'c1', toolName: 'note' })
+    expect(host.written).toEqual([])
+    const bad = await call(host.base, 'POST', `/api/approvals/${asked.requestId}`, { decision: 'maybe' })
+    expect(bad.status).toBe(400)
+    expect(
+      (await call(host.base, 'POST', `/api/approvals/${asked.requestId}`, { decision: 'allowed-once' })).status,
+    ).toBe(200)
+    await host.root.agents.list()[0]?.whenIdle()
+    expect(host.written).toEqual(['hi'])
+    await hostStream.until((frames) => frames.some((f) => f.type === 'approval/settled'))
+    // A second answer finds nothing pending.
+    const again = await call(host.base, 'POST', `/api/approvals/${asked.requestId}`, { decision: 'rejected' })
+    expect(again).toMatchObject({ status: 404, body: { error: { code: 'APPROVAL_NOT_FOUND' } } })
+    hostStream.close()
+  })
+
+  it('shows queued follow-ups and applies inbox edits through the host while a turn runs', async () => {
+    await using host = await startHost([
+      {
+        role: 'assistant',
+        content: [{ type: 'tool-call', id: 'c1', name: 'note', arguments: { text: 'hi' } }],
+        finishReason: 'tool-calls',
+      },
+      text('stopped'),
+      text('later'),
+    ])
+    const hostStream = stream(host.base, '/api/streams/host')
+    await hostStream.opened
+    const id = (await call(host.base, 'POST', '/api/sessions', {})).body.sessionId as string
+    await call(host.base, 'POST', `/api/sessions/${id}/prompt`, { text: 'start' })
+    // The turn waits on the approval, so follow-ups queue for the next turn.
+    await hostStream.until((frames) => frames.some((f) => f.type === 'approval/requested'))
+    await call(host.base, 'POST', `/api/sessions/${id}/prompt`, { text: 'queued a' })
+    await call(host.base, 'POST', `/api/sessions/${id}/prompt`, { text: 'queued b' })
+    const edit = await call(host.base, 'POST', `/api/sessions/${id}/inbox`, {
+      target: 'next-turn',
+      start: 0,
+      deleteCount: 1,
+      texts: ['edited a'],
+    })
+    expect(edit.status).toBe(200)
+    const s = stream(host.base, `/api/streams/session/${id}`)
+    await s.opened
+    await s.until((frames) => frames.some((f) => f.type === 'session/baseline'))
+    const baseline = s.frames[0] as { status: string; inbox: { 'next-turn': Array<{ text: string }> } }
+    expect(baseline.status).toBe('running')
+    expect(baseline.inbox['next-turn'].map((item) => item.text)).toEqual(['edited a', 'queued b'])
+    const invalid = await call(host.base, 'POST', `/api/sessions/${id}/inbox`, {
+      target: 'next-turn',
+      start: 5,
+      deleteCount: 1,
+    })
+    expect(invalid.body).toMatchObject({ error: { code: 'INBOX_SPLICE_INVALID' } })
+    await call(host.base, 'POST', `/api/sessions/${id}/inbox`, { target: 'next-turn', start: 1, deleteCount: 1 })
+    await s.until((frames) =>
+      frames.some(
+        (f) => f.type === 'session/state' && (f.inbox as { 'next-turn': unknown[] })['next-turn'].length === 1,
+      ),
+    )
+    await call(host.base, 'POST', `/api/sessions/${id}/cancel`, {})
+    s.close()
+    hostStream.close()
+  })
+
+  it('answers unknown routes, unattached sessions and non-JSON bodies with error codes', async () => {
+    await using host = await startHost()
+    expect((await call(host.base, 'GET', '/api/nope')).body).toMatchObject({ error: { code: 'NOT_FOUND' } })
+    expect((await call(host.base, 'POST', '/api/sessions/nope/cancel', {})).status).toBe(409)
+    const form = await fetch(`${host.base}/api/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'x',
+    })
+    expect(form.status).toBe(415)
+    const ws = stream(host.base, '/api/streams/session/does-not-exist')
+    await ws.opened
+    await ws.until((frames) => frames.some((f) => f.type === 'session/error'))
+    expect(ws.frames[0]).toMatchObject({ type: 'session/error', code: 'NO_PERSISTENCE' })
+  })
+})
