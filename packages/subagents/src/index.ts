@@ -315,12 +315,24 @@ export class SubagentsService extends Service {
     const child = await provider.start({ id, depth, request, persona, restriction })
     // Published: from here on the caller owns the child through the handle.
     const live = this.publish(provider.name, id, depth, request, child, 0)
+    try {
+      this.logStarted(live, provider.name, request, restriction)
+    } catch (error) {
+      await live.dispose()
+      throw error
+    }
+    this.home.emit('subagent/started', live)
+    live.begin(request.prompt, request.signal)
+    return live
+  }
+
+  private logStarted(live: LiveSubagent, provider: string, request: SubagentRequest, restriction: ToolRestriction) {
     const started: SubagentStartedData = {
-      subagentId: id,
-      provider: provider.name,
+      subagentId: live.id,
+      provider,
       mode: request.mode ?? 'one-shot',
-      childSession: child.childSession,
-      depth,
+      childSession: live.childSession,
+      depth: live.depth,
       tools: {
         ...(restriction.allow ? { allow: [...restriction.allow] } : {}),
         deny: [...(restriction.deny ?? [])],
@@ -331,9 +343,6 @@ export class SubagentsService extends Service {
     if (request.persona !== undefined) started.persona = request.persona
     if (request.model !== undefined) started.model = JSON.parse(JSON.stringify(request.model))
     live.log('subagent/started', started)
-    this.home.emit('subagent/started', live)
-    live.begin(request.prompt, request.signal)
-    return live
   }
 
   /**
@@ -450,14 +459,15 @@ export class SubagentsService extends Service {
   closeDangling(session: Session): void {
     for (const record of this.records(session)) {
       if (this.live.has(record.subagentId)) continue
-      if (record.status === 'running') {
+      // Runs finish in order (FIFO), so the open ones are those after the last reported run.
+      for (let run = (record.last?.run ?? -1) + 1; run < record.runs; run++) {
         session.append('subagent/finished', {
           subagentId: record.subagentId,
           childSession: record.childSession,
-          run: record.runs - 1,
+          run,
           outcome: 'interrupted',
           text: '',
-          message: `the process ended while this subagent was running; its outcome is unknown. Its session ${record.childSession} keeps what it did.`,
+          message: `the process ended before this run reported; its outcome is unknown. Its session ${record.childSession} keeps what it did.`,
           synthetic: true,
         })
       }
