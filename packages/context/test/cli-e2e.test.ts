@@ -2,7 +2,7 @@
 // mock server, with the token meter's window patched small. Repeated reads of a large file must be
 // pruned and compacted, and the run must complete with every raw result in the durable log.
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -24,6 +24,12 @@ it('dsh run prunes and compacts a long read-heavy task under a small window', as
     writeFileSync(
       join(home, 'small-window.yml'),
       '- id: token-meter\n  use: "@dsh/context/meter"\n  config: { contextWindow: 15000 }\n',
+    )
+    // A user skill in $DSH_HOME/skills: its catalog line must reach the system prompt.
+    mkdirSync(join(home, 'skills', 'tidy'), { recursive: true })
+    writeFileSync(
+      join(home, 'skills', 'tidy', 'SKILL.md'),
+      '---\nname: tidy\ndescription: Tidy a file.\n---\nSort it.\n',
     )
     let reads = 0
     await using server = await startMockLlmServer({
@@ -76,6 +82,7 @@ it('dsh run prunes and compacts a long read-heavy task under a small window', as
     const sizes = server.requests.filter((r) => !isSummary(r)).map((r) => r.rawBody.length)
     expect(sizes.at(-1) as number).toBeLessThan(Math.max(...sizes))
     expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'completed' } })
+    expect((server.requests[0]?.body as Body).messages[0]?.content).toContain('- tidy: Tidy a file.')
   } finally {
     rmSync(home, { recursive: true, force: true })
   }
