@@ -141,6 +141,8 @@ export class CompactionService extends Service implements Compaction {
     }
     const range = nodes.slice(0, cut)
     const sourceEventSeqs = range.map((node) => node.seq)
+    const budget = Math.floor((window ?? 32_000) * this.config.inputRatio * meter.charsPerToken)
+    const transcript = renderNodes(range, budget)
     this._busy.add(session)
     session.append('compaction/start', {
       trigger,
@@ -149,14 +151,13 @@ export class CompactionService extends Service implements Compaction {
       nodes: range.length,
       tokensBefore: reading.tokens,
       window: window ?? null,
+      inputChars: transcript.length,
       provider: model.provider ?? null,
       model: model.model ?? null,
     })
     const end = (data: Record<string, string | number | boolean | null>) =>
       session.append('compaction/end', { trigger, ...data })
     try {
-      const budget = Math.floor((window ?? 32_000) * this.config.inputRatio * meter.charsPerToken)
-      const transcript = renderNodes(range, budget)
       const request: Partial<LlmCallConfig> = { ...model }
       if (this.config.maxSummaryTokens) request.maxTokens = this.config.maxSummaryTokens
       const assembler = new MessageAssembler()
