@@ -60,7 +60,13 @@ export async function startInProcess(launch: SubagentLaunch, seed: ChildSeed): P
       if (!persistence) {
         throw new HarnessError('SUBAGENT_NOT_REOPENABLE', 'reopening a subagent needs a session persistence row', {})
       }
-      session = ctx.sessions.get(seed.resume) ?? (await persistence.resume(seed.resume))
+      // A session live in this process has a live owner already: never put a second agent on it.
+      if (ctx.sessions.get(seed.resume)) {
+        throw new HarnessError('SUBAGENT_NOT_REOPENABLE', `session ${seed.resume} is live in this process`, {
+          id: seed.resume,
+        })
+      }
+      session = await persistence.resume(seed.resume)
     } else {
       session = ctx.sessions.fork(parent.session, seed === 'fresh' ? -1 : lastClosedTurn(parent.session), id)
     }

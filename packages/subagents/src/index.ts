@@ -353,9 +353,12 @@ export class SubagentsService extends Service {
    */
   async reopen(parent: Agent, subagentId: string): Promise<SubagentHandle> {
     const record = this.records(parent.session).find((item) => item.subagentId === subagentId)
-    const started = parent.session.events.find(
-      (event) => event.type === 'subagent/started' && (event.data as { subagentId?: string }).subagentId === subagentId,
-    )?.data as SubagentStartedData | undefined
+    const started = parent.session.events
+      .slice(parent.session.header.seedLength ?? 0)
+      .find(
+        (event) =>
+          event.type === 'subagent/started' && (event.data as { subagentId?: string }).subagentId === subagentId,
+      )?.data as SubagentStartedData | undefined
     if (!record || !started || !record.reopenable || this.live.has(subagentId)) {
       throw new HarnessError(
         'SUBAGENT_NOT_REOPENABLE',
@@ -450,9 +453,12 @@ export class SubagentsService extends Service {
     return [...this.live.values()].filter((live) => parentSession === undefined || live.parentSession === parentSession)
   }
 
-  /** The children a session's log records, with their last known outcome. */
+  /**
+   * The children a session's log records, with their last known outcome. Events a fork copied from its
+   * parent (before `seedLength`) are the parent's children, not this session's, and are left out.
+   */
   records(session: Session): SubagentRecord[] {
-    return foldSubagents(session.events as readonly AnySessionEvent[])
+    return foldSubagents(session.events.slice(session.header.seedLength ?? 0) as readonly AnySessionEvent[])
   }
 
   /** Appends honest closers for runs and children a restored log left open. */

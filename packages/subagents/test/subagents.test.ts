@@ -100,6 +100,10 @@ describe('subagents', () => {
     expect(childMessages).toEqual(['remember: the secret word is heron', 'noted', 'what is the secret word?'])
     const [started] = dataOf<SubagentStartedData>(parent.session, 'subagent/started')
     expect(started?.provider).toBe('fork')
+    // A later fork of the parent carries the parent's subagent events in its seed, but not as its own.
+    const later = root.sessions.fork(parent.session)
+    expect(root.subagents.records(later)).toEqual([])
+    expect(root.subagents.records(parent.session)).toHaveLength(1)
     const result = dataOf<ToolResultData>(parent.session, 'tool/result')[0]
     expect(result?.message.isError).toBe(false)
     expect(result?.message.content[0]?.text).toMatch(/completed; child session .*\nthe word is heron$/)
