@@ -110,13 +110,10 @@ const textOf = (content: Block[]) =>
 
 eventFolders.set('user/message', (p, event) => {
   const data = event.data as { message: { content: Block[] }; origin?: string }
-  p.push({
-    kind: 'user',
-    key: `u${event.seq}`,
-    seq: event.seq,
-    text: textOf(data.message.content),
-    origin: data.origin,
-  })
+  const text = textOf(data.message.content)
+  // Input the harness added (sandbox notes, continuations) is context, not something the person typed.
+  if (data.origin) p.push({ kind: 'context', key: `u${event.seq}`, seq: event.seq, text, origin: data.origin })
+  else p.push({ kind: 'user', key: `u${event.seq}`, seq: event.seq, text })
 })
 
 eventFolders.set('assistant/chunk', (p, event) => {

@@ -34,9 +34,15 @@ export function registerToolCard(toolName: string, card: ToolCard): () => void {
 
 registerNodeRenderer('user', (node) => (
   <div class="node user" data-seq={node.seq}>
-    {node.origin ? <div class="origin">{String(node.origin)}</div> : null}
     <div class="bubble">{String(node.text)}</div>
   </div>
+))
+
+registerNodeRenderer('context', (node) => (
+  <details class="node context" data-seq={node.seq}>
+    <summary>context added by the harness ({String(node.origin)})</summary>
+    <div class="context-text">{String(node.text)}</div>
+  </details>
 ))
 
 function Reasoning({ text }: { text: string }) {
@@ -189,6 +195,7 @@ registerToolCard('write', (node) => (
     <div class="path">{String(node.call.arguments.path ?? '')}</div>
     <DiffLines
       text={String(node.call.arguments.content ?? '')
+        .replace(/\n$/, '')
         .split('\n')
         .map((line) => `+${line}`)
         .join('\n')}

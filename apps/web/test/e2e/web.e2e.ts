@@ -1,0 +1,215 @@
+// `dsh web` as a person uses it: the built CLI as a child process (model = the mock SSE server),
+// Debian's Chromium through playwright-core (never a downloaded browser). One story in order:
+// prompt and streamed answer, an approved write landing on disk, a cancelled bash, a reload, a host
+// restart with resume, and a 5,000-event session that opens quickly. Screenshots go to
+// .artifacts/screenshots/ (gitignored).
+import { type ChildProcess, spawn } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
+import { type Browser, chromium, type Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+const repo = fileURLToPath(new URL('../../../../', import.meta.url))
+const bin = join(repo, 'apps/cli/bin/dsh.js')
+const shots = join(repo, '.artifacts/screenshots')
+const fixture = fileURLToPath(new URL('./fixtures/ask-write.mjs', import.meta.url))
+
+let home: string
+let work: string
+let server: MockLlmServer
+let browser: Browser
+let page: Page
+let host: { proc: ChildProcess; url: string; stderr: () => string } | undefined
+let sessionId = ''
+
+async function startHost(): Promise<NonNullable<typeof host>> {
+  const proc = spawn(process.execPath, [bin, '--patch', join(home, 'e2e.yml'), 'web', '--port', '0'], {
+    cwd: work,
+    env: { PATH: process.env.PATH, DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: server.url },
+  })
+  let stdout = ''
+  let stderr = ''
+  proc.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk
+  })
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`dsh web did not start: ${stderr}`)), 60_000)
+    proc.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk
+      const match = /listening on (http:\/\/\S+)/.exec(stdout)
+      if (match) {
+        clearTimeout(timer)
+        resolve(match[1] as string)
+      }
+    })
+    proc.on('exit', (code) => reject(new Error(`dsh web exited ${code}: ${stderr}`)))
+  })
+  return { proc, url, stderr: () => stderr }
+}
+
+async function stopHost(): Promise<number | null> {
+  if (!host) return null
+  const { proc } = host
+  host = undefined
+  if (proc.exitCode !== null) return proc.exitCode
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)))
+  proc.kill('SIGTERM')
+  return exited
+}
+
+const shot = (name: string) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true })
+
+beforeAll(async () => {
+  home = mkdtempSync(join(tmpdir(), 'dsh-web-e2e-'))
+  work = join(home, 'work')
+  mkdirSync(work)
+  mkdirSync(shots, { recursive: true })
+  writeFileSync(join(home, 'e2e.yml'), `- id: e2e-ask-write\n  use: ${JSON.stringify(fixture)}\n`)
+  server = await startMockLlmServer()
+  host = await startHost()
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  })
+  page = await browser.newPage({ viewport: { width: 1280, height: 860 } })
+})
+
+afterAll(async () => {
+  await browser?.close()
+  await stopHost()
+  await server?.close()
+  rmSync(home, { recursive: true, force: true })
+})
+
+describe('dsh web in Chromium', () => {
+  it('creates a session, sends a prompt and shows the streamed answer', async () => {
+    server.enqueue(
+      completionResponse({ reasoning: 'Thinking it over.', text: ['Hello ', 'from ', 'the **mock**.'], delayMs: 30 }),
+    )
+    await page.goto(host?.url as string)
+    await page.click('#new-session')
+    await page.waitForURL(/#\/s\//)
+    sessionId = /#\/s\/(.+)$/.exec(page.url())?.[1] as string
+    await page.fill('textarea[aria-label=message]', 'Say hello')
+    await page.click('button.send')
+    await page.locator('.node.assistant:not(.streaming) strong', { hasText: 'mock' }).waitFor()
+    await expect(page.locator('.node.user .bubble').first().textContent()).resolves.toBe('Say hello')
+    // Reasoning is there, collapsed.
+    expect(await page.locator('details.reasoning').first().getAttribute('open')).toBeNull()
+    await page.locator(`a[data-session="${sessionId}"] .title`, { hasText: 'Say hello' }).waitFor()
+    await shot('01-conversation')
+  })
+
+  it('asks before a write, runs it once allowed, and the file is on disk', async () => {
+    server.enqueue(
+      completionResponse({
+        toolCalls: [
+          {
+            id: 'call_w',
+            name: 'write',
+            arguments: JSON.stringify({ path: 'hello.txt', content: 'hi from the browser\n' }),
+          },
+        ],
+      }),
+      completionResponse({ text: 'Wrote hello.txt.' }),
+    )
+    await page.fill('textarea[aria-label=message]', 'Write hello.txt')
+    await page.click('button.send')
+    const allow = page.locator('.node.tool[data-tool=write] button.allow')
+    await allow.waitFor()
+    expect(existsSync(join(work, 'hello.txt'))).toBe(false)
+    await shot('02-approval')
+    await allow.click()
+    await page.locator('.node.assistant', { hasText: 'Wrote hello.txt.' }).waitFor()
+    expect(readFileSync(join(work, 'hello.txt'), 'utf8')).toBe('hi from the browser\n')
+    await page.locator('.node.tool[data-tool=write] .decision', { hasText: 'allowed once' }).waitFor()
+    await shot('03-write-done')
+  })
+
+  it('cancels a running bash command', async () => {
+    server.enqueue(
+      completionResponse({
+        toolCalls: [{ id: 'call_b', name: 'bash', arguments: JSON.stringify({ command: 'sleep 60' }) }],
+      }),
+    )
+    await page.fill('textarea[aria-label=message]', 'Sleep a minute')
+    await page.click('button.send')
+    await page.locator('.node.tool[data-tool=bash].status-running').waitFor()
+    await page.locator('.session[data-status=running]').waitFor()
+    await shot('04-running-bash')
+    const started = Date.now()
+    await page.click('button.cancel')
+    await page.locator('.node.turn-end.reason-aborted').waitFor()
+    expect(Date.now() - started).toBeLessThan(30_000)
+    await page.locator('.node.tool[data-tool=bash] .output').waitFor()
+    await page.locator('.session[data-status=idle]').waitFor()
+  })
+
+  it('shows the same conversation after a reload', async () => {
+    const before = await page.locator('.conversation .node').allTextContents()
+    await page.reload()
+    await page.locator('.node.turn-end.reason-aborted').waitFor()
+    expect(await page.locator('.conversation .node').allTextContents()).toEqual(before)
+  })
+
+  it('resumes the session after the host restarts', async () => {
+    expect(await stopHost()).toBe(0)
+    host = await startHost()
+    await page.goto(`${host.url}#/s/${sessionId}`)
+    await page.locator('.node.assistant', { hasText: 'Wrote hello.txt.' }).waitFor()
+    server.enqueue(completionResponse({ text: 'Back after the restart.' }))
+    await page.fill('textarea[aria-label=message]', 'Are you there?')
+    await page.click('button.send')
+    await page.locator('.node.assistant', { hasText: 'Back after the restart.' }).waitFor()
+    await shot('05-after-restart')
+    // The durable log holds the whole story: one session file with both host lifetimes in it.
+    const log = readFileSync(join(home, 'sessions', `${sessionId}.jsonl`), 'utf8')
+    expect(log).toContain('Back after the restart.')
+    expect(log).toContain('Wrote hello.txt.')
+  })
+
+  it('opens a 5,000-event session in a few seconds and scrolls back through it', async () => {
+    const id = 'big-session-5000'
+    const createdAt = Date.now() - 60_000
+    const lines = [JSON.stringify({ type: 'session', version: 0, id, createdAt, cwd: work })]
+    let seq = 0
+    const event = (type: string, data: unknown, surface = false) =>
+      lines.push(
+        JSON.stringify({
+          type,
+          seq: seq++,
+          time: createdAt + seq,
+          data,
+          ...(surface ? { surfaceOp: { op: 'append' } } : {}),
+        }),
+      )
+    for (let turn = 0; turn < 1250; turn++) {
+      event('turn/start', { turn })
+      event('user/message', { message: { role: 'user', content: [{ type: 'text', text: `question ${turn}` }] } }, true)
+      event(
+        'assistant/message',
+        { message: { role: 'assistant', content: [{ type: 'text', text: `answer ${turn}` }], finishReason: 'stop' } },
+        true,
+      )
+      event('turn/end', { reason: 'completed' })
+    }
+    expect(seq).toBe(5000)
+    writeFileSync(join(home, 'sessions', `${id}.jsonl`), `${lines.join('\n')}\n`)
+    const started = Date.now()
+    await page.goto(`${host?.url}#/s/${id}`)
+    await page.locator('.node.assistant', { hasText: 'answer 1249' }).waitFor()
+    const openMs = Date.now() - started
+    console.log(`5,000-event session opened in ${openMs} ms`)
+    expect(openMs).toBeLessThan(10_000)
+    // Incremental rendering: only the newest page of nodes is in the DOM at first.
+    const firstCount = await page.locator('.conversation .node').count()
+    expect(firstCount).toBeLessThan(400)
+    await page.locator('.earlier button').click()
+    await page.locator('.node.user .bubble', { hasText: /^question 1175$/ }).waitFor()
+    expect(await page.locator('.conversation .node').count()).toBeGreaterThan(firstCount)
+    await shot('06-big-session')
+  })
+})
