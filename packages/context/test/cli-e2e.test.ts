@@ -82,7 +82,7 @@ it('dsh run prunes and compacts a long read-heavy task under a small window', as
     const sizes = server.requests.filter((r) => !isSummary(r)).map((r) => r.rawBody.length)
     expect(sizes.at(-1) as number).toBeLessThan(Math.max(...sizes))
     expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'completed' } })
-    expect((server.requests[0]?.body as Body).messages[0]?.content).toContain('- tidy: Tidy a file.')
+    expect((server.requests[0]?.body as Body | undefined)?.messages[0]?.content).toContain('- tidy: Tidy a file.')
   } finally {
     rmSync(home, { recursive: true, force: true })
   }
