@@ -204,4 +204,42 @@ describe('work state', () => {
     expect(() => root.workState.endGoal(forked, 'met', 'model')).toThrow(/no active goal/)
     expect(root.workState.state(parent).goal?.inherited).toBeUndefined()
   })
+
+  it('keeps only completed turns going, and a cleared goal stops the driver', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dsh-goal-'))
+    try {
+      const { root, adapter } = await createRoot(dir, [
+        { error: { code: 'BAD_REQUEST', message: 'refused' } },
+        text('first try'),
+        call('g0', 'goal_done', { summary: 'cannot be done', met: false }),
+        text('gave up'),
+        call('g1', 'goal_done', { summary: 'again' }),
+        text('no goal left'),
+      ])
+      const agent = await root.agents.create({ cwd: dir })
+      root.workState.setGoal(agent.session, 'make it work')
+      agent.followup('start')
+      await agent.whenIdle()
+      // An error ends the turn as it is: no continuation on a failed turn.
+      expect(root.workState.state(agent.session).goal).toMatchObject({ status: 'active', continuations: 0 })
+      agent.followup('try again')
+      await agent.whenIdle()
+      expect(root.workState.state(agent.session).goal).toMatchObject({
+        status: 'abandoned',
+        continuations: 1,
+        summary: 'cannot be done',
+      })
+      agent.followup('once more')
+      await agent.whenIdle()
+      expect(results(agent.session).at(-1)).toMatchObject({ code: 'GOAL_NONE' })
+      expect(await root.commands.dispatch('/goal clear', { session: agent.session })).toMatchObject({
+        ok: false,
+        code: 'GOAL_NONE',
+      })
+      expect(adapter.dispatches).toHaveLength(6)
+      await agent.dispose()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })
