@@ -62,10 +62,11 @@ export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void
       }
       // -- claim input and run the pre-step waterfall
       const first = steps === 0
-      const claimed = agent.claim(first).map((item) => item.message)
+      const items = agent.claim(first)
+      const claimed = items.map((item) => item.message)
       const decision: PreStepDecision = await root.waterfall(
         'agent/pre-step',
-        { agent, session, messages: claimed, first, step: steps },
+        { agent, session, messages: claimed, items, first, step: steps },
         async () => ({ action: 'enter', messages: claimed }),
       )
       if (decision.action === 'reject') {

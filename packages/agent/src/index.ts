@@ -84,6 +84,9 @@ export interface PreStepInput {
   session: Session
   /** Messages claimed for this step (may be empty on a continuation step). */
   messages: UserMessage[]
+  /** The inbox items those messages came from, in the same order: `kind` tells a user prompt
+   * (`followup`, `send`) from a `steer`, injected context, or a turn-stopping `continuation`. */
+  items: InboxItem[]
   /** True for the first step of a turn. */
   first: boolean
   step: number

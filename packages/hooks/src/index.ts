@@ -302,7 +302,8 @@ export const HooksBridge = {
       return extra.length === 0 ? outcome : { ...outcome, additionalContext: [...outcome.additionalContext, ...extra] }
     })
 
-    // UserPromptSubmit on the first step of a turn; also ends a turn a hook asked to stop.
+    // UserPromptSubmit whenever a step enters what a person typed (followups, sends, steers; not
+    // injected context or turn-stopping continuations); also ends a turn a hook asked to stop.
     ctx.on('agent/pre-step', async (input, next): Promise<PreStepDecision> => {
       const stop = stopRequested.get(input.session.id)
       if (stop !== undefined) {
@@ -311,9 +312,12 @@ export const HooksBridge = {
       }
       if (input.first) stopCount.delete(input.session.id)
       const decision = await next()
-      if (!input.first || decision.action !== 'enter' || decision.messages.length === 0) return decision
-      const prompt = decision.messages
-        .flatMap((message) => message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])))
+      const typed = input.items.filter(
+        (item) => item.kind === 'followup' || item.kind === 'send' || item.kind === 'steer',
+      )
+      if (decision.action !== 'enter' || typed.length === 0) return decision
+      const prompt = typed
+        .flatMap((item) => item.message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])))
         .join('\n')
       const result = await fire('UserPromptSubmit', input.session, { prompt })
       if (result.stop !== undefined) return { action: 'reject', reason: `stopped by a hook: ${result.stop}` }
