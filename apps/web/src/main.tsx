@@ -5,6 +5,7 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/ho
 import type {
   ApprovalView,
   HostFrame,
+  QuestionView,
   SessionFrame,
   SessionSummary,
   SettingsView,
@@ -19,6 +20,8 @@ import './style.css'
 const host = {
   sessions: [] as SessionSummary[],
   approvals: new Map<string, ApprovalView>(),
+  questions: new Map<string, QuestionView>(),
+  modes: [] as string[],
   connected: false,
   listeners: new Set<() => void>(),
   changed() {
@@ -32,9 +35,13 @@ openStream<HostFrame>(
     if (frame.type === 'host/baseline') {
       host.sessions = frame.sessions
       host.approvals = new Map(frame.approvals.map((approval) => [approval.requestId, approval]))
+      host.questions = new Map(frame.questions.map((question) => [question.questionId, question]))
+      host.modes = frame.modes
     } else if (frame.type === 'host/sessions') host.sessions = frame.sessions
     else if (frame.type === 'approval/requested') host.approvals.set(frame.approval.requestId, frame.approval)
     else if (frame.type === 'approval/settled') host.approvals.delete(frame.requestId)
+    else if (frame.type === 'question/requested') host.questions.set(frame.question.questionId, frame.question)
+    else if (frame.type === 'question/settled') host.questions.delete(frame.questionId)
     host.changed()
   },
   (connected) => {
@@ -262,8 +269,89 @@ function Conversation({ projection }: { projection: SessionProjection }) {
           </button>
         </div>
       ))}
+      {[...state.questions.values()]
+        .filter((question) => question.sessionId === projection.sessionId)
+        .map((question) => (
+          <QuestionPrompt key={question.questionId} question={question} />
+        ))}
       {projection.error ? <div class="node error">{projection.error}</div> : null}
     </div>
+  )
+}
+
+/** A question the model asked (`ask_user`): suggested answers as buttons, or free text. */
+function QuestionPrompt({ question }: { question: QuestionView }) {
+  const [text, setText] = useState('')
+  const answer = (value: string) =>
+    void api('POST', `/api/questions/${encodeURIComponent(question.questionId)}`, { answer: value }).catch(failed)
+  return (
+    <form
+      class="node question"
+      onSubmit={(e) => {
+        e.preventDefault()
+        if (text.trim()) answer(text.trim())
+      }}
+    >
+      <div class="question-text">{question.question}</div>
+      {question.options?.map((option) => (
+        <button type="button" key={option} onClick={() => answer(option)}>
+          {option}
+        </button>
+      ))}
+      <input value={text} aria-label="answer" onInput={(e) => setText(e.currentTarget.value)} />
+      <button type="submit">Answer</button>
+    </form>
+  )
+}
+
+function Meter({ projection }: { projection: SessionProjection }) {
+  const usage = projection.usage
+  if (!usage) return null
+  const window = projection.contextWindow
+  const share = window ? ` (${Math.round((usage.inputTokens / window) * 100)}% of ${window})` : ''
+  return (
+    <span class="meter" title="tokens of the last request">
+      {usage.inputTokens} in / {usage.outputTokens} out{share}
+    </span>
+  )
+}
+
+function ModePicker({ projection }: { projection: SessionProjection }) {
+  const state = useHost()
+  if (!state.modes.length || !projection.mode) return null
+  return (
+    <select
+      aria-label="permission mode"
+      value={projection.mode}
+      onChange={(e) =>
+        void api('POST', `/api/sessions/${projection.sessionId}/mode`, { mode: e.currentTarget.value }).catch(failed)
+      }
+    >
+      {state.modes.map((mode) => (
+        <option key={mode} value={mode}>
+          {mode}
+        </option>
+      ))}
+    </select>
+  )
+}
+
+function Todos({ projection }: { projection: SessionProjection }) {
+  if (!projection.todos.length) return null
+  const done = projection.todos.filter((todo) => todo.status === 'completed').length
+  return (
+    <details class="todos">
+      <summary>
+        Todo {done}/{projection.todos.length}
+      </summary>
+      <ul>
+        {projection.todos.map((todo) => (
+          <li key={todo.content} class={`todo ${todo.status}`}>
+            {todo.content}
+          </li>
+        ))}
+      </ul>
+    </details>
   )
 }
 
@@ -377,9 +465,12 @@ function SessionView({ sessionId }: { sessionId: string }) {
       <header class="session-head">
         <span class="cwd">{projection.header?.cwd ?? ''}</span>
         <span class={`status ${projection.status}`}>{projection.status}</span>
+        <ModePicker projection={projection} />
+        <Meter projection={projection} />
         <span class="id">{sessionId}</span>
       </header>
       <Conversation projection={projection} />
+      <Todos projection={projection} />
       <Queue projection={projection} />
       <Composer projection={projection} />
     </main>

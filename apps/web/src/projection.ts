@@ -47,6 +47,12 @@ export class SessionProjection {
   streaming: ConversationNode | undefined
   status: AgentStatus = 'detached'
   inbox: InboxView = { 'next-step': [], 'next-turn': [] }
+  /** Permission mode (from the host's state, then from `sandbox/mode` events). */
+  mode: string | undefined
+  /** The last reported usage and the context window of the last request (the meter). */
+  usage: { inputTokens: number; outputTokens: number; totalTokens: number } | undefined
+  contextWindow: number | undefined
+  todos: Array<{ content: string; status: string }> = []
   version = 0
   error: string | undefined
 
@@ -62,12 +68,14 @@ export class SessionProjection {
       for (const event of frame.events) this.apply(event)
       this.status = frame.status
       this.inbox = frame.inbox
+      if (frame.mode) this.mode = frame.mode
       this.error = undefined
     } else if (frame.type === 'session/event') {
       if (!this.apply(frame.event)) return false
     } else if (frame.type === 'session/state') {
       this.status = frame.status
       this.inbox = frame.inbox
+      if (frame.mode) this.mode = frame.mode
     } else if (frame.type === 'session/error') {
       this.error = `${frame.code}: ${frame.message}`
     }
@@ -128,7 +136,12 @@ eventFolders.set('assistant/chunk', (p, event) => {
 })
 
 eventFolders.set('assistant/message', (p, event) => {
-  const message = (event.data as { message: { content: Block[]; error?: { code: string; message: string } } }).message
+  const message = (
+    event.data as {
+      message: { content: Block[]; error?: { code: string; message: string }; usage?: SessionProjection['usage'] }
+    }
+  ).message
+  if (message.usage) p.usage = message.usage
   if (p.streaming) {
     const index = p.nodes.indexOf(p.streaming)
     if (index >= 0) p.nodes.splice(index, 1)
@@ -208,4 +221,17 @@ eventFolders.set('compaction/end', (p, event) => {
 eventFolders.set('session/end-seed', (p, event) => {
   const data = event.data as { parentSession: string }
   p.push({ kind: 'notice', key: `f${event.seq}`, seq: event.seq, text: `Forked from ${data.parentSession}` })
+})
+
+eventFolders.set('sandbox/mode', (p, event) => {
+  p.mode = (event.data as { mode: string }).mode
+})
+
+eventFolders.set('request/context', (p, event) => {
+  const window = (event.data as { contextWindow?: number }).contextWindow
+  if (typeof window === 'number') p.contextWindow = window
+})
+
+eventFolders.set('todo/write', (p, event) => {
+  p.todos = (event.data as { todos: SessionProjection['todos'] }).todos
 })

@@ -42,6 +42,15 @@ export interface ApprovalView {
   details?: unknown
 }
 
+/** A pending question the model asked a person (`ask_user`), as the browser shows it. */
+export interface QuestionView {
+  questionId: string
+  question: string
+  options?: string[]
+  sessionId?: string
+  toolCallId?: string
+}
+
 /** Any committed session event (the durable envelope). */
 export interface EventEnvelope {
   type: string
@@ -62,10 +71,19 @@ export interface SessionHeaderView {
 
 /** Frames of `/api/streams/host`. A baseline is always the first frame of a connection. */
 export type HostFrame =
-  | { type: 'host/baseline'; sessions: SessionSummary[]; approvals: ApprovalView[] }
+  | {
+      type: 'host/baseline'
+      sessions: SessionSummary[]
+      approvals: ApprovalView[]
+      questions: QuestionView[]
+      /** Permission presets a session can be switched to (empty without a sandbox policy row). */
+      modes: string[]
+    }
   | { type: 'host/sessions'; sessions: SessionSummary[] }
   | { type: 'approval/requested'; approval: ApprovalView }
   | { type: 'approval/settled'; requestId: string; decision: string }
+  | { type: 'question/requested'; question: QuestionView }
+  | { type: 'question/settled'; questionId: string; status: string }
 
 /**
  * Frames of `/api/streams/session/:id?since=N`. The baseline carries every event with `seq >= since`
@@ -80,9 +98,11 @@ export type SessionFrame =
       events: EventEnvelope[]
       status: AgentStatus
       inbox: InboxView
+      /** The session's permission mode (absent without a sandbox policy row). */
+      mode?: string
     }
   | { type: 'session/event'; event: EventEnvelope }
-  | { type: 'session/state'; status: AgentStatus; inbox: InboxView }
+  | { type: 'session/state'; status: AgentStatus; inbox: InboxView; mode?: string }
   | { type: 'session/error'; code: string; message: string }
 
 /** The body of every refused or failed /api call. */
@@ -105,6 +125,12 @@ export interface InboxSpliceParams {
 export interface ApprovalRespondParams {
   decision: 'allowed-once' | 'rejected'
   reason?: string
+}
+export interface QuestionRespondParams {
+  answer: string
+}
+export interface ModeParams {
+  mode: string
 }
 export interface ForkParams {
   /** Last event seq to keep (default: the whole closed prefix). */

@@ -234,6 +234,11 @@ class Api {
           await state.agent(id).cancel('cancelled from the browser')
           return { sessionId: id }
         }
+        case 'mode': {
+          const mode = body.mode
+          if (typeof mode !== 'string' || !mode) throw badParams('"mode" must be a permission preset name')
+          return { sessionId: id, mode: state.setMode(id, mode) }
+        }
         case 'inbox': {
           const target = body.target
           if (target !== 'next-step' && target !== 'next-turn')
@@ -255,6 +260,13 @@ class Api {
       }
       const reason = optionalString(body, 'reason')
       state.respond(approval[1] as string, reason === undefined ? { decision } : { decision, reason })
+      return {}
+    }
+    const question = /^\/api\/questions\/([A-Za-z0-9_.:-]+)$/.exec(path)
+    if (method === 'POST' && question) {
+      const answer = body.answer
+      if (typeof answer !== 'string') throw badParams('"answer" must be a string')
+      state.answerQuestion(question[1] as string, answer)
       return {}
     }
     if (method === 'GET' && path === '/api/settings') return this.settings()
@@ -300,7 +312,7 @@ function badParams(message: string): ApiError {
   return new ApiError(400, 'INVALID_PARAMS', message)
 }
 
-const NOT_FOUND_CODES = new Set(['SESSION_NOT_FOUND', 'APPROVAL_NOT_FOUND'])
+const NOT_FOUND_CODES = new Set(['SESSION_NOT_FOUND', 'APPROVAL_NOT_FOUND', 'QUESTION_NOT_FOUND'])
 const CONFLICT_CODES = new Set(['SESSION_BUSY', 'SESSION_NOT_ATTACHED', 'SESSION_LEASED', 'WEB_HOST_CLOSING'])
 
 function describe(error: unknown): [number, string, string] {

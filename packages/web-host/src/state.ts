@@ -14,6 +14,7 @@ import type {
   EventEnvelope,
   HostFrame,
   InboxView,
+  QuestionView,
   SessionFrame,
   SessionSummary,
 } from './protocol.js'
@@ -32,6 +33,26 @@ interface SessionSubscriber {
   next: number
 }
 
+/** The parts of `ctx.userQuestions` (@dsh/interaction, optional) the host uses. */
+interface AskedQuestion {
+  id: string
+  question: string
+  options?: readonly string[]
+  sessionId?: string
+  toolCallId?: string
+}
+type QuestionAnswer = { status: 'answered'; answer: string } | { status: 'cancelled'; reason?: string }
+interface QuestionSeam {
+  answer(answerer: (question: AskedQuestion, signal: AbortSignal) => Promise<QuestionAnswer>): () => void
+}
+
+/** The parts of `ctx.sandboxPolicy` (@dsh/sandbox, optional) the host uses. */
+interface PolicySeam {
+  mode(sessionId?: string): string
+  setMode(sessionId: string, mode: string): string
+  presets(): Readonly<Record<string, unknown>>
+}
+
 /** A subscriber further behind than this many bytes is dropped; it reconnects from its last seq. */
 const MAX_BUFFERED = 32 * 1024 * 1024
 
@@ -39,6 +60,7 @@ export class HostState {
   private readonly attached = new Map<string, { agent: Agent; ownsSession: boolean }>()
   private readonly attaching = new Map<string, Promise<Agent>>()
   private readonly approvals = new Map<string, { view: ApprovalView; settle(answer: ApprovalAnswer): void }>()
+  private readonly questions = new Map<string, { view: QuestionView; settle(answer: QuestionAnswer): void }>()
   private readonly hostLinks = new Set<Downlink>()
   private readonly sessionLinks = new Map<string, Set<SessionSubscriber>>()
   private readonly disposers: Array<() => void> = []
@@ -68,6 +90,8 @@ export class HostState {
     )
     const approval = ctx.get('approval')
     if (approval) this.disposers.push(approval.answer((question, signal) => this.ask(question, signal)))
+    const questions = ctx.get('userQuestions' as never) as QuestionSeam | undefined
+    if (questions) this.disposers.push(questions.answer((question, signal) => this.askQuestion(question, signal)))
   }
 
   // ---- sessions ----
@@ -188,6 +212,31 @@ export class HostState {
     return agent.phase === 'idle' ? 'idle' : 'running'
   }
 
+  /** The session's permission mode, when a sandbox policy row is loaded. */
+  modeOf(sessionId: string): string | undefined {
+    return this.policy()?.mode(sessionId)
+  }
+
+  /** Permission presets a session may switch to. */
+  modes(): string[] {
+    const policy = this.policy()
+    return policy ? Object.keys(policy.presets()) : []
+  }
+
+  /** Switches a session's permission mode (logged as `sandbox/mode`); throws `SANDBOX_MODE_INVALID`. */
+  setMode(sessionId: string, mode: string): string {
+    const policy = this.policy()
+    if (!policy) throw new HarnessError('NO_SANDBOX_POLICY', 'this profile has no sandbox policy row', {})
+    this.agent(sessionId)
+    const applied = policy.setMode(sessionId, mode)
+    this.pushState(sessionId)
+    return applied
+  }
+
+  private policy(): PolicySeam | undefined {
+    return this.ctx.get('sandboxPolicy' as never) as PolicySeam | undefined
+  }
+
   inboxOf(sessionId: string): InboxView {
     const agent = this.attached.get(sessionId)?.agent
     return agent ? inboxView(agent.inbox()) : { 'next-step': [], 'next-turn': [] }
@@ -199,7 +248,13 @@ export class HostState {
   async subscribeHost(link: Downlink): Promise<() => void> {
     const sessions = await this.list()
     this.hostLinks.add(link)
-    this.sendHost(link, { type: 'host/baseline', sessions, approvals: [...this.approvals.values()].map((a) => a.view) })
+    this.sendHost(link, {
+      type: 'host/baseline',
+      sessions,
+      approvals: [...this.approvals.values()].map((a) => a.view),
+      questions: [...this.questions.values()].map((q) => q.view),
+      modes: this.modes(),
+    })
     return () => this.hostLinks.delete(link)
   }
 
@@ -230,6 +285,7 @@ export class HostState {
       events: session.events.slice(start) as EventEnvelope[],
       status: this.statusOf(sessionId),
       inbox: this.inboxOf(sessionId),
+      ...this.modeField(sessionId),
     }
     const subscriber: SessionSubscriber = { link, next: session.length }
     const set = this.sessionLinks.get(sessionId) ?? new Set<SessionSubscriber>()
@@ -255,6 +311,11 @@ export class HostState {
     }
   }
 
+  private modeField(sessionId: string): { mode?: string } {
+    const mode = this.modeOf(sessionId)
+    return mode === undefined ? {} : { mode }
+  }
+
   private pushState(sessionId: string): void {
     const subscribers = this.sessionLinks.get(sessionId)
     if (!subscribers?.size) return
@@ -262,6 +323,7 @@ export class HostState {
       type: 'session/state',
       status: this.statusOf(sessionId),
       inbox: this.inboxOf(sessionId),
+      ...this.modeField(sessionId),
     } satisfies SessionFrame)
     for (const subscriber of subscribers) subscriber.link.send(frame)
   }
@@ -316,6 +378,43 @@ export class HostState {
     pending.settle(answer)
   }
 
+  // ---- questions (`ask_user`) ----
+
+  private askQuestion(question: AskedQuestion, signal: AbortSignal): Promise<QuestionAnswer> {
+    return new Promise((resolve) => {
+      const questionId = question.id
+      const settle = (answer: QuestionAnswer) => {
+        if (!this.questions.delete(questionId)) return
+        signal.removeEventListener('abort', onAbort)
+        this.broadcastHost({ type: 'question/settled', questionId, status: answer.status })
+        resolve(answer)
+      }
+      const onAbort = () => settle({ status: 'cancelled', reason: 'the turn was cancelled' })
+      const view: QuestionView = {
+        questionId,
+        question: question.question,
+        ...(question.options ? { options: [...question.options] } : {}),
+        ...(question.sessionId ? { sessionId: question.sessionId } : {}),
+        ...(question.toolCallId ? { toolCallId: question.toolCallId } : {}),
+      }
+      this.questions.set(questionId, { view, settle })
+      signal.addEventListener('abort', onAbort)
+      this.broadcastHost({ type: 'question/requested', question: view })
+      if (signal.aborted) onAbort()
+    })
+  }
+
+  /** Answers a pending question; the first answer wins. Throws `QUESTION_NOT_FOUND`. */
+  answerQuestion(questionId: string, answer: string): void {
+    const pending = this.questions.get(questionId)
+    if (!pending) {
+      throw new HarnessError('QUESTION_NOT_FOUND', `no pending question ${questionId} (answered or cancelled)`, {
+        questionId,
+      })
+    }
+    pending.settle({ status: 'answered', answer })
+  }
+
   // ---- teardown ----
 
   /** Cancels pending approvals, disposes the agents, flushes and closes their sessions. Idempotent. */
@@ -323,6 +422,9 @@ export class HostState {
     this.closing ??= (async () => {
       if (this.listTimer) clearTimeout(this.listTimer)
       for (const pending of [...this.approvals.values()]) pending.settle({ decision: 'cancelled' })
+      for (const pending of [...this.questions.values()]) {
+        pending.settle({ status: 'cancelled', reason: 'the web host is shutting down' })
+      }
       await Promise.allSettled([...this.attaching.values()])
       const attached = [...this.attached.values()]
       this.attached.clear()

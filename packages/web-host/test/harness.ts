@@ -4,9 +4,11 @@ import { request } from 'node:http'
 import { AgentsService } from '@dsh/agent'
 import AgentLoopService from '@dsh/agent-loop'
 import { ApprovalService } from '@dsh/approval'
+import UserQuestionsService from '@dsh/interaction/questions'
 import { Context, InvariantsService } from '@dsh/kernel'
 import { type AssistantMessage, LlmService } from '@dsh/llm'
 import { createScriptedAdapter, type ScriptedResponse } from '@dsh/llm/scripted'
+import LocalSandboxPolicy from '@dsh/sandbox/policy'
 import { SessionService } from '@dsh/session'
 import { SystemPromptService } from '@dsh/system-prompt'
 import { defineTool, ToolsService } from '@dsh/tools'
@@ -21,6 +23,8 @@ export async function startHost(script: ScriptedResponse[] = [], listen: WebList
   root.plugin(LlmService, { provider: 'scripted' })
   root.plugin(ToolsService)
   root.plugin(ApprovalService)
+  root.plugin(UserQuestionsService)
+  root.plugin(LocalSandboxPolicy, { mode: 'workspace-write' })
   root.plugin(SystemPromptService)
   root.plugin(AgentsService)
   await root.plugin(AgentLoopService, { model: { provider: 'scripted', model: 'scripted' } })

@@ -149,4 +149,36 @@ describe('web host', () => {
     await ws.until((frames) => frames.some((f) => f.type === 'session/error'))
     expect(ws.frames[0]).toMatchObject({ type: 'session/error', code: 'NO_PERSISTENCE' })
   })
+
+  it('forwards a model question to the browser and switches the permission mode through the log', async () => {
+    await using host = await startHost()
+    const hostStream = stream(host.base, '/api/streams/host')
+    await hostStream.opened
+    await hostStream.until((frames) => frames[0]?.type === 'host/baseline')
+    expect(hostStream.frames[0]).toMatchObject({
+      questions: [],
+      modes: expect.arrayContaining(['read-only', 'workspace-write']),
+    })
+    const id = (await call(host.base, 'POST', '/api/sessions', {})).body.sessionId as string
+    const asking = host.root.userQuestions.ask({ question: 'Which colour?', options: ['red', 'blue'], sessionId: id })
+    await hostStream.until((frames) => frames.some((f) => f.type === 'question/requested'))
+    const asked = hostStream.frames.find((f) => f.type === 'question/requested')?.question as { questionId: string }
+    expect(asked).toMatchObject({ question: 'Which colour?', options: ['red', 'blue'], sessionId: id })
+    expect((await call(host.base, 'POST', `/api/questions/${asked.questionId}`, { answer: 'blue' })).status).toBe(200)
+    expect(await asking).toEqual({ status: 'answered', answer: 'blue' })
+
+    const s = stream(host.base, `/api/streams/session/${id}`)
+    await s.opened
+    await s.until((frames) => frames[0]?.type === 'session/baseline')
+    expect(s.frames[0]).toMatchObject({ mode: 'workspace-write' })
+    const switched = await call(host.base, 'POST', `/api/sessions/${id}/mode`, { mode: 'read-only' })
+    expect(switched.body).toEqual({ sessionId: id, mode: 'read-only' })
+    await s.until((frames) =>
+      frames.some((f) => f.type === 'session/event' && (f.event as { type: string }).type === 'sandbox/mode'),
+    )
+    const bad = await call(host.base, 'POST', `/api/sessions/${id}/mode`, { mode: 'yolo' })
+    expect(bad.body).toMatchObject({ error: { code: 'SANDBOX_MODE_INVALID' } })
+    s.close()
+    hostStream.close()
+  })
 })
