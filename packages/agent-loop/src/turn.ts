@@ -169,19 +169,20 @@ export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void
 async function requestAndStream(host: TurnHost, baseSystem: string, signal: AbortSignal): Promise<AssistantMessage> {
   const { agent, root } = host
   const session = agent.session
+  let retryReason: string | undefined
   for (let attempt = 0; ; attempt++) {
     const tools = root.tools.list({ agentId: agent.id, preset: agent.preset })
     const draft: RequestDraft = await root.waterfall(
       'agent/request',
-      { agent, session, config: { ...agent.model }, system: baseSystem, tools },
-      async () => ({ agent, session, config: { ...agent.model }, system: baseSystem, tools }),
+      { agent, session, config: { ...agent.model }, system: baseSystem, tools, signal },
+      async () => ({ agent, session, config: { ...agent.model }, system: baseSystem, tools, signal }),
     )
     const prepared = root.llm.prepareCall(draft.config)
     const header = session.append('request/header', {
       config: prepared.config,
       system: draft.system,
       tools: draft.tools as unknown as never[],
-      ...(attempt > 0 ? { reason: `retry ${attempt}` } : {}),
+      ...(attempt > 0 ? { reason: `retry ${attempt}${retryReason ? ` (${retryReason})` : ''}` } : {}),
     })
     const catalog = root.llm.catalog(prepared.config.provider)[0]
     const contextWindow = catalog?.models.find((model) => model.id === prepared.config.model)?.contextWindow
@@ -219,7 +220,10 @@ async function requestAndStream(host: TurnHost, baseSystem: string, signal: Abor
         { agent, session, error, attempt, partial: assistant, signal },
         async () => ({ retry: false }),
       )
-      if (decision.retry && !signal.aborted) continue
+      if (decision.retry && !signal.aborted) {
+        retryReason = decision.reason ?? error.code
+        continue
+      }
     }
     session.append('assistant/message', { message: assistant }, { surfaceOp: APPEND, sourceEventSeqs: chunkSeqs })
     return assistant

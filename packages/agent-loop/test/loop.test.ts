@@ -331,7 +331,7 @@ describe('the default agent loop', () => {
     expect(dataOf(agent.session, 'turn/end')).toEqual([{ reason: 'completed' }])
     expect(dataOf<{ reason?: string }>(agent.session, 'request/header').map((h) => h.reason)).toEqual([
       undefined,
-      'retry 1',
+      'retry 1 (RATE_LIMIT)',
     ])
     root.invariants.assert()
   })

@@ -100,6 +100,8 @@ export interface RequestDraft {
   config: Partial<LlmCallConfig>
   system: string
   tools: ToolSchema[]
+  /** Aborts when the turn is cancelled: work done here (e.g. compaction) should stop with it. */
+  signal: AbortSignal
 }
 
 export interface RequestFailure {
@@ -113,8 +115,11 @@ export interface RequestFailure {
   signal: AbortSignal
 }
 
-/** `retry`: dispatch the request again (the plugin logs why and may wait first). */
-export type RequestErrorDecision = { retry: false } | { retry: true }
+/**
+ * `retry`: dispatch the request again (the plugin logs why and may wait first); `reason` is recorded in
+ * the retried request's `request/header` (e.g. `RATE_LIMIT`, `overflow compaction`).
+ */
+export type RequestErrorDecision = { retry: false } | { retry: true; reason?: string }
 
 export interface TurnStopping {
   agent: Agent

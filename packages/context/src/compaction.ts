@@ -272,18 +272,9 @@ export class CompactionService extends Service implements Compaction {
     const estimate = meter.estimate({ system: result.system, tools: result.tools, messages: session.deriveMessages() })
     if (Math.max(reading.tokens, estimate) < reading.window * this.config.threshold) return result
     if (this.coolingDown(session)) return result
-    // RequestDraft carries no signal: follow the agent's phase instead (cancel moves it off `running`).
-    const controller = new AbortController()
-    const stop = this.home.on('agent/phase', (agent, phase) => {
-      if (agent === result.agent && phase !== 'running') controller.abort()
-    })
-    const timer = setTimeout(() => controller.abort(), this.config.timeoutMs)
-    try {
-      await this.compact(session, { trigger: 'threshold', signal: controller.signal, provider, model })
-    } finally {
-      clearTimeout(timer)
-      stop()
-    }
+    // Stops with the turn (the draft's signal) or after the configured time.
+    const signal = AbortSignal.any([result.signal, AbortSignal.timeout(this.config.timeoutMs)])
+    await this.compact(session, { trigger: 'threshold', signal, provider, model })
     return result
   }
 
@@ -301,7 +292,7 @@ export class CompactionService extends Service implements Compaction {
     const window = Number.isFinite(reported) && reported > 0 ? Math.min(reported, known ?? reported) : known
     const keepTokens = Math.floor((window ?? meter.measure(session).tokens) * this.config.overflowKeepRatio)
     const result = await this.compact(session, { trigger: 'overflow', keepTokens, signal: failure.signal })
-    return result.ok && !failure.signal.aborted ? { retry: true } : next()
+    return result.ok && !failure.signal.aborted ? { retry: true, reason: 'overflow compaction' } : next()
   }
 
   /** True when a threshold compaction failed fewer than `cooldownSteps` steps ago. */

@@ -87,7 +87,7 @@ it('compacts on CONTEXT_OVERFLOW and retries the request once, over HTTP', async
       'compaction/start',
       'user/message',
       'compaction/end',
-      'header:retry 1',
+      'header:retry 1 (overflow compaction)',
       'request/context',
       'assistant/message',
       'step/end',
