@@ -1,7 +1,7 @@
 // The in-process child both providers share: a scope inside the parent agent's scope holding a durable
 // child session (a fork of the parent's log: empty for spawn, the last closed turn for fork), an agent
 // over it, and the child's composition: the tool filter, the persona section, approval policy `never`.
-import type { Agent } from '@dsh/agent'
+import { type Agent, foldInbox, type InboxSplice } from '@dsh/agent'
 import type {} from '@dsh/approval'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { AssistantMessage } from '@dsh/llm'
@@ -67,9 +67,12 @@ export async function startInProcess(launch: SubagentLaunch, seed: ChildSeed): P
         })
       }
       session = await persistence.resume(seed.resume)
+      dropQueued(session)
     } else {
       session = ctx.sessions.fork(parent.session, seed === 'fresh' ? -1 : lastClosedTurn(parent.session), id)
     }
+    // Composed before the agent exists: a resumed child must never take a step without its filter.
+    compose(ctx, launch, session)
     const preset = (parent as Agent & { preset?: string }).preset
     const agent = await ctx.agents.create({
       session,
@@ -78,7 +81,6 @@ export async function startInProcess(launch: SubagentLaunch, seed: ChildSeed): P
       ...(request.maxSteps !== undefined ? { maxSteps: request.maxSteps } : {}),
       ...(preset !== undefined ? { preset } : {}),
     })
-    compose(ctx, launch, agent)
     return new InProcessChild(ctx, fiber, agent)
   } catch (error) {
     await fiber.dispose()
@@ -86,9 +88,24 @@ export async function startInProcess(launch: SubagentLaunch, seed: ChildSeed): P
   }
 }
 
+/**
+ * Input a resumed child still had queued belonged to runs that were closed `interrupted` on resume:
+ * it is dropped (logged as an inbox edit), never re-run by the new activation.
+ */
+function dropQueued(session: Session): void {
+  const queues = foldInbox(session.events)
+  for (const target of ['next-step', 'next-turn'] as const) {
+    const count = queues[target].length
+    if (count === 0) continue
+    const splice: InboxSplice = { target, start: 0, deleteCount: count, items: [], reason: 'edited' }
+    session.append('agent/inbox/spliced', splice as unknown as Record<string, never>)
+  }
+}
+
 /** The child's composition, registered on its scope so it goes when the child goes. */
-function compose(ctx: Context, launch: SubagentLaunch, agent: Agent): void {
+function compose(ctx: Context, launch: SubagentLaunch, session: Session): void {
   const { restriction, persona } = launch
+  const agent = { id: launch.id, session }
   ctx.on('agent/request', async (_draft, next) => {
     const out = await next()
     if (out.agent.id !== agent.id) return out

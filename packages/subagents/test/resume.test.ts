@@ -107,6 +107,8 @@ it('a kept child closed by a restart is reopened from its durable session by sub
     const parentId = parent.session.id
     const [record] = first.root.subagents.records(parent.session)
     const id = record?.subagentId as string
+    // Input still queued in the child when its owner goes belongs to the old activation: never re-run.
+    first.root.subagents.get(id)?.agent?.inject('stale input')
     await parent.dispose()
     await first.root.sessions.flush()
 
