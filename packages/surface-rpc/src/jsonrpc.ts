@@ -30,7 +30,7 @@ export interface EndpointOptions {
   input: NodeJS.ReadableStream
   output: NodeJS.WritableStream
   handlers: Record<string, RpcHandler>
-  /** Longest accepted line in bytes (default 16 MiB); longer lines are answered with -32600. */
+  /** Longest accepted line in characters (default 16 Mi); longer lines are answered with -32600. */
   maxLineBytes?: number
   /** Diagnostics (never written to `output`). */
   log?: (line: string) => void
@@ -62,6 +62,8 @@ export class JsonRpcEndpoint {
   private ended = false
   private writable = true
   private inFlight = 0
+  /** Inside an over-long line: input is dropped up to its newline. */
+  private skipping = false
   private readonly drainWaiters: Array<() => void> = []
   private readonly options: EndpointOptions
   private readonly maxLine: number
@@ -116,21 +118,35 @@ export class JsonRpcEndpoint {
   }
 
   private receive(chunk: string): void {
+    if (this.skipping) {
+      const newline = chunk.indexOf('\n')
+      if (newline < 0) return
+      this.skipping = false
+      chunk = chunk.slice(newline + 1)
+    }
     this.buffer += chunk
     let newline = this.buffer.indexOf('\n')
     while (newline >= 0) {
       const line = this.buffer.slice(0, newline)
       this.buffer = this.buffer.slice(newline + 1)
-      if (line.trim()) this.line(line)
+      if (line.length > this.maxLine) this.tooLong()
+      else if (line.trim()) this.line(line)
       newline = this.buffer.indexOf('\n')
     }
     if (this.buffer.length > this.maxLine) {
+      // Drop the rest of this line too: skip input up to the next newline.
       this.buffer = ''
-      this.replyError(null, {
-        code: RpcErrorCode.INVALID_REQUEST,
-        message: `message longer than ${this.maxLine} bytes`,
-      })
+      this.skipping = true
+      this.tooLong()
     }
+  }
+
+  private tooLong(): void {
+    this.replyError(null, {
+      code: RpcErrorCode.INVALID_REQUEST,
+      message: `invalid request: a message longer than ${this.maxLine} characters`,
+      data: { code: 'INVALID_REQUEST' },
+    })
   }
 
   private replyError(id: JsonRpcId | null, error: JsonRpcErrorObject): void {
