@@ -181,4 +181,23 @@ describe('web host', () => {
     s.close()
     hostStream.close()
   })
+
+  it('forks a session at a turn end into a new attached session', async () => {
+    await using host = await startHost([text('parent answer'), text('child answer')])
+    const id = (await call(host.base, 'POST', '/api/sessions', {})).body.sessionId as string
+    await call(host.base, 'POST', `/api/sessions/${id}/prompt`, { text: 'hello' })
+    const parent = host.root.sessions.get(id)
+    await host.root.agents.list()[0]?.whenIdle()
+    const turnEnd = parent?.events.findLast((e) => e.type === 'turn/end')?.seq as number
+    const forked = await call(host.base, 'POST', `/api/sessions/${id}/fork`, { at: turnEnd })
+    expect(forked.status).toBe(200)
+    const childId = forked.body.sessionId as string
+    expect(forked.body.parentSessionId).toBe(id)
+    await call(host.base, 'POST', `/api/sessions/${childId}/prompt`, { text: 'in the fork' })
+    const child = host.root.sessions.get(childId)
+    await Promise.all(host.root.agents.list().map((agent) => agent.whenIdle()))
+    expect(child?.header.parentSession).toBe(id)
+    expect(child?.events.filter((e) => e.type === 'assistant/message')).toHaveLength(2)
+    expect((await call(host.base, 'POST', `/api/sessions/${id}/fork`, { at: -1 })).status).toBe(400)
+  })
 })

@@ -212,4 +212,17 @@ describe('dsh web in Chromium', () => {
     expect(await page.locator('.conversation .node').count()).toBeGreaterThan(firstCount)
     await shot('06-big-session')
   })
+
+  it('stores an API key from the settings page and never shows it back', async () => {
+    await page.goto(`${host?.url}#/settings`)
+    await page.locator('.settings td', { hasText: 'DEEPSEEK_API_KEY' }).waitFor()
+    await page.fill('input[aria-label="credential name"]', 'E2E_TEST_KEY')
+    await page.fill('input[aria-label="credential value"]', 'sk-e2e-secret-value')
+    await page.click('.settings button[type=submit]')
+    await page.locator('.settings td', { hasText: 'E2E_TEST_KEY' }).waitFor()
+    await page.locator('.settings .note', { hasText: 'E2E_TEST_KEY saved' }).waitFor()
+    expect(await page.content()).not.toContain('sk-e2e-secret-value')
+    expect(readFileSync(join(home, '.credentials.yaml'), 'utf8')).toContain('sk-e2e-secret-value')
+    await shot('07-settings')
+  })
 })
