@@ -199,8 +199,14 @@ function Conversation({ projection }: { projection: SessionProjection }) {
   const state = useHost()
   const [limit, setLimit] = useState(PAGE)
   const scroller = useRef<HTMLDivElement>(null)
-  const top = useRef<HTMLDivElement>(null)
   const stick = useRef(true)
+  /** Distance from the bottom before a page of older nodes was prepended (keeps the view still). */
+  const anchor = useRef<number | undefined>(undefined)
+  const loadEarlier = () => {
+    const el = scroller.current
+    if (el) anchor.current = el.scrollHeight - el.scrollTop
+    setLimit((value) => value + PAGE)
+  }
   const approvals = [...state.approvals.values()].filter((a) => a.sessionId === projection.sessionId)
   const byCall = new Map(approvals.filter((a) => a.toolCallId).map((a) => [a.toolCallId as string, a]))
   const loose = approvals.filter((a) => !a.toolCallId || !projection.toolNodes.has(a.toolCallId))
@@ -219,19 +225,15 @@ function Conversation({ projection }: { projection: SessionProjection }) {
   }
   const nodes = projection.nodes
   const start = Math.max(0, nodes.length - limit)
-  // Incremental rendering: only the newest `limit` nodes are in the DOM; reaching the top adds a page.
-  useEffect(() => {
-    const sentinel = top.current
-    if (!sentinel || start === 0) return
-    const observer = new IntersectionObserver((entries) => {
-      if (entries.some((entry) => entry.isIntersecting)) setLimit((value) => value + PAGE)
-    })
-    observer.observe(sentinel)
-    return () => observer.disconnect()
-  }, [start])
+  // Incremental rendering: only the newest `limit` nodes are in the DOM; reaching the top adds a page
+  // (the scroll position is restored after the prepend, so one scroll adds one page).
   useLayoutEffect(() => {
     const el = scroller.current
-    if (el && stick.current) el.scrollTop = el.scrollHeight
+    if (!el) return
+    if (anchor.current !== undefined) {
+      el.scrollTop = el.scrollHeight - anchor.current
+      anchor.current = undefined
+    } else if (stick.current) el.scrollTop = el.scrollHeight
   })
   return (
     <div
@@ -240,11 +242,12 @@ function Conversation({ projection }: { projection: SessionProjection }) {
       onScroll={(e) => {
         const el = e.currentTarget
         stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80
+        if (el.scrollTop < 40 && start > 0 && anchor.current === undefined) loadEarlier()
       }}
     >
       {start > 0 ? (
-        <div ref={top} class="earlier">
-          <button type="button" class="link" onClick={() => setLimit(limit + PAGE)}>
+        <div class="earlier">
+          <button type="button" class="link" onClick={loadEarlier}>
             {start} earlier items
           </button>
         </div>

@@ -209,7 +209,15 @@ describe('dsh web in Chromium', () => {
     expect(firstCount).toBeLessThan(400)
     await page.locator('.earlier button').click()
     await page.locator('.node.user .bubble', { hasText: /^question 1175$/ }).waitFor()
-    expect(await page.locator('.conversation .node').count()).toBeGreaterThan(firstCount)
+    // One page more, and the view stays where it was (no cascade of pages).
+    const secondCount = await page.locator('.conversation .node').count()
+    expect(secondCount).toBeGreaterThan(firstCount)
+    expect(secondCount).toBeLessThan(firstCount + 400)
+    // Scrolling to the top loads the next page by itself.
+    await page.locator('.conversation').evaluate((el) => {
+      el.scrollTop = 0
+    })
+    await page.locator('.node.user .bubble', { hasText: /^question 1125$/ }).waitFor()
     await shot('06-big-session')
   })
 
