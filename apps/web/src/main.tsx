@@ -9,10 +9,10 @@ import type {
   SessionFrame,
   SessionSummary,
   SettingsView,
-} from '../../../packages/web-host/src/protocol.ts'
-import { ApiFailure, api, openStream } from './connection.ts'
-import { type ConversationNode, SessionProjection, type ToolNode } from './projection.ts'
-import { nodeRenderers, type RenderContext } from './registry.tsx'
+} from '../../../packages/web-host/src/protocol.js'
+import { ApiFailure, api, openStream } from './connection'
+import { type ConversationNode, SessionProjection, type ToolNode } from './projection'
+import { nodeRenderers, type RenderContext } from './registry'
 import './style.css'
 
 // ---- host projection (session list + pending approvals) ----

@@ -7,7 +7,7 @@ import type {
   InboxView,
   SessionFrame,
   SessionHeaderView,
-} from '../../../packages/web-host/src/protocol.ts'
+} from '../../../packages/web-host/src/protocol.js'
 
 export interface Block {
   type: string

@@ -2,9 +2,9 @@
 // (falling back to `generic`). Built-ins register here like any plugin would; the conversation view
 // only looks renderers up, it never switches over kinds.
 import type { ComponentChildren, VNode } from 'preact'
-import type { ApprovalView } from '../../../packages/web-host/src/protocol.ts'
-import { Markdown } from './markdown.tsx'
-import type { ConversationNode, ToolNode } from './projection.ts'
+import type { ApprovalView } from '../../../packages/web-host/src/protocol.js'
+import { Markdown } from './markdown'
+import type { ConversationNode, ToolNode } from './projection'
 
 export interface RenderContext {
   sessionId: string

@@ -1,0 +1,101 @@
+// The client's session projection: each event folds exactly once across baselines and reconnects,
+// streamed text gives way to the committed message, and synthetic closers stay visible as such.
+import { describe, expect, it } from 'vitest'
+import type { EventEnvelope, SessionFrame } from '../../../packages/web-host/src/protocol.js'
+import { type ConversationNode, SessionProjection, type ToolNode } from '../src/projection'
+
+let time = 0
+const ev = (seq: number, type: string, data: unknown): EventEnvelope => ({ type, seq, time: ++time, data })
+const user = (seq: number, text: string, origin?: string) =>
+  ev(seq, 'user/message', {
+    message: { role: 'user', content: [{ type: 'text', text }] },
+    ...(origin ? { origin } : {}),
+  })
+const baseline = (since: number, events: EventEnvelope[]): SessionFrame => ({
+  type: 'session/baseline',
+  header: { id: 's1', cwd: '/w', createdAt: 0 },
+  since,
+  events,
+  status: 'idle',
+  inbox: { 'next-step': [], 'next-turn': [] },
+})
+const kinds = (nodes: ConversationNode[]) => nodes.map((node) => node.kind)
+
+describe('SessionProjection', () => {
+  it('folds each seq once across a reconnect baseline that overlaps what it has', () => {
+    const p = new SessionProjection('s1')
+    p.applyFrame(baseline(0, [ev(0, 'turn/start', {}), user(1, 'hi')]))
+    expect(p.applyFrame({ type: 'session/event', event: user(1, 'hi') })).toBe(false)
+    p.applyFrame(baseline(1, [user(1, 'hi'), ev(2, 'turn/end', { reason: 'completed' })]))
+    expect(kinds(p.nodes)).toEqual(['user', 'turn-end'])
+    expect(p.nextSeq).toBe(3)
+  })
+
+  it('starts over when the host cannot fill a gap', () => {
+    const p = new SessionProjection('s1')
+    p.applyFrame(baseline(0, [user(0, 'one')]))
+    p.applyFrame(baseline(5, [user(5, 'later')]))
+    expect(p.nodes.map((node) => node.text)).toEqual(['later'])
+  })
+
+  it('replaces streamed deltas with the committed message and keeps harness context apart', () => {
+    const p = new SessionProjection('s1')
+    p.applyFrame(
+      baseline(0, [
+        user(0, 'Sandbox: read-only.', 'sandbox'),
+        user(1, 'hello'),
+        ev(2, 'assistant/chunk', { chunk: { type: 'reasoning-delta', text: 'hm' } }),
+        ev(3, 'assistant/chunk', { chunk: { type: 'text-delta', text: 'Hel' } }),
+      ]),
+    )
+    expect(kinds(p.nodes)).toEqual(['context', 'user', 'streaming'])
+    expect(p.streaming).toMatchObject({ text: 'Hel', reasoning: 'hm' })
+    p.applyFrame({
+      type: 'session/event',
+      event: ev(4, 'assistant/message', {
+        message: {
+          role: 'assistant',
+          content: [
+            { type: 'reasoning', text: 'hm' },
+            { type: 'text', text: 'Hello' },
+          ],
+          finishReason: 'stop',
+          usage: { inputTokens: 10, outputTokens: 2, totalTokens: 12 },
+        },
+      }),
+    })
+    expect(kinds(p.nodes)).toEqual(['context', 'user', 'assistant'])
+    expect(p.nodes[2]).toMatchObject({ text: 'Hello', reasoning: 'hm' })
+    expect(p.usage?.totalTokens).toBe(12)
+  })
+
+  it('shows a synthetic closer as the result of its call, with its code', () => {
+    const p = new SessionProjection('s1')
+    p.applyFrame(
+      baseline(0, [
+        ev(0, 'tool/call', { call: { type: 'tool-call', id: 'c1', name: 'bash', arguments: { command: 'make' } } }),
+        ev(1, 'tool/result', {
+          message: {
+            role: 'tool',
+            toolCallId: 'c1',
+            toolName: 'bash',
+            content: [{ type: 'text', text: 'outcome unknown' }],
+            isError: true,
+          },
+          code: 'TOOL_OUTCOME_UNKNOWN',
+          synthetic: true,
+        }),
+        ev(2, 'turn/end', { reason: 'interrupted' }),
+      ]),
+    )
+    const tool = p.toolNodes.get('c1') as ToolNode
+    expect(tool.result).toEqual({
+      text: 'outcome unknown',
+      isError: true,
+      code: 'TOOL_OUTCOME_UNKNOWN',
+      synthetic: true,
+    })
+    expect(kinds(p.nodes)).toEqual(['tool', 'turn-end'])
+    expect(p.nodes[1]).toMatchObject({ reason: 'interrupted' })
+  })
+})
