@@ -27,6 +27,39 @@ function inline(text: string): ComponentChildren[] {
   return out
 }
 
+const KEYWORDS = new Set(
+  (
+    'as async await break case catch class const continue def default do elif else enum export extends false ' +
+    'finally fn for from func function if impl import in interface let match mut new nil None null package pub ' +
+    'return self static struct switch this throw true True False try type typeof undefined use var while with yield'
+  ).split(' '),
+)
+const TOKENS =
+  /(\/\/[^\n]*|#[^\n]*|\/\*[\s\S]*?\*\/)|("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`(?:\\.|[^`\\])*`)|(\b\d[\d_.]*\b)|([A-Za-z_$][\w$]*)/g
+
+/** Light, language-agnostic highlighting: comments, strings, numbers, common keywords. */
+export function highlight(code: string, lang: string | undefined): ComponentChildren[] {
+  const hashComments = !lang || /^(sh|bash|shell|zsh|py|python|rb|ruby|yaml|yml|toml)$/.test(lang)
+  const out: ComponentChildren[] = []
+  let last = 0
+  for (const match of code.matchAll(TOKENS)) {
+    const [whole, comment, string, number, word] = match
+    const index = match.index ?? 0
+    if (comment?.startsWith('#') && !hashComments) continue
+    let cls: string | undefined
+    if (comment) cls = 'tok-comment'
+    else if (string) cls = 'tok-string'
+    else if (number) cls = 'tok-number'
+    else if (word && KEYWORDS.has(word)) cls = 'tok-keyword'
+    if (!cls) continue
+    if (index > last) out.push(code.slice(last, index))
+    out.push(<span class={cls}>{whole}</span>)
+    last = index + whole.length
+  }
+  if (last < code.length) out.push(code.slice(last))
+  return out
+}
+
 export function Markdown({ text }: { text: string }) {
   const lines = text.split('\n')
   const blocks: ComponentChildren[] = []
@@ -41,7 +74,7 @@ export function Markdown({ text }: { text: string }) {
       i += 1
       blocks.push(
         <pre class="code" data-lang={fence[1] || undefined}>
-          <code>{body.join('\n')}</code>
+          <code>{highlight(body.join('\n'), fence[1] || undefined)}</code>
         </pre>,
       )
       continue

@@ -87,7 +87,11 @@ afterAll(async () => {
 describe('dsh web in Chromium', () => {
   it('creates a session, sends a prompt and shows the streamed answer', async () => {
     server.enqueue(
-      completionResponse({ reasoning: 'Thinking it over.', text: ['Hello ', 'from ', 'the **mock**.'], delayMs: 30 }),
+      completionResponse({
+        reasoning: 'Thinking it over.',
+        text: ['Hello ', 'from ', 'the **mock**.\n\n```ts\nconst x = 1 // one\n```'],
+        delayMs: 30,
+      }),
     )
     await page.goto(host?.url as string)
     await page.click('#new-session')
@@ -97,6 +101,9 @@ describe('dsh web in Chromium', () => {
     await page.click('button.send')
     await page.locator('.node.assistant:not(.streaming) strong', { hasText: 'mock' }).waitFor()
     await expect(page.locator('.node.user .bubble').first().textContent()).resolves.toBe('Say hello')
+    // Code blocks are highlighted.
+    await expect(page.locator('pre.code .tok-keyword').first().textContent()).resolves.toBe('const')
+    await expect(page.locator('pre.code .tok-comment').first().textContent()).resolves.toBe('// one')
     // Reasoning is there, collapsed.
     expect(await page.locator('details.reasoning').first().getAttribute('open')).toBeNull()
     await page.locator(`a[data-session="${sessionId}"] .title`, { hasText: 'Say hello' }).waitFor()
