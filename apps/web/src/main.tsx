@@ -204,7 +204,9 @@ function Conversation({ projection }: { projection: SessionProjection }) {
   const anchor = useRef<number | undefined>(undefined)
   const loadEarlier = () => {
     const el = scroller.current
-    if (el) anchor.current = el.scrollHeight - el.scrollTop
+    // One page per render: a click and the scroll that brought the button into view count once.
+    if (!el || anchor.current !== undefined) return
+    anchor.current = el.scrollHeight - el.scrollTop
     setLimit((value) => value + PAGE)
   }
   const approvals = [...state.approvals.values()].filter((a) => a.sessionId === projection.sessionId)
@@ -242,7 +244,7 @@ function Conversation({ projection }: { projection: SessionProjection }) {
       onScroll={(e) => {
         const el = e.currentTarget
         stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80
-        if (el.scrollTop < 40 && start > 0 && anchor.current === undefined) loadEarlier()
+        if (el.scrollTop < 40 && start > 0) loadEarlier()
       }}
     >
       {start > 0 ? (

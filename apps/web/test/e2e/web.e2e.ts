@@ -5,6 +5,7 @@
 // .artifacts/screenshots/ (gitignored).
 import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -24,9 +25,22 @@ let browser: Browser
 let page: Page
 let host: { proc: ChildProcess; url: string; stderr: () => string } | undefined
 let sessionId = ''
+/** One fixed port for both host lifetimes, so the open page reconnects to the restarted host. */
+let port = 0
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer()
+    probe.once('error', reject)
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address()
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
+    })
+  })
+}
 
 async function startHost(): Promise<NonNullable<typeof host>> {
-  const proc = spawn(process.execPath, [bin, '--patch', join(home, 'e2e.yml'), 'web', '--port', '0'], {
+  const proc = spawn(process.execPath, [bin, '--patch', join(home, 'e2e.yml'), 'web', '--port', String(port)], {
     cwd: work,
     env: { PATH: process.env.PATH, DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: server.url },
   })
@@ -69,6 +83,7 @@ beforeAll(async () => {
   mkdirSync(shots, { recursive: true })
   writeFileSync(join(home, 'e2e.yml'), `- id: e2e-ask-write\n  use: ${JSON.stringify(fixture)}\n`)
   server = await startMockLlmServer()
+  port = await freePort()
   host = await startHost()
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
@@ -162,16 +177,24 @@ describe('dsh web in Chromium', () => {
     expect(await page.locator('.conversation .node').allTextContents()).toEqual(before)
   })
 
-  it('resumes the session after the host restarts', async () => {
+  it('resumes the session after the host restarts, in the open page and after a reload', async () => {
+    const before = await page.locator('.conversation .node').count()
     expect(await stopHost()).toBe(0)
+    await page.locator('.dot.off').waitFor()
     host = await startHost()
-    await page.goto(`${host.url}#/s/${sessionId}`)
-    await page.locator('.node.assistant', { hasText: 'Wrote hello.txt.' }).waitFor()
+    // The open page reconnects both streams by itself and converges without duplicates.
+    await page.locator('.dot.on').waitFor({ timeout: 30_000 })
     server.enqueue(completionResponse({ text: 'Back after the restart.' }))
     await page.fill('textarea[aria-label=message]', 'Are you there?')
     await page.click('button.send')
     await page.locator('.node.assistant', { hasText: 'Back after the restart.' }).waitFor()
+    expect(await page.locator('.node.assistant', { hasText: 'Wrote hello.txt.' }).count()).toBe(1)
+    expect(await page.locator('.conversation .node').count()).toBeGreaterThan(before)
     await shot('05-after-restart')
+    const live = await page.locator('.conversation .node').allTextContents()
+    await page.reload()
+    await page.locator('.node.assistant', { hasText: 'Back after the restart.' }).waitFor()
+    expect(await page.locator('.conversation .node').allTextContents()).toEqual(live)
     // The durable log holds the whole story: one session file with both host lifetimes in it.
     const log = readFileSync(join(home, 'sessions', `${sessionId}.jsonl`), 'utf8')
     expect(log).toContain('Back after the restart.')
@@ -214,17 +237,19 @@ describe('dsh web in Chromium', () => {
     // Incremental rendering: only the newest page of nodes is in the DOM at first.
     const firstCount = await page.locator('.conversation .node').count()
     expect(firstCount).toBeLessThan(400)
-    await page.locator('.earlier button').click()
+    // Reaching the top adds one page and keeps the view where it was (no cascade of pages).
+    const toTop = () =>
+      page.locator('.conversation').evaluate((el) => {
+        el.scrollTop = 0
+      })
+    await toTop()
     await page.locator('.node.user .bubble', { hasText: /^question 1175$/ }).waitFor()
-    // One page more, and the view stays where it was (no cascade of pages).
-    const secondCount = await page.locator('.conversation .node').count()
-    expect(secondCount).toBeGreaterThan(firstCount)
-    expect(secondCount).toBeLessThan(firstCount + 400)
-    // Scrolling to the top loads the next page by itself.
-    await page.locator('.conversation').evaluate((el) => {
-      el.scrollTop = 0
-    })
+    await page.waitForTimeout(300)
+    expect(await page.locator('.conversation .node').count()).toBe(firstCount + 150)
+    await toTop()
     await page.locator('.node.user .bubble', { hasText: /^question 1125$/ }).waitFor()
+    await page.waitForTimeout(300)
+    expect(await page.locator('.conversation .node').count()).toBe(firstCount + 300)
     await shot('06-big-session')
   })
 
