@@ -96,16 +96,13 @@ export class WebHostService extends WebHost {
         return res.end()
       }
       if (url.pathname === '/api' || url.pathname.startsWith('/api/')) {
-        const management = url.pathname.startsWith('/api/settings')
-        if (
-          management &&
-          !(isLoopbackAddress(req.socket.remoteAddress) && isLoopbackName(hostName(req.headers.host) ?? ''))
-        ) {
+        const loopback = isLoopbackAddress(req.socket.remoteAddress) && isLoopbackName(hostName(req.headers.host) ?? '')
+        if (url.pathname.startsWith('/api/settings') && !loopback) {
           return sendJson(res, 403, { error: { code: 'LOOPBACK_ONLY', message: 'settings are loopback-only' } })
         }
         try {
           const body = await readBody(req)
-          const result = await api.route(req.method ?? 'GET', url, body)
+          const result = await api.route(req.method ?? 'GET', url, body, loopback)
           return sendJson(res, 200, result ?? {})
         } catch (error) {
           const [status, code, message] = describe(error)
@@ -200,12 +197,16 @@ class Api {
     private readonly config: WebHostConfig,
   ) {}
 
-  async route(method: string, url: URL, body: Record<string, unknown>): Promise<unknown> {
+  async route(method: string, url: URL, body: Record<string, unknown>, loopback: boolean): Promise<unknown> {
     const path = url.pathname
     const state = this.state
     if (method === 'GET' && path === '/api/sessions') return { sessions: await state.list() }
     if (method === 'POST' && path === '/api/sessions') {
-      const agent = await state.create(optionalString(body, 'cwd'))
+      const cwd = optionalString(body, 'cwd')
+      // Choosing a directory is management: only from this machine.
+      if (cwd !== undefined && !loopback)
+        throw new ApiError(403, 'LOOPBACK_ONLY', 'choosing a directory is loopback-only')
+      const agent = await state.create(cwd)
       return { sessionId: agent.session.id, cwd: agent.session.header.cwd }
     }
     const session = /^\/api\/sessions\/([A-Za-z0-9_.-]+)\/([a-z-]+)$/.exec(path)

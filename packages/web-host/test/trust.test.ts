@@ -100,6 +100,11 @@ describe('trust fence (over the wire)', () => {
       host: `devbox.lan:${host.handle.port}`,
     })
     expect(viaTrusted).toMatchObject({ status: 403, body: { error: { code: 'LOOPBACK_ONLY' } } })
+    // Choosing a session directory is management too; the default directory is not.
+    const trusted = { host: `devbox.lan:${host.handle.port}` }
+    const withCwd = await call(host.base, 'POST', '/api/sessions', { cwd: '/etc' }, trusted)
+    expect(withCwd).toMatchObject({ status: 403, body: { error: { code: 'LOOPBACK_ONLY' } } })
+    expect((await call(host.base, 'POST', '/api/sessions', {}, trusted)).status).toBe(200)
     // A trusted host may use the rest of the API.
     expect(
       (await call(host.base, 'GET', '/api/sessions', undefined, { host: `devbox.lan:${host.handle.port}` })).status,
