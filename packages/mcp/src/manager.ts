@@ -4,7 +4,7 @@
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import { resolveServers } from './config.js'
 import type { McpConfig, McpManager, McpServerStatus } from './index.js'
-import { McpServerPlugin } from './server.js'
+import type { ServerPluginConfig } from './server.js'
 
 function positive(value: unknown, fallback: number, key: string): number {
   if (value === undefined) return fallback
@@ -22,6 +22,7 @@ export class McpService extends Service implements McpManager {
   static readonly inject = ['tools']
   // TS-private, not #private: Cordis hands callers a proxy of the service.
   private readonly statuses = new Map<string, McpServerStatus>()
+  private readonly pending: ServerPluginConfig[] = []
   private readonly settledAll: Promise<void>
 
   constructor(ctx: Context, config: McpConfig = {}) {
@@ -61,18 +62,19 @@ export class McpService extends Service implements McpManager {
       this.statuses.set(server.name, status)
       let settled!: () => void
       settling.push(new Promise<void>((done) => (settled = done)))
-      ctx.plugin(McpServerPlugin, {
-        server,
-        cwd,
-        startupTimeoutMs,
-        callTimeoutMs,
-        maxResultChars,
-        restart,
-        status,
-        settled,
-      })
+      this.pending.push({ server, cwd, startupTimeoutMs, callTimeoutMs, maxResultChars, restart, status, settled })
     }
     this.settledAll = Promise.all(settling).then(() => {})
+  }
+
+  /**
+   * Starts one server plugin per configured server. The MCP SDK takes about half a second to load, so
+   * it is imported only when there is a server to talk to.
+   */
+  async [Service.init](): Promise<void> {
+    if (this.pending.length === 0) return
+    const { McpServerPlugin } = await import('./server.js')
+    for (const config of this.pending.splice(0)) this.ctx.plugin(McpServerPlugin, config)
   }
 
   servers(): McpServerStatus[] {

@@ -9,7 +9,7 @@ import { isIP, type LookupFunction } from 'node:net'
 import { TextDecoder } from 'node:util'
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib'
 import { type Context, HarnessError } from '@dsh/kernel'
-import { NodeHtmlMarkdown } from 'node-html-markdown'
+import type { NodeHtmlMarkdown } from 'node-html-markdown'
 import { createAddressPolicy, type WebFetcher, type WebFetchRequest, type WebFetchResult } from './index.js'
 
 export interface HttpFetchConfig {
@@ -84,7 +84,15 @@ function decode(body: Buffer, charset: string, url: string): string {
   return decoder.decode(body)
 }
 
-const markdown = new NodeHtmlMarkdown({ ignore: ['script', 'style', 'noscript', 'template', 'svg', 'iframe'] })
+// Loaded on the first HTML page: the converter costs a noticeable part of every start-up otherwise.
+let markdown: Promise<NodeHtmlMarkdown> | undefined
+function htmlToMarkdown(): Promise<NodeHtmlMarkdown> {
+  markdown ??= import('node-html-markdown').then(
+    ({ NodeHtmlMarkdown }) =>
+      new NodeHtmlMarkdown({ ignore: ['script', 'style', 'noscript', 'template', 'svg', 'iframe'] }),
+  )
+  return markdown
+}
 
 interface Hop {
   response: IncomingMessage
@@ -225,7 +233,7 @@ export function createHttpFetcher(config: HttpFetchConfig = {}, resolver: Resolv
     let text = decoded
     if (html) {
       title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(decoded)?.[1]?.replace(/\s+/g, ' ').trim() || undefined
-      if (!request.raw) text = markdown.translate(decoded).trim()
+      if (!request.raw) text = (await htmlToMarkdown()).translate(decoded).trim()
     }
     const maxChars = request.maxChars ?? defaultChars
     let truncated = cut
