@@ -121,7 +121,16 @@ registerNodeRenderer('tool', (node, ctx) => {
   const card = toolCards.get(tool.call.name) ?? toolCards.get('generic')
   const pending = ctx.approvalFor(tool.call.id)
   const result = tool.result
-  const status = !result ? (pending ? 'waiting' : 'running') : result.isError ? 'failed' : 'done'
+  const cancelled = result && (result.code?.startsWith('ABORTED') || /^\[aborted: /m.test(result.text))
+  const status = !result
+    ? pending
+      ? 'waiting'
+      : 'running'
+    : cancelled
+      ? 'cancelled'
+      : result.isError
+        ? 'failed'
+        : 'done'
   return (
     <div class={`node tool status-${status}`} data-tool={tool.call.name}>
       <div class="tool-head">

@@ -176,7 +176,7 @@ describe('dsh web in Chromium', () => {
     await page.click('button.cancel')
     await page.locator('.node.turn-end.reason-aborted').waitFor()
     expect(Date.now() - started).toBeLessThan(30_000)
-    await page.locator('.node.tool[data-tool=bash] .output').waitFor()
+    await page.locator('.node.tool[data-tool=bash].status-cancelled .output', { hasText: '[aborted:' }).waitFor()
     await page.locator('.session[data-status=idle]').waitFor()
   })
 
@@ -209,6 +209,28 @@ describe('dsh web in Chromium', () => {
     const log = readFileSync(join(home, 'sessions', `${sessionId}.jsonl`), 'utf8')
     expect(log).toContain('Back after the restart.')
     expect(log).toContain('Wrote hello.txt.')
+  })
+
+  it('shows a call cut short by a host crash as outcome unknown after resume', async () => {
+    server.enqueue(
+      completionResponse({
+        toolCalls: [{ id: 'call_k', name: 'bash', arguments: JSON.stringify({ command: 'sleep 15' }) }],
+      }),
+    )
+    await page.fill('textarea[aria-label=message]', 'Run a long job')
+    await page.click('button.send')
+    await page.locator('.node.tool[data-tool=bash].status-running').waitFor()
+    // The host dies without any chance to close the turn.
+    const proc = host?.proc as ChildProcess
+    host = undefined
+    const exited = new Promise((resolve) => proc.on('exit', resolve))
+    proc.kill('SIGKILL')
+    await exited
+    host = await startHost()
+    await page.reload()
+    await page.locator('.node.tool[data-tool=bash] .outcome', { hasText: 'outcome unknown' }).waitFor()
+    await page.locator('.node.turn-end.reason-interrupted').waitFor()
+    await shot('06-outcome-unknown')
   })
 
   it('opens a 5,000-event session in a few seconds and scrolls back through it', async () => {
@@ -260,7 +282,7 @@ describe('dsh web in Chromium', () => {
     await page.locator('.node.user .bubble', { hasText: /^question 1125$/ }).waitFor()
     await page.waitForTimeout(300)
     expect(await page.locator('.conversation .node').count()).toBe(firstCount + 300)
-    await shot('06-big-session')
+    await shot('07-big-session')
   })
 
   it('stores an API key from the settings page and never shows it back', async () => {
@@ -273,6 +295,6 @@ describe('dsh web in Chromium', () => {
     await page.locator('.settings .note', { hasText: 'E2E_TEST_KEY saved' }).waitFor()
     expect(await page.content()).not.toContain('sk-e2e-secret-value')
     expect(readFileSync(join(home, '.credentials.yaml'), 'utf8')).toContain('sk-e2e-secret-value')
-    await shot('07-settings')
+    await shot('08-settings')
   })
 })
