@@ -297,4 +297,15 @@ describe('dsh web in Chromium', () => {
     expect(readFileSync(join(home, '.credentials.yaml'), 'utf8')).toContain('sk-e2e-secret-value')
     await shot('08-settings')
   })
+
+  it('forks the session at its first turn end into a new session', async () => {
+    await page.goto(`${host?.url}#/s/${sessionId}`)
+    await page.locator('.node.assistant', { hasText: 'Back after the restart.' }).waitFor()
+    await page.locator('.node.turn-end .fork').first().click()
+    await page.waitForURL((url) => !url.hash.endsWith(sessionId))
+    await page.locator('.node.notice', { hasText: `Forked from ${sessionId}` }).waitFor()
+    await expect(page.locator('.node.user .bubble').allTextContents()).resolves.toEqual(['Say hello'])
+    await page.locator('.sessions .meta', { hasText: 'fork' }).first().waitFor()
+    await shot('09-fork')
+  })
 })
