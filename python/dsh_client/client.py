@@ -433,6 +433,10 @@ class DshClient:
         """Queues ``text`` for the next step of the running turn (or the next turn)."""
         return self.request("steer", {"sessionId": session_id, "text": text})
 
+    def command(self, session_id: str, line: str) -> Dict[str, Any]:
+        """Runs a human /command (``/compact``, ``/plan on``...) for the session, without a model turn."""
+        return self.request("command/run", {"sessionId": session_id, "line": line})
+
     def cancel(self, session_id: str) -> Dict[str, Any]:
         """Cancels the session's running activity; returns once its agent is idle."""
         return self.request("cancel", {"sessionId": session_id})

@@ -237,5 +237,11 @@ describe('dsh run', () => {
     const second = await dsh(['run', '--continue', 'second']).done
     expect(second.code).toBe(0)
     expect(durableLog().events.filter((e) => e.type === 'turn/end')).toHaveLength(2)
+    // A /command runs through ctx.commands on that session, without a model turn.
+    const plan = await dsh(['run', '--continue', '/plan on']).done
+    expect(plan.code).toBe(0)
+    expect(durableLog().events.filter((e) => e.type === 'plan/mode')).toHaveLength(1)
+    expect(server.requests).toHaveLength(2)
+    expect(plan.stdout.trim()).not.toBe('')
   })
 })

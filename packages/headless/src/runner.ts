@@ -1,6 +1,7 @@
 // The headless runner row: one task, one agent, to whole-agent idle, then flush and report.
 import type {} from '@dsh/agent'
 import { type ApprovalAnswerer, createStaticAnswerer } from '@dsh/approval'
+import type { CommandsService } from '@dsh/interaction'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { AssistantMessage, Usage } from '@dsh/llm'
 import type { SandboxPolicyService } from '@dsh/sandbox'
@@ -94,6 +95,16 @@ export class HeadlessRunnerService extends HeadlessRunner {
       const onAbort = () => void agent.cancel('interrupted')
       request.signal?.addEventListener('abort', onAbort)
       disposers.push(() => request.signal?.removeEventListener('abort', onAbort))
+      // A human /command (`dsh run --resume <id> /compact`) runs through ctx.commands, without a turn.
+      const commands = this.ctx.get('commands') as CommandsService | undefined
+      if (commands?.isCommand(request.task)) {
+        const outcome = await commands.dispatch(request.task, { session: agent.session, agent, signal: request.signal })
+        const durable = await this.ctx.sessions.flush(agent.session)
+        const result = summarize(agent.session.id, agent.session.events.slice(start) as SessionEvent[], 0, durable)
+        return outcome.ok
+          ? { ...result, reason: 'completed', text: outcome.text }
+          : { ...result, reason: 'error', text: '', message: outcome.text }
+      }
       // Events committed before this listener existed (a resumed session's repair) are already durable.
       if (!request.signal?.aborted) agent.followup(request.task)
       await agent.whenIdle()

@@ -370,6 +370,11 @@ export class DshClient {
     return this.request('steer', { sessionId, text })
   }
 
+  /** Runs a human /command (`/compact`, `/plan on`, `/goal ...`) for the session, without a model turn. */
+  command(sessionId: string, line: string) {
+    return this.request('command/run', { sessionId, line })
+  }
+
   /** Cancels the session's running activity; resolves once its agent is idle. */
   cancel(sessionId: string) {
     return this.request('cancel', { sessionId })

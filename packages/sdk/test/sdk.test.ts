@@ -215,10 +215,14 @@ describe('@dsh/sdk over dsh rpc', { timeout: 90_000 }, () => {
       expect(forked).toMatchObject({ parentSessionId: firstSession })
       const listed = await again.listSessions()
       expect(listed.data.map((s) => s.sessionId)).toEqual(expect.arrayContaining([firstSession, forked.sessionId]))
+      // Human /commands run through ctx.commands without a model turn.
+      expect(await again.command(firstSession, '/plan on')).toMatchObject({ ok: true, name: 'plan' })
+      expect(await again.command(firstSession, '/frobnicate')).toMatchObject({ ok: false, code: 'COMMAND_UNKNOWN' })
     } finally {
       await again.close()
     }
     const log = durableEvents(firstSession)
+    expect(log.some((event) => event.type === 'plan/mode')).toBe(true)
     expect(log.filter((event) => event.type === 'turn/end').map((event) => event.data.reason)).toEqual([
       'completed',
       'completed',

@@ -153,6 +153,22 @@ export interface PromptResult {
 export type SteerParams = PromptParams
 export type SteerResult = PromptResult
 
+/** A human /command (e.g. `/compact`, `/plan on`) for an attached session; no model turn runs. */
+export interface CommandRunParams {
+  sessionId: string
+  line: string
+}
+
+/** The command's outcome; `ok: false` carries a stable `code` such as `COMMAND_UNKNOWN`. */
+export interface CommandRunResult {
+  sessionId: string
+  ok: boolean
+  name: string
+  text: string
+  code?: string
+  data?: unknown
+}
+
 export interface CancelParams {
   sessionId: string
 }
@@ -194,6 +210,7 @@ export interface RpcMethods {
   prompt: { params: PromptParams; result: PromptResult }
   steer: { params: SteerParams; result: SteerResult }
   cancel: { params: CancelParams; result: CancelResult }
+  'command/run': { params: CommandRunParams; result: CommandRunResult }
   'approval/respond': { params: ApprovalRespondParams; result: ApprovalRespondResult }
   'question/respond': { params: QuestionRespondParams; result: QuestionRespondResult }
   shutdown: { params: ShutdownParams; result: ShutdownResult }

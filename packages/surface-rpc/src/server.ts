@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { isAbsolute, resolve } from 'node:path'
 import type { Agent } from '@dsh/agent'
 import type { ApprovalAnswer, ApprovalQuestion } from '@dsh/approval'
+import type { CommandsService } from '@dsh/interaction'
 import { type Context, toJsonSafe } from '@dsh/kernel'
 import type { LlmCallConfig } from '@dsh/llm'
 import type { Session } from '@dsh/session'
@@ -20,6 +21,7 @@ import {
 } from './jsonrpc.js'
 import {
   type AgentStatusNotification,
+  type CommandRunResult,
   type InitializeResult,
   type ModelRoute,
   type PromptResult,
@@ -116,6 +118,7 @@ class Connection implements RpcConnection {
       cancel: (p) => this.ready(() => this.cancel(p)),
       'approval/respond': (p) => this.ready(() => this.approvalRespond(p)),
       'question/respond': (p) => this.ready(() => this.questionRespond(p)),
+      'command/run': (p) => this.ready(() => this.commandRun(p)),
       shutdown: () => this.shutdown(),
     }
     this.endpoint = new JsonRpcEndpoint({
@@ -422,6 +425,18 @@ class Connection implements RpcConnection {
     const agent = this.agentOf(params)
     const receipt = kind === 'followup' ? agent.followup(text) : agent.steer(text)
     return { sessionId: agent.session.id, messageId: receipt.id, target: receipt.target }
+  }
+
+  /** A human /command for an attached session (`ctx.commands`): runs without a model turn. */
+  private async commandRun(params: Record<string, unknown>): Promise<CommandRunResult> {
+    const line = requireString(params, 'line')
+    const agent = this.agentOf(params)
+    const commands = this.ctx.get('commands') as CommandsService | undefined
+    if (!commands) {
+      throw RpcError.refused('COMMANDS_UNAVAILABLE', 'this profile has no commands row (interaction-commands)', {})
+    }
+    const outcome = await commands.dispatch(line, { session: agent.session, agent })
+    return { sessionId: agent.session.id, ...outcome }
   }
 
   private async cancel(params: Record<string, unknown>) {
