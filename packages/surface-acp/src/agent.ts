@@ -6,6 +6,7 @@ import { Readable, Writable } from 'node:stream'
 import * as acp from '@agentclientprotocol/sdk'
 import type { Agent } from '@dsh/agent'
 import type { ApprovalAnswer, ApprovalQuestion } from '@dsh/approval'
+import type { CommandsService } from '@dsh/interaction'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { ToolCallBlock } from '@dsh/llm'
 import type { Session, SessionEvent, TurnEndReason } from '@dsh/session'
@@ -232,6 +233,19 @@ class AcpLink implements AcpConnection {
     const state = { cancelled: false, start: agent.session.length }
     attached.prompt = state
     try {
+      // A registered human /command (`/compact`, `/plan on`...) runs through ctx.commands, no model turn.
+      const commands = this.ctx.get('commands') as CommandsService | undefined
+      if (commands?.isCommand(text)) {
+        const outcome = await commands.dispatch(text, { session: agent.session, agent })
+        if (outcome.text)
+          await this.send(params.sessionId, {
+            sessionUpdate: 'agent_message_chunk',
+            content: { type: 'text', text: outcome.text },
+          })
+        await this.ctx.sessions.flush(agent.session).catch((error) => this.log(`flush failed: ${String(error)}`))
+        if (!outcome.ok) throw acp.RequestError.invalidParams({ code: outcome.code ?? 'COMMAND_FAILED' }, outcome.text)
+        return { stopReason: 'end_turn' }
+      }
       agent.followup(text)
       await agent.whenIdle()
       await this.ctx.sessions.flush(agent.session).catch((error) => this.log(`flush failed: ${String(error)}`))

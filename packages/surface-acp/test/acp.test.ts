@@ -235,6 +235,11 @@ describe('dsh acp with the ACP SDK client', { timeout: 90_000 }, () => {
     server.enqueue(completionResponse({ text: 'fine' }))
     const other = await first.agent.buildSession(home).start()
     await expect(other.prompt('still there?')).resolves.toEqual({ stopReason: 'end_turn' })
+    // A human /command runs through ctx.commands without a model turn.
+    const requests = server.requests.length
+    await expect(other.prompt('/plan on')).resolves.toEqual({ stopReason: 'end_turn' })
+    expect(server.requests.length).toBe(requests)
+    expect(durableEvents(other.sessionId).some((event) => event.type === 'plan/mode')).toBe(true)
     other.dispose()
   })
 
