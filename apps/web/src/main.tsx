@@ -5,6 +5,7 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/ho
 import type {
   ApprovalView,
   HostFrame,
+  PromptResult,
   QuestionView,
   SessionFrame,
   SessionSummary,
@@ -407,59 +408,102 @@ function Queue({ projection }: { projection: SessionProjection }) {
   )
 }
 
+/** Shows the answer of the last /command (it is not part of the log). */
+let showCommand: (text: string) => void = () => {}
+
+/** Sends a line as typed: the host runs a registered /command, or queues the message. */
+function submit(sessionId: string, kind: 'prompt' | 'steer', text: string) {
+  void api<PromptResult>('POST', `/api/sessions/${sessionId}/${kind}`, { text })
+    .then((result) => {
+      if (result.command) showCommand(`/${result.command.name}: ${result.command.text}`)
+    })
+    .catch(failed)
+}
+
+function ModelPicker({ projection }: { projection: SessionProjection }) {
+  const [value, setValue] = useState('')
+  return (
+    <form
+      class="model"
+      onSubmit={(e) => {
+        e.preventDefault()
+        if (value.trim()) submit(projection.sessionId, 'prompt', `/model ${value.trim()}`)
+        setValue('')
+      }}
+    >
+      <input
+        aria-label="model"
+        placeholder={projection.model ?? 'model (provider:model)'}
+        value={value}
+        onInput={(e) => setValue(e.currentTarget.value)}
+      />
+    </form>
+  )
+}
+
 function Composer({ projection }: { projection: SessionProjection }) {
   const [text, setText] = useState('')
+  const [output, setOutput] = useState('')
+  showCommand = setOutput
   const running = projection.status === 'running'
   const send = (kind: 'prompt' | 'steer') => {
     const value = text.trim()
     if (!value) return
     setText('')
-    void api('POST', `/api/sessions/${projection.sessionId}/${kind}`, { text: value }).catch(failed)
+    setOutput('')
+    submit(projection.sessionId, kind, value)
   }
   return (
-    <form
-      class="composer"
-      onSubmit={(e) => {
-        e.preventDefault()
-        send(running ? 'steer' : 'prompt')
-      }}
-    >
-      <textarea
-        value={text}
-        aria-label="message"
-        placeholder={running ? 'Steer the running turn, or queue a follow-up' : 'Ask dsh'}
-        onInput={(e) => setText(e.currentTarget.value)}
-        onKeyDown={(e) => {
-          if (e.key === 'Enter' && !e.shiftKey) {
-            e.preventDefault()
-            send(running ? 'steer' : 'prompt')
-          }
+    <>
+      {output ? (
+        <button type="button" class="command-output" title="dismiss" onClick={() => setOutput('')}>
+          {output}
+        </button>
+      ) : null}
+      <form
+        class="composer"
+        onSubmit={(e) => {
+          e.preventDefault()
+          send(running ? 'steer' : 'prompt')
         }}
-      />
-      <div class="actions">
-        {running ? (
-          <>
-            <button type="submit" class="steer">
-              Steer
+      >
+        <textarea
+          value={text}
+          aria-label="message"
+          placeholder={running ? 'Steer the running turn, or queue a follow-up' : 'Ask dsh'}
+          onInput={(e) => setText(e.currentTarget.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && !e.shiftKey) {
+              e.preventDefault()
+              send(running ? 'steer' : 'prompt')
+            }
+          }}
+        />
+        <div class="actions">
+          {running ? (
+            <>
+              <button type="submit" class="steer">
+                Steer
+              </button>
+              <button type="button" class="queue-followup" onClick={() => send('prompt')}>
+                Queue
+              </button>
+              <button
+                type="button"
+                class="cancel"
+                onClick={() => void api('POST', `/api/sessions/${projection.sessionId}/cancel`).catch(failed)}
+              >
+                Cancel
+              </button>
+            </>
+          ) : (
+            <button type="submit" class="send">
+              Send
             </button>
-            <button type="button" class="queue-followup" onClick={() => send('prompt')}>
-              Queue
-            </button>
-            <button
-              type="button"
-              class="cancel"
-              onClick={() => void api('POST', `/api/sessions/${projection.sessionId}/cancel`).catch(failed)}
-            >
-              Cancel
-            </button>
-          </>
-        ) : (
-          <button type="submit" class="send">
-            Send
-          </button>
-        )}
-      </div>
-    </form>
+          )}
+        </div>
+      </form>
+    </>
   )
 }
 
@@ -471,6 +515,7 @@ function SessionView({ sessionId }: { sessionId: string }) {
         <span class="cwd">{projection.header?.cwd ?? ''}</span>
         <span class={`status ${projection.status}`}>{projection.status}</span>
         <ModePicker projection={projection} />
+        <ModelPicker projection={projection} />
         <Meter projection={projection} />
         <span class="id">{sessionId}</span>
       </header>

@@ -53,6 +53,8 @@ export class SessionProjection {
   usage: { inputTokens: number; outputTokens: number; totalTokens: number } | undefined
   contextWindow: number | undefined
   todos: Array<{ content: string; status: string }> = []
+  /** `provider:model` of the last request (from `request/header`). */
+  model: string | undefined
   version = 0
   error: string | undefined
 
@@ -234,4 +236,9 @@ eventFolders.set('request/context', (p, event) => {
 
 eventFolders.set('todo/write', (p, event) => {
   p.todos = (event.data as { todos: SessionProjection['todos'] }).todos
+})
+
+eventFolders.set('request/header', (p, event) => {
+  const config = (event.data as { config?: { provider?: string; model?: string } }).config
+  if (config?.model) p.model = config.provider ? `${config.provider}:${config.model}` : config.model
 })

@@ -110,6 +110,14 @@ export interface ApiError {
   error: { code: string; message: string }
 }
 
+/** The answer of `prompt`: a queued message's receipt, or the outcome of a /command. */
+export interface PromptResult {
+  sessionId: string
+  itemId?: string
+  target?: string
+  command?: { ok: boolean; name: string; text: string; code?: string }
+}
+
 export interface CreateSessionParams {
   cwd?: string
 }

@@ -6,7 +6,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createRequire } from 'node:module'
 import type { Socket } from 'node:net'
 import { dirname, extname, join, normalize, resolve, sep } from 'node:path'
-import { type Context, HarnessError } from '@dsh/kernel'
+import type { Agent } from '@dsh/agent'
+import { type Context, HarnessError, toJsonSafe } from '@dsh/kernel'
+import type { Session } from '@dsh/session'
 import { WebSocketServer } from 'ws'
 import { WebHost, type WebHostHandle, type WebListenOptions } from './index.js'
 import type { SettingsView } from './protocol.js'
@@ -18,6 +20,15 @@ export interface WebHostConfig {
   staticDir?: string
   /** Credential names the settings page offers besides the ones already stored. */
   credentialNames?: string[]
+}
+
+/** The parts of `ctx.commands` (@dsh/interaction, optional) the host uses. */
+interface CommandSeam {
+  isCommand(line: string): boolean
+  dispatch(
+    line: string,
+    target: { session?: Session; agent?: Agent },
+  ): Promise<{ ok: boolean; name: string; text: string; code?: string }>
 }
 
 const MAX_BODY = 1024 * 1024
@@ -228,6 +239,12 @@ class Api {
           const text = body.text
           if (typeof text !== 'string' || !text.trim()) throw badParams('"text" must be a non-empty string')
           const agent = await state.resume(id)
+          const commands = this.ctx.get('commands' as never) as CommandSeam | undefined
+          if (session[2] === 'prompt' && commands?.isCommand(text)) {
+            // A registered /command runs outside any turn; its outcome is the answer, not a log entry.
+            const outcome = await commands.dispatch(text, { session: agent.session, agent })
+            return { sessionId: id, command: toJsonSafe(outcome) }
+          }
           const receipt = session[2] === 'prompt' ? agent.followup(text) : agent.steer(text)
           return { sessionId: id, itemId: receipt.id, target: receipt.target }
         }

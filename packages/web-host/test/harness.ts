@@ -4,6 +4,8 @@ import { request } from 'node:http'
 import { AgentsService } from '@dsh/agent'
 import AgentLoopService from '@dsh/agent-loop'
 import { ApprovalService } from '@dsh/approval'
+import builtinCommands from '@dsh/interaction/builtin-commands'
+import CommandsService from '@dsh/interaction/commands'
 import UserQuestionsService from '@dsh/interaction/questions'
 import { Context, InvariantsService } from '@dsh/kernel'
 import { type AssistantMessage, LlmService } from '@dsh/llm'
@@ -24,6 +26,8 @@ export async function startHost(script: ScriptedResponse[] = [], listen: WebList
   root.plugin(ToolsService)
   root.plugin(ApprovalService)
   root.plugin(UserQuestionsService)
+  root.plugin(CommandsService)
+  root.plugin(builtinCommands)
   root.plugin(LocalSandboxPolicy, { mode: 'workspace-write' })
   root.plugin(SystemPromptService)
   root.plugin(AgentsService)

@@ -200,4 +200,15 @@ describe('web host', () => {
     expect(child?.events.filter((e) => e.type === 'assistant/message')).toHaveLength(2)
     expect((await call(host.base, 'POST', `/api/sessions/${id}/fork`, { at: -1 })).status).toBe(400)
   })
+
+  it('runs a /command typed in the composer instead of queueing it', async () => {
+    await using host = await startHost()
+    const id = (await call(host.base, 'POST', '/api/sessions', {})).body.sessionId as string
+    const switched = await call(host.base, 'POST', `/api/sessions/${id}/prompt`, { text: '/model scripted:other' })
+    expect(switched.body).toMatchObject({ sessionId: id, command: { ok: true, name: 'model' } })
+    expect(host.root.agents.list()[0]?.model).toMatchObject({ provider: 'scripted', model: 'other' })
+    const help = await call(host.base, 'POST', `/api/sessions/${id}/prompt`, { text: '/help' })
+    expect(help.body).toMatchObject({ command: { ok: true, name: 'help', text: expect.stringContaining('/model') } })
+    expect(host.root.sessions.get(id)?.events.filter((e) => e.type === 'user/message')).toEqual([])
+  })
 })
