@@ -361,6 +361,34 @@ function Todos({ projection }: { projection: SessionProjection }) {
   )
 }
 
+/** Background jobs of the session's agent; output is left to the model (reading moves its cursor). */
+function Jobs({ projection }: { projection: SessionProjection }) {
+  if (!projection.jobs.length) return null
+  return (
+    <details class="jobs" open={projection.jobs.some((job) => job.status === 'running')}>
+      <summary>Background jobs ({projection.jobs.filter((job) => job.status === 'running').length} running)</summary>
+      <ul>
+        {projection.jobs.map((job) => (
+          <li key={job.id} class={`job ${job.status}`}>
+            <code>{job.id}</code> {job.title} <span class="job-status">{job.summary ?? job.status}</span>
+            {job.status === 'running' ? (
+              <button
+                type="button"
+                class="link"
+                onClick={() =>
+                  void api('POST', `/api/sessions/${projection.sessionId}/jobs/${job.id}/kill`).catch(failed)
+                }
+              >
+                kill
+              </button>
+            ) : null}
+          </li>
+        ))}
+      </ul>
+    </details>
+  )
+}
+
 function Queue({ projection }: { projection: SessionProjection }) {
   const [editing, setEditing] = useState<{ id: string; text: string } | undefined>()
   const queue = projection.inbox['next-turn']
@@ -521,6 +549,7 @@ function SessionView({ sessionId }: { sessionId: string }) {
       </header>
       <Conversation projection={projection} />
       <Todos projection={projection} />
+      <Jobs projection={projection} />
       <Queue projection={projection} />
       <Composer projection={projection} />
     </main>

@@ -5,6 +5,7 @@ import type {
   AgentStatus,
   EventEnvelope,
   InboxView,
+  JobView,
   SessionFrame,
   SessionHeaderView,
 } from '../../../packages/web-host/src/protocol.js'
@@ -53,6 +54,7 @@ export class SessionProjection {
   usage: { inputTokens: number; outputTokens: number; totalTokens: number } | undefined
   contextWindow: number | undefined
   todos: Array<{ content: string; status: string }> = []
+  jobs: JobView[] = []
   /** `provider:model` of the last request (from `request/header`). */
   model: string | undefined
   version = 0
@@ -71,6 +73,7 @@ export class SessionProjection {
       this.status = frame.status
       this.inbox = frame.inbox
       if (frame.mode) this.mode = frame.mode
+      this.jobs = frame.jobs ?? []
       this.error = undefined
     } else if (frame.type === 'session/event') {
       if (!this.apply(frame.event)) return false
@@ -78,6 +81,7 @@ export class SessionProjection {
       this.status = frame.status
       this.inbox = frame.inbox
       if (frame.mode) this.mode = frame.mode
+      this.jobs = frame.jobs ?? []
     } else if (frame.type === 'session/error') {
       this.error = `${frame.code}: ${frame.message}`
     }

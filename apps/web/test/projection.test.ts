@@ -18,6 +18,7 @@ const baseline = (since: number, events: EventEnvelope[]): SessionFrame => ({
   events,
   status: 'idle',
   inbox: { 'next-step': [], 'next-turn': [] },
+  jobs: [],
 })
 const kinds = (nodes: ConversationNode[]) => nodes.map((node) => node.kind)
 

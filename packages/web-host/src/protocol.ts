@@ -30,6 +30,15 @@ export interface InboxView {
   'next-turn': QueuedItem[]
 }
 
+/** A background job of the session's agent (`ctx.jobs`); its output stays the model's to read. */
+export interface JobView {
+  id: string
+  title: string
+  status: string
+  summary?: string
+  startedAt: number
+}
+
 /** A pending approval question, as the browser shows it. */
 export interface ApprovalView {
   requestId: string
@@ -100,9 +109,10 @@ export type SessionFrame =
       inbox: InboxView
       /** The session's permission mode (absent without a sandbox policy row). */
       mode?: string
+      jobs: JobView[]
     }
   | { type: 'session/event'; event: EventEnvelope }
-  | { type: 'session/state'; status: AgentStatus; inbox: InboxView; mode?: string }
+  | { type: 'session/state'; status: AgentStatus; inbox: InboxView; mode?: string; jobs: JobView[] }
   | { type: 'session/error'; code: string; message: string }
 
 /** The body of every refused or failed /api call. */

@@ -270,6 +270,11 @@ class Api {
         }
       }
     }
+    const job = /^\/api\/sessions\/([A-Za-z0-9_.-]+)\/jobs\/([A-Za-z0-9_-]+)\/kill$/.exec(path)
+    if (method === 'POST' && job) {
+      await state.killJob(job[1] as string, job[2] as string)
+      return {}
+    }
     const approval = /^\/api\/approvals\/([A-Za-z0-9_.:-]+)$/.exec(path)
     if (method === 'POST' && approval) {
       const decision = body.decision
@@ -330,7 +335,7 @@ function badParams(message: string): ApiError {
   return new ApiError(400, 'INVALID_PARAMS', message)
 }
 
-const NOT_FOUND_CODES = new Set(['SESSION_NOT_FOUND', 'APPROVAL_NOT_FOUND', 'QUESTION_NOT_FOUND'])
+const NOT_FOUND_CODES = new Set(['SESSION_NOT_FOUND', 'APPROVAL_NOT_FOUND', 'QUESTION_NOT_FOUND', 'JOB_NOT_FOUND'])
 const CONFLICT_CODES = new Set(['SESSION_BUSY', 'SESSION_NOT_ATTACHED', 'SESSION_LEASED', 'WEB_HOST_CLOSING'])
 
 function describe(error: unknown): [number, string, string] {

@@ -14,6 +14,7 @@ import type {
   EventEnvelope,
   HostFrame,
   InboxView,
+  JobView,
   QuestionView,
   SessionFrame,
   SessionSummary,
@@ -44,6 +45,18 @@ interface AskedQuestion {
 type QuestionAnswer = { status: 'answered'; answer: string } | { status: 'cancelled'; reason?: string }
 interface QuestionSeam {
   answer(answerer: (question: AskedQuestion, signal: AbortSignal) => Promise<QuestionAnswer>): () => void
+}
+
+/** The parts of `ctx.jobs` (@dsh/jobs, optional) the host uses. */
+interface JobsSeam {
+  list(owner: { sessionId: string; agentId: string }): Array<{
+    id: string
+    title: string
+    status: string
+    summary?: string
+    startedAt: number
+  }>
+  kill(id: string, owner: { sessionId: string; agentId: string }): Promise<unknown>
 }
 
 /** The parts of `ctx.sandboxPolicy` (@dsh/sandbox, optional) the host uses. */
@@ -78,8 +91,16 @@ export class HostState {
         if (subscribers) for (const subscriber of subscribers) this.deliver(subscriber, session)
         // The splice is logged before the inbox changes in memory: report the state after it.
         if (event.type === 'agent/inbox/spliced') queueMicrotask(() => this.pushState(session.id))
+        // A tool result may have started a background job.
+        if (event.type === 'tool/result') queueMicrotask(() => this.pushState(session.id))
         if (event.type === 'turn/end' || event.type === 'user/message') this.scheduleList()
       }),
+      ctx.on(
+        'jobs/finished' as never,
+        ((job: { owner: { sessionId?: string } }) => {
+          if (job.owner.sessionId) this.pushState(job.owner.sessionId)
+        }) as never,
+      ),
       ctx.on('agent/phase', (agent) => {
         if (this.attached.get(agent.session.id)?.agent !== agent) return
         queueMicrotask(() => {
@@ -212,6 +233,29 @@ export class HostState {
     return agent.phase === 'idle' ? 'idle' : 'running'
   }
 
+  /** The background jobs of the session's attached agent (no output: reading it would move the model's cursor). */
+  jobsOf(sessionId: string): JobView[] {
+    const agent = this.attached.get(sessionId)?.agent
+    const jobs = this.ctx.get('jobs' as never) as JobsSeam | undefined
+    if (!agent || !jobs) return []
+    return jobs.list({ sessionId, agentId: agent.id }).map((job) => ({
+      id: job.id,
+      title: job.title,
+      status: job.status,
+      ...(job.summary ? { summary: job.summary } : {}),
+      startedAt: job.startedAt,
+    }))
+  }
+
+  /** Kills one of the session's jobs and waits until it is gone. Throws `JOB_NOT_FOUND`. */
+  async killJob(sessionId: string, jobId: string): Promise<void> {
+    const agent = this.agent(sessionId)
+    const jobs = this.ctx.get('jobs' as never) as JobsSeam | undefined
+    if (!jobs) throw new HarnessError('JOB_NOT_FOUND', `no job ${jobId}`, { jobId })
+    await jobs.kill(jobId, { sessionId, agentId: agent.id })
+    this.pushState(sessionId)
+  }
+
   /** The session's permission mode, when a sandbox policy row is loaded. */
   modeOf(sessionId: string): string | undefined {
     return this.policy()?.mode(sessionId)
@@ -286,6 +330,7 @@ export class HostState {
       status: this.statusOf(sessionId),
       inbox: this.inboxOf(sessionId),
       ...this.modeField(sessionId),
+      jobs: this.jobsOf(sessionId),
     }
     const subscriber: SessionSubscriber = { link, next: session.length }
     const set = this.sessionLinks.get(sessionId) ?? new Set<SessionSubscriber>()
@@ -324,6 +369,7 @@ export class HostState {
       status: this.statusOf(sessionId),
       inbox: this.inboxOf(sessionId),
       ...this.modeField(sessionId),
+      jobs: this.jobsOf(sessionId),
     } satisfies SessionFrame)
     for (const subscriber of subscribers) subscriber.link.send(frame)
   }

@@ -7,6 +7,7 @@ import { ApprovalService } from '@dsh/approval'
 import builtinCommands from '@dsh/interaction/builtin-commands'
 import CommandsService from '@dsh/interaction/commands'
 import UserQuestionsService from '@dsh/interaction/questions'
+import JobsService from '@dsh/jobs'
 import { Context, InvariantsService } from '@dsh/kernel'
 import { type AssistantMessage, LlmService } from '@dsh/llm'
 import { createScriptedAdapter, type ScriptedResponse } from '@dsh/llm/scripted'
@@ -27,6 +28,7 @@ export async function startHost(script: ScriptedResponse[] = [], listen: WebList
   root.plugin(ApprovalService)
   root.plugin(UserQuestionsService)
   root.plugin(CommandsService)
+  root.plugin(JobsService)
   root.plugin(builtinCommands)
   root.plugin(LocalSandboxPolicy, { mode: 'workspace-write' })
   root.plugin(SystemPromptService)

@@ -211,4 +211,38 @@ describe('web host', () => {
     expect(help.body).toMatchObject({ command: { ok: true, name: 'help', text: expect.stringContaining('/model') } })
     expect(host.root.sessions.get(id)?.events.filter((e) => e.type === 'user/message')).toEqual([])
   })
+
+  it("lists the agent's background jobs in the session state and kills one on request", async () => {
+    await using host = await startHost()
+    const id = (await call(host.base, 'POST', '/api/sessions', {})).body.sessionId as string
+    const agent = host.root.agents.list()[0]
+    if (!agent) throw new Error('no agent')
+    let finish!: (outcome: { status: 'killed'; summary: string }) => void
+    const done = new Promise<{ status: 'killed'; summary: string }>((resolve) => {
+      finish = resolve
+    })
+    await host.root.jobs.start({
+      owner: { sessionId: id, agentId: agent.id },
+      kind: 'test',
+      title: 'sleep 100',
+      start: async () => ({
+        read: (start: number) => ({ text: '', next: start, lost: 0 }),
+        totalBytes: () => 0,
+        done,
+        cancel: async () => finish({ status: 'killed', summary: 'killed' }),
+      }),
+    })
+    const s = stream(host.base, `/api/streams/session/${id}`)
+    await s.opened
+    await s.until((frames) => frames[0]?.type === 'session/baseline')
+    const jobs = (s.frames[0] as { jobs: Array<{ id: string; title: string; status: string }> }).jobs
+    expect(jobs).toEqual([expect.objectContaining({ title: 'sleep 100', status: 'running' })])
+    const killed = await call(host.base, 'POST', `/api/sessions/${id}/jobs/${jobs[0]?.id}/kill`, {})
+    expect(killed.status).toBe(200)
+    await s.until((frames) =>
+      frames.some((f) => f.type === 'session/state' && (f.jobs as Array<{ status: string }>)[0]?.status === 'killed'),
+    )
+    expect((await call(host.base, 'POST', `/api/sessions/${id}/jobs/job-99/kill`, {})).status).toBe(404)
+    s.close()
+  })
 })

@@ -313,4 +313,23 @@ describe('dsh web in Chromium', () => {
     await page.locator('.sessions .meta', { hasText: 'fork' }).first().waitFor()
     await shot('09-fork')
   })
+
+  it('shows a background job and kills it from the page', async () => {
+    server.enqueue(
+      completionResponse({
+        toolCalls: [
+          { id: 'call_j', name: 'bash', arguments: JSON.stringify({ command: 'sleep 45', run_in_background: true }) },
+        ],
+      }),
+      completionResponse({ text: 'Started it in the background.' }),
+      completionResponse({ text: 'The job was killed.' }),
+    )
+    await page.fill('textarea[aria-label=message]', 'Start a background job')
+    await page.click('button.send')
+    await page.locator('.node.assistant', { hasText: 'Started it in the background.' }).waitFor()
+    await page.locator('.jobs .job.running', { hasText: 'sleep 45' }).waitFor()
+    await shot('10-jobs')
+    await page.click('.jobs .job.running button')
+    await page.locator('.jobs .job.killed').waitFor({ state: 'attached' })
+  })
 })
