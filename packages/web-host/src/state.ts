@@ -78,6 +78,7 @@ export class HostState {
   private readonly sessionLinks = new Map<string, Set<SessionSubscriber>>()
   private readonly disposers: Array<() => void> = []
   private listTimer: NodeJS.Timeout | undefined
+  private listRuns = 0
   private closing: Promise<void> | undefined
 
   constructor(
@@ -378,8 +379,12 @@ export class HostState {
     if (this.listTimer || this.closing || this.hostLinks.size === 0) return
     this.listTimer = setTimeout(() => {
       this.listTimer = undefined
+      // Reads of the store can finish out of order: only the newest list is sent.
+      const run = ++this.listRuns
       void this.list()
-        .then((sessions) => this.broadcastHost({ type: 'host/sessions', sessions }))
+        .then((sessions) => {
+          if (run === this.listRuns) this.broadcastHost({ type: 'host/sessions', sessions })
+        })
         .catch((error) => this.log(`session list failed: ${String(error)}`))
     }, 50)
   }

@@ -328,6 +328,8 @@ describe('dsh web in Chromium', () => {
     await page.click('button.send')
     await page.locator('.node.assistant', { hasText: 'Started it in the background.' }).waitFor()
     await page.locator('.jobs .job.running', { hasText: 'sleep 45' }).waitFor()
+    // The session list converges on the idle agent too.
+    await page.locator('.sessions li.current .status.idle').waitFor({ state: 'attached' })
     await shot('10-jobs')
     await page.click('.jobs .job.running button')
     await page.locator('.jobs .job.killed').waitFor({ state: 'attached' })
