@@ -2,7 +2,7 @@
 // turn. Extensions depend on this package, never on a driver such as @dsh/agent-loop.
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type { AssistantMessage, LlmCallConfig, LlmErrorData, Message, ToolSchema, UserMessage } from '@dsh/llm'
-import type { Session, TurnEndReason } from '@dsh/session'
+import type { Session, SessionService, TurnEndReason } from '@dsh/session'
 import type { InboxItem, InboxState, InboxTarget } from './inbox.js'
 
 export type { InboxItem, InboxKind, InboxSplice, InboxState, InboxTarget } from './inbox.js'
@@ -166,6 +166,30 @@ declare module 'cordis' {
     'agent/created'(agent: Agent): void
     'agent/phase'(agent: Agent, phase: AgentPhase): void
     'agent/disposed'(agent: Agent): void
+  }
+}
+
+/**
+ * What a surface does with an agent it attached when it lets go (a client disconnects, the host stops):
+ * cancel it with `reason`, flush its session when it has events, dispose it, and close the session when
+ * the surface created it. Never throws; each failure goes to `onError` and the next step still runs.
+ */
+export async function releaseAgent(
+  sessions: Pick<SessionService, 'flush' | 'close'>,
+  agent: Agent,
+  options: { reason: string; ownsSession: boolean; onError?: (error: unknown, step: string) => void },
+): Promise<void> {
+  const session = agent.session
+  const report = (step: string) => (error: unknown) => options.onError?.(error, step)
+  await agent.cancel(options.reason).catch(report('cancel'))
+  if (session.length > 0) await sessions.flush(session).catch(report('flush'))
+  await agent.dispose().catch(report('dispose'))
+  if (options.ownsSession) {
+    try {
+      sessions.close(session)
+    } catch (error) {
+      report('close')(error)
+    }
   }
 }
 

@@ -4,7 +4,7 @@
 import { isAbsolute } from 'node:path'
 import { Readable, Writable } from 'node:stream'
 import * as acp from '@agentclientprotocol/sdk'
-import type { Agent } from '@dsh/agent'
+import { type Agent, releaseAgent } from '@dsh/agent'
 import type { ApprovalAnswer, ApprovalQuestion } from '@dsh/approval'
 import type { CommandsService } from '@dsh/interaction'
 import { type Context, HarnessError } from '@dsh/kernel'
@@ -333,19 +333,13 @@ class AcpLink implements AcpConnection {
       const attached = [...this.attached.values()]
       this.attached.clear()
       await Promise.all(
-        attached.map(async ({ agent, ownsSession }) => {
-          const session = agent.session
-          try {
-            await agent.cancel('the editor disconnected')
-            if (session.length > 0) {
-              await this.ctx.sessions.flush(session).catch((error) => this.log(`flush ${session.id}: ${String(error)}`))
-            }
-            await agent.dispose()
-            if (ownsSession) this.ctx.sessions.close(session)
-          } catch (error) {
-            this.log(`teardown of session ${session.id} failed: ${String(error)}`)
-          }
-        }),
+        attached.map(({ agent, ownsSession }) =>
+          releaseAgent(this.ctx.sessions, agent, {
+            reason: 'the editor disconnected',
+            ownsSession,
+            onError: (error, step) => this.log(`${step} of session ${agent.session.id} failed: ${String(error)}`),
+          }),
+        ),
       )
       for (const dispose of this.disposers.splice(0).reverse()) dispose()
     })()

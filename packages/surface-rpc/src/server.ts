@@ -2,7 +2,7 @@
 // creates (one per session it creates, resumes or forks) and routes approval questions to its client.
 import { randomUUID } from 'node:crypto'
 import { isAbsolute, resolve } from 'node:path'
-import type { Agent } from '@dsh/agent'
+import { type Agent, releaseAgent } from '@dsh/agent'
 import type { ApprovalAnswer, ApprovalQuestion } from '@dsh/approval'
 import type { CommandsService } from '@dsh/interaction'
 import { type Context, toJsonSafe } from '@dsh/kernel'
@@ -506,19 +506,13 @@ class Connection implements RpcConnection {
       const attached = [...this.attached.values()]
       this.attached.clear()
       await Promise.all(
-        attached.map(async ({ agent, ownsSession }) => {
-          const session = agent.session
-          try {
-            await agent.cancel('the client disconnected')
-            if (session.length > 0) {
-              await this.ctx.sessions.flush(session).catch((error) => this.log(`flush ${session.id}: ${String(error)}`))
-            }
-            await agent.dispose()
-            if (ownsSession) this.ctx.sessions.close(session)
-          } catch (error) {
-            this.log(`teardown of session ${session.id} failed: ${String(error)}`)
-          }
-        }),
+        attached.map(({ agent, ownsSession }) =>
+          releaseAgent(this.ctx.sessions, agent, {
+            reason: 'the client disconnected',
+            ownsSession,
+            onError: (error, step) => this.log(`${step} of session ${agent.session.id} failed: ${String(error)}`),
+          }),
+        ),
       )
       await this.ctx.sessions.flush().catch((error) => this.log(`flush failed: ${String(error)}`))
       for (const dispose of this.disposers.splice(0).reverse()) dispose()

@@ -2,7 +2,7 @@
 // questions, and the subscribers of the two downlink streams. Every stream starts with a baseline
 // taken in the same tick as the subscription, so a client converges without gaps or duplicates.
 import { randomUUID } from 'node:crypto'
-import type { Agent, InboxState } from '@dsh/agent'
+import { type Agent, type InboxState, releaseAgent } from '@dsh/agent'
 import type { ApprovalAnswer, ApprovalQuestion } from '@dsh/approval'
 import { type Context, HarnessError, toJsonSafe } from '@dsh/kernel'
 import type { Session } from '@dsh/session'
@@ -480,17 +480,13 @@ export class HostState {
       const attached = [...this.attached.values()]
       this.attached.clear()
       await Promise.all(
-        attached.map(async ({ agent, ownsSession }) => {
-          const session = agent.session
-          try {
-            await agent.cancel('the web host is shutting down')
-            if (session.length > 0) await this.ctx.sessions.flush(session)
-            await agent.dispose()
-            if (ownsSession) this.ctx.sessions.close(session)
-          } catch (error) {
-            this.log(`closing session ${session.id} failed: ${String(error)}`)
-          }
-        }),
+        attached.map(({ agent, ownsSession }) =>
+          releaseAgent(this.ctx.sessions, agent, {
+            reason: 'the web host is shutting down',
+            ownsSession,
+            onError: (error, step) => this.log(`${step} of session ${agent.session.id} failed: ${String(error)}`),
+          }),
+        ),
       )
       await this.ctx.sessions.flush().catch((error) => this.log(`flush failed: ${String(error)}`))
       for (const dispose of this.disposers.splice(0).reverse()) dispose()
