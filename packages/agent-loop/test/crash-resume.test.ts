@@ -36,7 +36,7 @@ it('resumes after SIGKILL in a tool body and shows TOOL_OUTCOME_UNKNOWN to the m
       await new Promise((resolve) => setTimeout(resolve, 20))
     }
     const id = readFileSync(marker, 'utf8')
-    const exited = new Promise((resolve) => proc.on('exit', resolve))
+    const exited = proc.exitCode === null ? new Promise((resolve) => proc.once('exit', resolve)) : Promise.resolve()
     proc.kill('SIGKILL')
     await exited
 

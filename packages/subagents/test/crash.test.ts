@@ -27,7 +27,7 @@ it('after SIGKILL during a subagent run, resume reports the child as interrupted
       await new Promise((resolve) => setTimeout(resolve, 25))
     }
     const [parentId, childId] = readFileSync(marker, 'utf8').split(' ') as [string, string]
-    const exited = new Promise((resolve) => proc.on('exit', resolve))
+    const exited = proc.exitCode === null ? new Promise((resolve) => proc.once('exit', resolve)) : Promise.resolve()
     proc.kill('SIGKILL')
     await exited
 
