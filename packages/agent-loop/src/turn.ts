@@ -25,10 +25,9 @@ import {
   MessageAssembler,
   type StreamChunk,
   type ToolCallBlock,
-  type ToolResultMessage,
   type UserMessage,
 } from '@dsh/llm'
-import type { TurnEndReason } from '@dsh/session'
+import { repairEvents, type SessionEventMap, type TurnEndReason } from '@dsh/session'
 import type {} from '@dsh/system-prompt'
 import type { TurnHost } from './driver.js'
 import { runToolCalls } from './tool-step.js'
@@ -232,28 +231,14 @@ async function requestAndStream(host: TurnHost, baseSystem: string, signal: Abor
 
 /**
  * After a failure inside the tool step, a call may have no result. The log must never hold such a
- * call: give it an honest TOOL_OUTCOME_UNKNOWN result (the same closer cold resume uses).
+ * call: close it with the same synthetic results cold resume uses (TOOL_NOT_STARTED when no
+ * `tool/call` was logged, TOOL_OUTCOME_UNKNOWN when it was); the turn's own end follows.
  */
 function closeOpenCalls(host: TurnHost): void {
   const session = host.agent.session
-  for (const call of session.openTail().calls) {
-    const result: ToolResultMessage = {
-      role: 'tool',
-      toolCallId: call.id,
-      toolName: call.name,
-      isError: true,
-      content: [
-        {
-          type: 'text',
-          text: `TOOL_OUTCOME_UNKNOWN: the tool step failed before ${call.name} reported a result; its effects, if any, are unknown. Check the state before retrying.`,
-        },
-      ],
-    }
-    session.append(
-      'tool/result',
-      { message: result, code: 'TOOL_OUTCOME_UNKNOWN', synthetic: true },
-      { surfaceOp: APPEND },
-    )
+  for (const item of repairEvents(session.openTail())) {
+    if (item.type === 'tool/result')
+      session.append('tool/result', item.data as SessionEventMap['tool/result'], item.options)
   }
 }
 

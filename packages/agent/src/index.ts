@@ -193,6 +193,27 @@ export async function releaseAgent(
   }
 }
 
+/**
+ * Releases every agent a surface attached (in parallel, each with `releaseAgent`), then flushes all
+ * sessions so nothing the surface saw is left only in memory. Never throws; failures go to `log`.
+ */
+export async function releaseAgents(
+  sessions: Pick<SessionService, 'flush' | 'close'>,
+  attached: Iterable<{ agent: Agent; ownsSession: boolean }>,
+  options: { reason: string; log: (line: string) => void },
+): Promise<void> {
+  await Promise.all(
+    [...attached].map(({ agent, ownsSession }) =>
+      releaseAgent(sessions, agent, {
+        reason: options.reason,
+        ownsSession,
+        onError: (error, step) => options.log(`${step} of session ${agent.session.id} failed: ${String(error)}`),
+      }),
+    ),
+  )
+  await sessions.flush().catch((error: unknown) => options.log(`flush failed: ${String(error)}`))
+}
+
 /** Normalises caller input to a user message. */
 export function toUserMessage(input: AgentInput): UserMessage {
   return typeof input === 'string' ? { role: 'user', content: [{ type: 'text', text: input }] } : input

@@ -4,7 +4,7 @@
 import { isAbsolute } from 'node:path'
 import { Readable, Writable } from 'node:stream'
 import * as acp from '@agentclientprotocol/sdk'
-import { type Agent, releaseAgent } from '@dsh/agent'
+import { type Agent, releaseAgents } from '@dsh/agent'
 import type { ApprovalAnswer, ApprovalQuestion } from '@dsh/approval'
 import type { CommandsService } from '@dsh/interaction'
 import { type Context, HarnessError } from '@dsh/kernel'
@@ -332,15 +332,10 @@ class AcpLink implements AcpConnection {
       await Promise.allSettled([...this.attaching])
       const attached = [...this.attached.values()]
       this.attached.clear()
-      await Promise.all(
-        attached.map(({ agent, ownsSession }) =>
-          releaseAgent(this.ctx.sessions, agent, {
-            reason: 'the editor disconnected',
-            ownsSession,
-            onError: (error, step) => this.log(`${step} of session ${agent.session.id} failed: ${String(error)}`),
-          }),
-        ),
-      )
+      await releaseAgents(this.ctx.sessions, attached, {
+        reason: 'the editor disconnected',
+        log: (line) => this.log(line),
+      })
       for (const dispose of this.disposers.splice(0).reverse()) dispose()
     })()
     return this.tearingDown

@@ -2,7 +2,7 @@
 // creates (one per session it creates, resumes or forks) and routes approval questions to its client.
 import { randomUUID } from 'node:crypto'
 import { isAbsolute, resolve } from 'node:path'
-import { type Agent, releaseAgent } from '@dsh/agent'
+import { type Agent, releaseAgents } from '@dsh/agent'
 import type { ApprovalAnswer, ApprovalQuestion } from '@dsh/approval'
 import type { CommandsService } from '@dsh/interaction'
 import { type Context, toJsonSafe } from '@dsh/kernel'
@@ -505,16 +505,10 @@ class Connection implements RpcConnection {
       await Promise.allSettled([...this.attaching])
       const attached = [...this.attached.values()]
       this.attached.clear()
-      await Promise.all(
-        attached.map(({ agent, ownsSession }) =>
-          releaseAgent(this.ctx.sessions, agent, {
-            reason: 'the client disconnected',
-            ownsSession,
-            onError: (error, step) => this.log(`${step} of session ${agent.session.id} failed: ${String(error)}`),
-          }),
-        ),
-      )
-      await this.ctx.sessions.flush().catch((error) => this.log(`flush failed: ${String(error)}`))
+      await releaseAgents(this.ctx.sessions, attached, {
+        reason: 'the client disconnected',
+        log: (line) => this.log(line),
+      })
       for (const dispose of this.disposers.splice(0).reverse()) dispose()
     })()
     return this.closing

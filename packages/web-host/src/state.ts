@@ -2,7 +2,7 @@
 // questions, and the subscribers of the two downlink streams. Every stream starts with a baseline
 // taken in the same tick as the subscription, so a client converges without gaps or duplicates.
 import { randomUUID } from 'node:crypto'
-import { type Agent, type InboxState, releaseAgent } from '@dsh/agent'
+import { type Agent, type InboxState, releaseAgents } from '@dsh/agent'
 import type { ApprovalAnswer, ApprovalQuestion } from '@dsh/approval'
 import { type Context, HarnessError, toJsonSafe } from '@dsh/kernel'
 import type { Session } from '@dsh/session'
@@ -479,16 +479,10 @@ export class HostState {
       await Promise.allSettled([...this.attaching.values()])
       const attached = [...this.attached.values()]
       this.attached.clear()
-      await Promise.all(
-        attached.map(({ agent, ownsSession }) =>
-          releaseAgent(this.ctx.sessions, agent, {
-            reason: 'the web host is shutting down',
-            ownsSession,
-            onError: (error, step) => this.log(`${step} of session ${agent.session.id} failed: ${String(error)}`),
-          }),
-        ),
-      )
-      await this.ctx.sessions.flush().catch((error) => this.log(`flush failed: ${String(error)}`))
+      await releaseAgents(this.ctx.sessions, attached, {
+        reason: 'the web host is shutting down',
+        log: (line) => this.log(line),
+      })
       for (const dispose of this.disposers.splice(0).reverse()) dispose()
     })()
     return this.closing
