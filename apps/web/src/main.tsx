@@ -10,7 +10,7 @@ import type {
   SessionFrame,
   SessionSummary,
   SettingsView,
-} from '../../../packages/web-host/src/protocol.js'
+} from '../../../packages/surface-web/src/protocol.js'
 import { ApiFailure, api, openStream } from './connection'
 import { type ConversationNode, SessionProjection, type ToolNode } from './projection'
 import { nodeRenderers, type RenderContext } from './registry'

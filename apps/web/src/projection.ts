@@ -8,7 +8,7 @@ import type {
   JobView,
   SessionFrame,
   SessionHeaderView,
-} from '../../../packages/web-host/src/protocol.js'
+} from '../../../packages/surface-web/src/protocol.js'
 
 export interface Block {
   type: string

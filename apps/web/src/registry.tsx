@@ -2,7 +2,7 @@
 // (falling back to `generic`). Built-ins register here like any plugin would; the conversation view
 // only looks renderers up, it never switches over kinds.
 import type { ComponentChildren, VNode } from 'preact'
-import type { ApprovalView } from '../../../packages/web-host/src/protocol.js'
+import type { ApprovalView } from '../../../packages/surface-web/src/protocol.js'
 import { Markdown } from './markdown'
 import type { ConversationNode, ToolNode } from './projection'
 

@@ -2,9 +2,9 @@
 // `ctx.headless`, print the answer, exit with a code that says how the turn ended.
 import { resolve } from 'node:path'
 import { boot } from '@dsh/composition'
-import type {} from '@dsh/headless'
 import { HarnessError } from '@dsh/kernel'
 import type { SessionEvent } from '@dsh/session'
+import type {} from '@dsh/surface-headless'
 import { type ComposeRequest, compose } from '../config.js'
 import { ExitCode, exitCodeForRun } from '../exit-codes.js'
 import type { Io } from '../io.js'

@@ -14,7 +14,7 @@ export interface WebOptions {
   open?: boolean
 }
 
-/** The part of `ctx.webHost` (@dsh/web-host) this command uses. */
+/** The part of `ctx.webHost` (@dsh/surface-web) this command uses. */
 interface WebHostSeam {
   listen(options: {
     host?: string
@@ -33,7 +33,7 @@ export async function web(request: ComposeRequest, options: WebOptions, io: Io):
     if (!host) {
       throw new HarnessError(
         'CONFIG_NO_SERVER',
-        'the profile has no web-host (@dsh/web-host/server) row; use --profile web',
+        'the profile has no web-host (@dsh/surface-web/server) row; use --profile web',
         {
           surface: 'web',
         },

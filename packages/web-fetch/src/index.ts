@@ -1,4 +1,4 @@
-// @dsh/web: the web seam `ctx.web`. Providers register fetchers (the HTTP one is @dsh/web/fetch-http);
+// @dsh/web-fetch: the web seam `ctx.web`. Providers register fetchers (the HTTP one is @dsh/web-fetch/fetch-http);
 // callers fetch through the service, which picks the named provider or the only one. Also the address
 // policy every fetch provider applies (addresses.ts).
 import { type Context, HarnessError, Service } from '@dsh/kernel'

@@ -1,5 +1,5 @@
-// @dsh/web-host: the `ctx.webHost` seam. A surface (the `dsh web` command) asks it to listen; the
-// provider row `@dsh/web-host/server` serves unary JSON under /api, the downlink-only event streams
+// @dsh/surface-web: the `ctx.webHost` seam. A surface (the `dsh web` command) asks it to listen; the
+// provider row `@dsh/surface-web/server` serves unary JSON under /api, the downlink-only event streams
 // and the browser client's build, behind the trust fence of `./trust`.
 import { Service } from '@dsh/kernel'
 

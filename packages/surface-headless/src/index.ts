@@ -1,5 +1,5 @@
-// @dsh/headless: the one-shot runner seam `ctx.headless`. A surface (the `dsh run` command) asks it
-// to run one task to whole-agent idle; the provider row `@dsh/headless/runner` does the work through
+// @dsh/surface-headless: the one-shot runner seam `ctx.headless`. A surface (the `dsh run` command) asks it
+// to run one task to whole-agent idle; the provider row `@dsh/surface-headless/runner` does the work through
 // `ctx.agents` and `ctx.sessions`, so a patch can replace how headless runs behave.
 import { Service } from '@dsh/kernel'
 import type { LlmCallConfig, LlmErrorData, Usage } from '@dsh/llm'
