@@ -1,5 +1,5 @@
 // @dsh/context/retry: the recovery plugin. On `agent/request-error` it retries transient failures
-// (RATE_LIMIT, PROVIDER_UNAVAILABLE, NETWORK by default) a bounded number of times per step, with
+// (RATE_LIMIT, PROVIDER_UNAVAILABLE, NETWORK, TIMEOUT by default) a bounded number of times per step, with
 // exponential backoff, jitter and a cap, honouring the provider's Retry-After. Every retry is a durable
 // `recovery/retry` event in the open step, appended before the wait; giving up is `recovery/give-up`.
 // It never changes provider or model: the retried request is rebuilt by the loop from the same config.
@@ -23,7 +23,7 @@ export interface RetryConfig {
   maxRetryAfterMs?: number
   /** Share of the backoff that is randomised away (0 = none, 1 = full jitter). Default 0.5. */
   jitter?: number
-  /** Error codes retried. Default RATE_LIMIT, PROVIDER_UNAVAILABLE, NETWORK. */
+  /** Error codes retried. Default RATE_LIMIT, PROVIDER_UNAVAILABLE, NETWORK, TIMEOUT. */
   codes?: string[]
   /** In-process only (tests): the random source in [0, 1). */
   random?: () => number
@@ -53,7 +53,7 @@ function resolve(config: RetryConfig = {}) {
     maxDelayMs: c.maxDelayMs ?? 30_000,
     maxRetryAfterMs: c.maxRetryAfterMs ?? 120_000,
     jitter: c.jitter ?? 0.5,
-    codes: new Set(c.codes ?? ['RATE_LIMIT', 'PROVIDER_UNAVAILABLE', 'NETWORK']),
+    codes: new Set(c.codes ?? ['RATE_LIMIT', 'PROVIDER_UNAVAILABLE', 'NETWORK', 'TIMEOUT']),
     random: c.random ?? Math.random,
     sleep: c.sleep ?? abortableSleep,
   }

@@ -2,6 +2,7 @@
 // request body from dsh messages, POSTs it with fetch, reads the SSE stream and normalizes it into
 // stream chunks. Every failure (HTTP status, transport, malformed frame, timeout, abort) ends the
 // stream with a terminal chunk; nothing here throws to the consumer and nothing retries.
+import { type Dispatcher, fetch } from 'undici'
 import type { LlmAdapter, LlmDispatch, LlmRequest, ModelInfo, ProviderCatalog, ToolChoice } from './adapter.js'
 import { errorFinish, llmError } from './adapter.js'
 import type {
@@ -17,6 +18,7 @@ import type {
   UserContent,
 } from './messages.js'
 import { readSse } from './sse.js'
+import { type BodyPrefix, looksLikeSse, readPrefix } from './stream-body.js'
 
 export type Dialect = 'deepseek' | 'openai'
 
@@ -39,9 +41,14 @@ export interface ChatCompletionsOptions {
   thinking: boolean
   headers?: Readonly<Record<string, string>>
   /** Bound on the time until the first data event; keep-alive comments do not reset it. */
-  firstTokenTimeoutMs: number
+  firstByteTimeoutMs: number
   /** Bound on the silence between data events once the stream has started. */
   idleTimeoutMs: number
+  /**
+   * The HTTP client: its connect timeout is the third bound; its own header and body timeouts must be
+   * off so the two above are the only ones (see `createModelDispatcher`).
+   */
+  dispatcher: Dispatcher
 }
 
 /** The explicit efforts the DeepSeek API accepts; `none` turns thinking off. No silent aliasing. */
@@ -338,6 +345,43 @@ export function createChatCompletionsAdapter(options: ChatCompletionsOptions): L
   }
 }
 
+type TimeoutOption = 'connectTimeoutMs' | 'firstByteTimeoutMs' | 'idleTimeoutMs'
+
+/** A timeout is a retryable fault naming the bound that expired (its row option) and the endpoint. */
+function timeoutError(option: TimeoutOption, message: string, url: string): LlmErrorData {
+  return llmError(
+    'TIMEOUT',
+    `${message} (${option}, endpoint ${url}); raise ${option} in the provider row if the model needs longer`,
+  )
+}
+
+/**
+ * The body as an SSE stream, or an error when the server answered 200 with something else (an HTML
+ * login page, a JSON object): that is a misconfigured endpoint, not a stream cut, so it is reported
+ * with the content type and first bytes and is not retried. A body is accepted as SSE when its
+ * content type says so, or when its first bytes look like SSE fields (servers that omit the type).
+ */
+async function streamBody(
+  response: Awaited<ReturnType<typeof fetch>>,
+  label: string,
+  requestId: string | undefined,
+): Promise<{ stream: ReadableStream<Uint8Array> } | { error: LlmErrorData }> {
+  const type = response.headers.get('content-type') ?? ''
+  const body = response.body as ReadableStream<Uint8Array>
+  if (/event-stream/i.test(type)) return { stream: body }
+  const prefix: BodyPrefix = await readPrefix(body)
+  if (looksLikeSse(prefix.text)) return { stream: prefix.stream }
+  await prefix.stream.cancel().catch(() => {})
+  const shown = JSON.stringify(prefix.text.slice(0, 200))
+  return {
+    error: llmError(
+      'MALFORMED_RESPONSE',
+      `${label} answered with a body that is not an event stream (content type ${type || 'missing'}; first bytes ${shown}): check the base URL points at the API, not a web page or proxy`,
+      { requestId },
+    ),
+  }
+}
+
 async function* streamCompletion(dispatch: LlmDispatch, options: ChatCompletionsOptions): AsyncGenerator<StreamChunk> {
   const { call, request } = dispatch
   const label = options.dialect === 'deepseek' ? 'DeepSeek' : `${call.provider} (OpenAI-compatible)`
@@ -370,12 +414,12 @@ async function* streamCompletion(dispatch: LlmDispatch, options: ChatCompletions
   const secret = key?.value
 
   const controller = new AbortController()
-  let timedOut: string | undefined
+  let timedOut: LlmErrorData | undefined
   let timer: ReturnType<typeof setTimeout> | undefined
-  const arm = (ms: number, what: string) => {
+  const arm = (ms: number, option: TimeoutOption, what: string) => {
     clearTimeout(timer)
     timer = setTimeout(() => {
-      timedOut = `${what} within ${ms} ms`
+      timedOut = timeoutError(option, `${label} sent no ${what} within ${ms} ms`, url)
       controller.abort()
     }, ms)
   }
@@ -383,17 +427,21 @@ async function* streamCompletion(dispatch: LlmDispatch, options: ChatCompletions
   signal?.addEventListener('abort', onAbort, { once: true })
   const failure = (error: unknown, fallback: LlmErrorCode, what: string): LlmErrorData => {
     if (signal?.aborted) return llmError('ABORTED', 'the request was aborted')
-    if (timedOut) return llmError('TIMEOUT', `${label} sent no ${timedOut}`)
+    if (timedOut) return timedOut
     const cause = (error as { cause?: { code?: string; message?: string } })?.cause
+    if (cause?.code === 'UND_ERR_CONNECT_TIMEOUT') {
+      return timeoutError('connectTimeoutMs', `no connection to ${label} within the connect timeout`, url)
+    }
     const detail = redact(cause?.code ?? cause?.message ?? (error as Error)?.message ?? String(error), secret)
     return llmError(fallback, `${what}: ${detail}`)
   }
 
   try {
-    arm(options.firstTokenTimeoutMs, 'first token')
-    let response: Response
+    arm(options.firstByteTimeoutMs, 'firstByteTimeoutMs', 'first data byte')
+    let response: Awaited<ReturnType<typeof fetch>>
     try {
       response = await fetch(url, {
+        dispatcher: options.dispatcher,
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -444,9 +492,11 @@ async function* streamCompletion(dispatch: LlmDispatch, options: ChatCompletions
     const reader = new ChunkReader()
     let done = false
     try {
-      for await (const item of readSse(response.body)) {
+      const body = await streamBody(response, label, requestId)
+      if ('error' in body) return yield errorFinish(body.error)
+      for await (const item of readSse(body.stream)) {
         if (item.type === 'comment') continue
-        arm(options.idleTimeoutMs, 'data')
+        arm(options.idleTimeoutMs, 'idleTimeoutMs', 'data between stream events')
         if (item.data.trim() === '[DONE]') {
           done = true
           break

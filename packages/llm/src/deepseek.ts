@@ -3,9 +3,18 @@
 // reads DEEPSEEK_API_KEY / DEEPSEEK_BASE_URL / DSH_MODEL, the key at request time.
 import type { CredentialsService } from '@dsh/credentials'
 import type { Context } from '@dsh/kernel'
+import { Agent } from 'undici'
 import type { ModelInfo } from './adapter.js'
 import { type ChatCompletionsOptions, createChatCompletionsAdapter, type Dialect } from './chat-completions.js'
 import type { ReasoningEffort } from './messages.js'
+
+/**
+ * The HTTP client of one provider row. undici's own header and body timeouts (300 s each) are turned
+ * off: they would fire as an anonymous network error before or instead of the adapter's named bounds.
+ */
+export function createModelDispatcher(connectTimeoutMs: number): Agent {
+  return new Agent({ connect: { timeout: connectTimeoutMs }, headersTimeout: 0, bodyTimeout: 0 })
+}
 
 export interface ChatProviderConfig {
   /** Provider names this row serves. Default `["deepseek"]` (`["openai-compatible"]` for that module). */
@@ -22,11 +31,21 @@ export interface ChatProviderConfig {
   models?: ModelInfo[]
   /** Extra HTTP headers on every request (never put secrets here; use `apiKey`). */
   headers?: Record<string, string>
-  /** Bound on the wait for the first data event; keep-alives do not count. Default 600000 (10 min). */
+  /** Bound on opening the TCP/TLS connection. Default 30000 (30 s). */
+  connectTimeoutMs?: number
+  /**
+   * Bound from sending the request to the first data event; response headers and keep-alive comments
+   * do not end it (a queued reasoning model may send only keep-alives). Default 300000 (5 min).
+   */
+  firstByteTimeoutMs?: number
+  /** @deprecated the older name of `firstByteTimeoutMs`, still read when that is unset. */
   firstTokenTimeoutMs?: number
-  /** Bound on the silence between data events. Default 300000 (5 min). */
+  /** Bound on the silence between data events once streaming. Default 120000 (2 min). */
   idleTimeoutMs?: number
 }
+
+/** Defaults of the three model request bounds, milliseconds. */
+export const MODEL_TIMEOUTS = Object.freeze({ connect: 30_000, firstByte: 300_000, idle: 120_000 })
 
 const V4_EFFORTS: ReasoningEffort[] = ['none', 'low', 'high', 'max']
 
@@ -96,9 +115,11 @@ export function applyChatProvider(ctx: Context, config: ChatProviderConfig, defa
     models: config.models ?? defaults.models,
     thinking: config.thinking ?? true,
     headers: config.headers,
-    firstTokenTimeoutMs: config.firstTokenTimeoutMs ?? 600_000,
-    idleTimeoutMs: config.idleTimeoutMs ?? 300_000,
+    firstByteTimeoutMs: config.firstByteTimeoutMs ?? config.firstTokenTimeoutMs ?? MODEL_TIMEOUTS.firstByte,
+    idleTimeoutMs: config.idleTimeoutMs ?? MODEL_TIMEOUTS.idle,
+    dispatcher: createModelDispatcher(config.connectTimeoutMs ?? MODEL_TIMEOUTS.connect),
   }
+  ctx.effect(() => () => void options.dispatcher.close().catch(() => {}))
   ctx.llm.registerAdapter(providers, createChatCompletionsAdapter(options))
 }
 

@@ -305,12 +305,48 @@ describe('deepseek adapter over real HTTP', () => {
     expect(message).toMatchObject({ finishReason: 'error', error: { code: 'PROVIDER_UNAVAILABLE' } })
   })
 
-  it('bounds time to first token separately from keep-alives', async () => {
+  it('bounds time to first token separately from keep-alives (the older option name still works)', async () => {
     await using t = await setup({ firstTokenTimeoutMs: 150 })
     const keepAlives = Array.from({ length: 10 }, () => [{ comment: 'keep-alive' }, { delayMs: 30 }]).flat()
     t.server.enqueue({ type: 'sse', steps: [...keepAlives, { hang: true }] })
     const chunks = await collect(t.ctx.llm.stream({}, { messages: [user('hi')] }))
     expect(chunks.at(-1)).toMatchObject({ reason: 'error', error: { code: 'TIMEOUT' } })
+  })
+
+  it('fails a silent endpoint within firstByteTimeoutMs, naming the bound and the endpoint', async () => {
+    await using t = await setup({ firstByteTimeoutMs: 200 })
+    t.server.enqueue({ type: 'hang' })
+    const chunks = await collect(t.ctx.llm.stream({}, { messages: [user('hi')] }))
+    const error = (chunks.at(-1) as { error: { code: string; message: string } }).error
+    expect(error.code).toBe('TIMEOUT')
+    expect(error.message).toContain('firstByteTimeoutMs')
+    expect(error.message).toContain(`${t.server.url}/chat/completions`)
+    // The adapter hung up: the attempt ended rather than waiting on undici's own 300 s timeout.
+    expect(await t.server.waitForCancel(0)).toBeGreaterThan(0)
+  })
+
+  it('reports a 200 HTML page as not an event stream, with its content type and first bytes', async () => {
+    await using t = await setup()
+    const page = '<!DOCTYPE html><html><body>Sign in to the proxy</body></html>'
+    t.server.enqueue({ type: 'text', status: 200, body: page, headers: { 'content-type': 'text/html' } })
+    const chunks = await collect(t.ctx.llm.stream({}, { messages: [user('hi')] }))
+    const error = (chunks.at(-1) as { error: { code: string; message: string } }).error
+    expect(error.code).toBe('MALFORMED_RESPONSE')
+    expect(error.message).toContain('text/html')
+    expect(error.message).toContain('<!DOCTYPE html>')
+    expect(error.message).not.toContain('ended before completion')
+  })
+
+  it('accepts an SSE body whose server sent no event-stream content type', async () => {
+    await using t = await setup()
+    const sse = completionSteps({ text: 'untyped' })
+      .map((step) =>
+        'done' in step ? 'data: [DONE]\n\n' : 'data' in step ? `data: ${JSON.stringify(step.data)}\n\n` : '',
+      )
+      .join('')
+    t.server.enqueue({ type: 'text', status: 200, body: sse, headers: { 'content-type': 'text/plain' } })
+    const message = await assembleMessage(t.ctx.llm.stream({}, { messages: [user('hi')] }))
+    expect(message.content).toEqual([{ type: 'text', text: 'untyped' }])
   })
 
   it('fails with AUTH before any I/O when no key is configured', async () => {
