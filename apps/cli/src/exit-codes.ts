@@ -1,29 +1,37 @@
 // Process exit codes of `dsh`. Stable: scripts depend on them; add, never renumber.
-export const ExitCode = {
-  /** Success (for `run`: the turn ended `completed`). */
-  OK: 0,
-  /** An unexpected error. */
-  ERROR: 1,
-  /** Bad command-line usage. */
-  USAGE: 2,
-  /** Configuration problem: profile, bundle, patch, expression, credentials. */
-  CONFIG: 3,
-  /** The plugin tree did not fully activate (the activation audit lists why). */
-  BOOT: 4,
-  /** The subcommand is not available in this version. */
-  NOT_AVAILABLE: 5,
-  /** `dsh run`: the turn ended with an error (model or runtime). */
-  TURN_ERROR: 6,
-  /** `dsh run`: the turn was aborted (not by a signal to this process). */
-  ABORTED: 7,
-  /** `dsh run`: a policy blocked the turn (pre-step rejection, step limit). */
-  BLOCKED: 8,
-  /** `dsh run`: the model's answer was cut off at its output limit. */
-  MAX_TOKENS: 9,
-  /** Interrupted by SIGINT / SIGTERM (128 + signal number). */
-  SIGINT: 130,
-  SIGTERM: 143,
-} as const
+// One table feeds both the code (`ExitCode`) and `dsh --help`, so the help cannot drift from it.
+
+/** Each exit code with the one-line meaning `dsh --help` prints. */
+const EXIT_CODES = {
+  OK: { code: 0, meaning: 'success (for `run`: the turn completed)' },
+  ERROR: { code: 1, meaning: 'unexpected error (DSH_DEBUG=1 prints the stack)' },
+  USAGE: { code: 2, meaning: 'bad command-line usage' },
+  CONFIG: {
+    code: 3,
+    meaning: 'configuration: profile, bundle, patch, expression, credentials, provider or model',
+  },
+  BOOT: { code: 4, meaning: 'the plugin tree did not fully activate (the audit lists why)' },
+  NOT_AVAILABLE: { code: 5, meaning: 'the subcommand is not available in this version' },
+  TURN_ERROR: { code: 6, meaning: '`run`: the turn ended with an error (model or runtime)' },
+  ABORTED: { code: 7, meaning: '`run`: the turn was aborted (not by a signal to this process)' },
+  BLOCKED: { code: 8, meaning: '`run`: a policy blocked the turn (pre-step rejection, step limit)' },
+  MAX_TOKENS: { code: 9, meaning: "`run`: the model's answer was cut off at its output limit" },
+  SIGINT: { code: 130, meaning: 'interrupted by SIGINT (the session is saved and resumable)' },
+  SIGTERM: { code: 143, meaning: 'stopped by SIGTERM (the session is saved and resumable)' },
+} as const satisfies Record<string, { code: number; meaning: string }>
+
+type ExitCodeName = keyof typeof EXIT_CODES
+
+/** Exit codes by name (`ExitCode.CONFIG === 3`). */
+export const ExitCode = Object.fromEntries(Object.entries(EXIT_CODES).map(([name, { code }]) => [name, code])) as {
+  readonly [K in ExitCodeName]: (typeof EXIT_CODES)[K]['code']
+}
+
+/** The exit-code list of `dsh --help`, one code a line, from the same table as `ExitCode`. */
+export function exitCodeHelp(): string {
+  const rows = Object.values(EXIT_CODES).map(({ code, meaning }) => `  ${String(code).padEnd(4)}  ${meaning}`)
+  return `Exit codes:\n${rows.join('\n')}`
+}
 
 const CONFIG_CODES = /^(CONFIG_|PROFILE_|BUNDLE_|MODULE_)/
 

@@ -10,7 +10,7 @@ import { serve } from './commands/serve.js'
 import { sessionsExport, sessionsFork, sessionsList, sessionsShow } from './commands/sessions.js'
 import { type WebOptions, web } from './commands/web.js'
 import { type ComposeRequest, compose, type GlobalOptions } from './config.js'
-import { ExitCode, exitCodeFor } from './exit-codes.js'
+import { ExitCode, exitCodeFor, exitCodeHelp } from './exit-codes.js'
 import { type Io, processIo } from './io.js'
 
 const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
@@ -49,7 +49,7 @@ Environment:
   DSH_PROFILE   the default profile
   DSH_DEBUG=1   print stack traces and kernel debug logs
 
-Exit codes: 0 ok, 1 error, 2 usage, 3 configuration, 4 plugin tree did not activate, 5 not available yet.`,
+${exitCodeHelp()}`,
     )
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { ExitCode } from '../src/exit-codes.js'
 
 const bin = fileURLToPath(new URL('../bin/dsh.js', import.meta.url))
 const fixtures = fileURLToPath(new URL('../../../packages/composition/test/fixtures/', import.meta.url))
@@ -35,6 +36,19 @@ describe('dsh (built binary)', () => {
     expect(version.code).toBe(0)
     const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
     expect(version.stdout.trim()).toBe(pkg.version)
+  })
+
+  it('lists every exit code the code uses in --help, each with its meaning', () => {
+    const help = dsh('--help').stdout
+    const listed = help
+      .slice(help.indexOf('Exit codes:'))
+      .split('\n')
+      .slice(1)
+      .map((line) => /^ {2}(\d+) +\S/.exec(line)?.[1])
+      .filter((code) => code !== undefined)
+      .map(Number)
+    expect(listed).toEqual(Object.values(ExitCode))
+    expect(help).toMatch(/^ {2}9 +`run`: the model's answer was cut off/m)
   })
 
   it('creates profiles from the shipped templates on first use and dumps each with provenance', () => {

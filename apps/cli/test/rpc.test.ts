@@ -93,7 +93,12 @@ describe('dsh rpc on the wire', { timeout: 90_000 }, () => {
     expect(byId(4).error?.code).toBe(-32602)
     expect(byId(5).error?.code).toBe(-32601)
     expect(byId(6).error).toMatchObject({ code: -32000, data: { code: 'NOT_INITIALIZED' } })
-    expect((await server.reply(7)).result).toMatchObject({ protocolVersion: 1, cwd: home })
+    // The model the profile's sessions use, resolved, not the empty routing the client sent.
+    expect((await server.reply(7)).result).toMatchObject({
+      protocolVersion: 1,
+      cwd: home,
+      model: { provider: 'deepseek', model: expect.stringMatching(/^deepseek-/) },
+    })
     expect(byId(8).error?.code).toBe(-32602)
     expect(byId(9).error).toMatchObject({ code: -32602 })
     expect(byId(10).error?.code).toBe(-32602)

@@ -31,7 +31,11 @@ export class AgentLoopService extends Service {
   constructor(ctx: Context, config: AgentLoopConfig = {}) {
     super(ctx, 'agentLoop')
     this.config = config ?? {}
-    const driver: AgentDriver = { name: 'agent-loop', create: (owner, options) => this.create(owner, options) }
+    const driver: AgentDriver = {
+      name: 'agent-loop',
+      defaultModel: this.config.model,
+      create: (owner, options) => this.create(owner, options),
+    }
     ctx.agents.registerDriver(driver)
     const invariants = ctx.get('invariants')
     invariants?.register('@dsh/agent-loop', 'model-visible-means-logged', () => this.checkRequests())

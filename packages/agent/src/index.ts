@@ -74,6 +74,8 @@ export interface CreateAgentOptions {
 /** A driver creates agents; `@dsh/agent-loop` is the default one. */
 export interface AgentDriver {
   readonly name: string
+  /** The model settings an agent gets when `create` is given none (provider/model may be unresolved). */
+  readonly defaultModel?: Partial<LlmCallConfig>
   create(owner: Context, options: CreateAgentOptions): Promise<Agent>
 }
 
@@ -244,6 +246,11 @@ export class AgentsService extends Service {
         if (index >= 0) this.drivers.splice(index, 1)
       }
     }, `agents.registerDriver(${driver.name})`)
+  }
+
+  /** The active driver's model settings for agents created without their own (`{}` when it has none). */
+  defaultModel(): Partial<LlmCallConfig> {
+    return { ...this.drivers.at(-1)?.defaultModel }
   }
 
   /** Creates an agent with the active driver. Throws `NO_AGENT_DRIVER` when none is registered. */

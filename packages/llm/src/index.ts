@@ -184,12 +184,10 @@ export class LlmService extends Service {
   }
 
   /**
-   * Resolves provider, model and the adapter's defaults once and deep-freezes the result. Throws
-   * `INVALID_CALL_CONFIG` for malformed fields and `UNSUPPORTED_REASONING_EFFORT` when an explicit
-   * effort is not one the adapter accepts for that model, before any I/O. A provider without an adapter
-   * is not an error here: dispatching it yields a `NO_ADAPTER` terminal chunk.
+   * What a call with `config` would use: provider, model and the adapter's defaults filled in, without
+   * preparing it (surfaces show this as "the model"). Throws like `prepareCall`.
    */
-  prepareCall(config: Partial<LlmCallConfig> = {}): PreparedCall {
+  resolveCall(config: Partial<LlmCallConfig> = {}): LlmCallConfig {
     checkCallConfig(config)
     const provider = config.provider ?? this.defaultProvider
     const registration = this._routes.get(provider)
@@ -212,8 +210,21 @@ export class LlmService extends Service {
         )
       }
     }
+    return resolved
+  }
+
+  /**
+   * Resolves provider, model and the adapter's defaults once and deep-freezes the result. Throws
+   * `INVALID_CALL_CONFIG` for malformed fields and `UNSUPPORTED_REASONING_EFFORT` when an explicit
+   * effort is not one the adapter accepts for that model, before any I/O. A provider without an adapter
+   * is not an error here: dispatching it yields a `NO_ADAPTER` terminal chunk.
+   */
+  prepareCall(config: Partial<LlmCallConfig> = {}): PreparedCall {
+    const resolved = this.resolveCall(config)
+    // The adapter is bound now: a later `replace` or re-registration does not change a prepared call.
+    const registration = this._routes.get(resolved.provider)
     const prepared: PreparedCall = deepFreeze({ config: resolved })
-    this._prepared.set(prepared, { registration, adapter, dispatched: false })
+    this._prepared.set(prepared, { registration, adapter: registration?.adapter, dispatched: false })
     return prepared
   }
 

@@ -105,6 +105,21 @@ describe('the ctx.llm registry', () => {
     expect(seen).toHaveLength(1)
   })
 
+  it('resolves a config to what a call would use without preparing one', async () => {
+    const ctx = await setup()
+    ctx.llm.registerAdapter('a', textAdapter('a', 'hi'))
+    expect(ctx.llm.resolveCall()).toEqual({ provider: 'a', model: 'a-model', maxTokens: 100 })
+    expect(ctx.llm.resolveCall({ reasoningEffort: 'high' })).toEqual({
+      provider: 'a',
+      model: 'a-model',
+      reasoningEffort: 'high',
+      maxTokens: 100,
+    })
+    expect(codeOf(() => ctx.llm.resolveCall({ reasoningEffort: 'medium' }))).toBe('UNSUPPORTED_REASONING_EFFORT')
+    // The same resolution as a prepared call's.
+    expect(ctx.llm.prepareCall({ temperature: 0.2 }).config).toEqual(ctx.llm.resolveCall({ temperature: 0.2 }))
+  })
+
   it('refuses an unsupported explicit reasoning effort before any I/O, but never an unknown model', async () => {
     const ctx = await setup()
     const seen: LlmDispatch[] = []

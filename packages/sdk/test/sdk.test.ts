@@ -118,6 +118,14 @@ describe('@dsh/sdk over dsh rpc', { timeout: 90_000 }, () => {
     // The second request carried both tool results back to the model.
     const messages = server.requests.at(-1)?.body.messages as Array<{ role: string }>
     expect(messages.filter((message) => message.role === 'tool')).toHaveLength(2)
+     // initialize reported the model the session then used: the one its requests were sent with.
+    const { model } = await dsh.start()
+    expect(model.provider).toBe('deepseek')
+    expect(model.model).not.toBe('')
+    const headers = log.filter((event) => event.type === 'request/header')
+    expect(headers.length).toBeGreaterThan(0)
+    for (const header of headers) expect(header.data.config).toMatchObject(model)
+    expect(server.requests.at(-1)?.body.model).toBe(model.model)
   })
 
   it('steers a running turn: the activity interval of run() covers the steered step', async () => {

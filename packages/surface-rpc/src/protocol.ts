@@ -1,5 +1,6 @@
 // The `dsh rpc` wire protocol: newline-delimited JSON-RPC 2.0 with named params over stdio. Plain
 // types and constants only (no runtime imports), shared by the server row and the client SDKs.
+import type { ReasoningEffort } from '@dsh/llm'
 
 /** The protocol version `initialize` negotiates. Bumped only for incompatible changes. */
 export const RPC_PROTOCOL_VERSION = 1
@@ -52,6 +53,13 @@ export interface ModelRoute {
   model?: string
 }
 
+/** The model a session uses: provider and model resolved, with the reasoning effort when the provider has one. */
+export interface ResolvedModel {
+  provider: string
+  model: string
+  reasoningEffort?: ReasoningEffort
+}
+
 // ---- requests (client -> server) ----
 
 export interface InitializeParams {
@@ -70,7 +78,8 @@ export interface InitializeResult {
   serverInfo: { name: string; version: string }
   /** The resolved working directory. */
   cwd: string
-  model: ModelRoute
+  /** What a session created without its own routing uses (the profile's defaults under this connection's routing). */
+  model: ResolvedModel
   capabilities: {
     /** Whether sessions are durable (a persistence row is active): resume, list and fork need it. */
     persistence: boolean

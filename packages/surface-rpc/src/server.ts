@@ -25,6 +25,7 @@ import {
   type InitializeResult,
   type ModelRoute,
   type PromptResult,
+  type ResolvedModel,
   RPC_PROTOCOL_VERSION,
   type RpcNotifications,
   type SessionListResult,
@@ -95,6 +96,8 @@ class Connection implements RpcConnection {
   private readonly flushing = new Set<string>()
   private readonly disposers: Array<() => void> = []
   private init: InitializeResult | undefined
+  /** The model routing `initialize` asked for; sessions fall back to it. */
+  private route: ModelRoute = {}
   private closing: Promise<void> | undefined
   private finishing: Promise<void> | undefined
   private readonly log: (line: string) => void
@@ -270,7 +273,7 @@ class Connection implements RpcConnection {
   }
 
   private modelOf(params: Record<string, unknown>): Partial<LlmCallConfig> {
-    const route: ModelRoute = { ...this.init?.model }
+    const route: ModelRoute = { ...this.route }
     const provider = optionalString(params, 'provider')
     const model = optionalString(params, 'model')
     if (provider) route.provider = provider
@@ -288,11 +291,12 @@ class Connection implements RpcConnection {
     if (provider) route.provider = provider
     if (model) route.model = model
     const base = launcherCwd(this.ctx) ?? process.cwd()
+    this.route = route
     this.init = {
       protocolVersion: RPC_PROTOCOL_VERSION,
       serverInfo: { name: SERVER_NAME, version: SERVER_VERSION },
       cwd: cwd === undefined ? base : resolve(base, cwd),
-      model: route,
+      model: this.defaultModel(route),
       capabilities: {
         persistence: Boolean(this.ctx.get('sessionPersistence')),
         approvals: Boolean(this.ctx.get('approval')),
@@ -300,6 +304,15 @@ class Connection implements RpcConnection {
       },
     }
     return this.init
+  }
+
+  /** What a session created with `route` uses: the profile's agent settings under the route, resolved by `ctx.llm`. */
+  private defaultModel(route: ModelRoute): ResolvedModel {
+    const config = { ...this.ctx.agents.defaultModel(), ...route }
+    const llm = this.ctx.get('llm')
+    if (!llm) return { provider: config.provider ?? '', model: config.model ?? '' }
+    const { provider, model, reasoningEffort } = llm.resolveCall(config)
+    return reasoningEffort === undefined ? { provider, model } : { provider, model, reasoningEffort }
   }
 
   /** Creates an agent on `session` (or a fresh one); teardown waits for creations in progress. */

@@ -5,7 +5,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { createRequire } from 'node:module'
 import type { Socket } from 'node:net'
-import { dirname, extname, join, normalize, resolve, sep } from 'node:path'
+import { dirname, extname, isAbsolute, join, normalize, resolve, sep } from 'node:path'
 import type { Agent } from '@dsh/agent'
 import { type Context, HarnessError, toJsonSafe } from '@dsh/kernel'
 import type { Session } from '@dsh/session'
@@ -95,7 +95,8 @@ export class WebHostService extends WebHost {
     })
 
     const handle = async (req: IncomingMessage, res: ServerResponse) => {
-      const url = new URL(req.url ?? '/', 'http://host.invalid')
+      const url = requestUrl(req.url)
+      if (!url) return sendJson(res, 400, { error: { code: 'BAD_REQUEST_TARGET', message: badTarget(req.url) } })
       const queryToken = url.searchParams.get('token') ?? undefined
       const verdict = checkRequest({ method: req.method ?? 'GET', headers: req.headers, queryToken }, fence)
       if (!verdict.ok) return sendJson(res, verdict.status, { error: { code: verdict.code, message: verdict.message } })
@@ -124,12 +125,13 @@ export class WebHostService extends WebHost {
     }
 
     server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
-      const url = new URL(req.url ?? '/', 'http://host.invalid')
+      const url = requestUrl(req.url)
       const verdict = checkRequest({ method: 'GET', headers: req.headers, upgrade: true }, fence)
       const refuse = (status: number, text: string) => {
         socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`)
       }
       if (!verdict.ok) return refuse(verdict.status, verdict.code)
+      if (!url) return refuse(400, 'Bad Request')
       const sessionMatch = /^\/api\/streams\/session\/([A-Za-z0-9_.-]+)$/.exec(url.pathname)
       if (url.pathname !== '/api/streams/host' && !sessionMatch) return refuse(404, 'Not Found')
       wss.handleUpgrade(req, socket, head, (ws) => {
@@ -217,7 +219,7 @@ class Api {
       // Choosing a directory is management: only from this machine.
       if (cwd !== undefined && !loopback)
         throw new ApiError(403, 'LOOPBACK_ONLY', 'choosing a directory is loopback-only')
-      const agent = await state.create(cwd)
+      const agent = await state.create(cwd === undefined ? undefined : checkCwd(cwd))
       return { sessionId: agent.session.id, cwd: agent.session.header.cwd }
     }
     const session = /^\/api\/sessions\/([A-Za-z0-9_.-]+)\/([a-z-]+)$/.exec(path)
@@ -317,6 +319,39 @@ class Api {
     }
     return { credentials: rows }
   }
+}
+
+/**
+ * The request target as a URL on a fixed base, or undefined when it is not a plain path: `//x` would
+ * otherwise parse as a host named `x`, and `//` alone does not parse at all.
+ */
+function requestUrl(target: string | undefined): URL | undefined {
+  if (target === undefined) return new URL('http://host.invalid/')
+  if (!target.startsWith('/') || target.startsWith('//')) return undefined
+  try {
+    return new URL(`http://host.invalid${target}`)
+  } catch {
+    return undefined
+  }
+}
+
+function badTarget(target: string | undefined): string {
+  return `bad request path ${JSON.stringify(target)}: a path starts with a single "/" (e.g. / or /api/sessions)`
+}
+
+/**
+ * A client-chosen session directory: absolute (ACP asks the same) and existing, so a typo fails here
+ * and not at the first tool call. Leaving `cwd` out is the way to get the host's directory (the only
+ * way for a client that is not on this machine), so an empty string is refused, not read as "default".
+ */
+function checkCwd(cwd: string): string {
+  const defaultHint = 'or leave "cwd" out for the host\'s working directory'
+  if (!cwd.trim()) throw badParams(`"cwd" is empty: send an absolute directory (e.g. "/home/me/project"), ${defaultHint}`)
+  if (!isAbsolute(cwd))
+    throw badParams(`"cwd" must be an absolute path, got ${JSON.stringify(cwd)} (e.g. "/home/me/project"), ${defaultHint}`)
+  if (!existsSync(cwd) || !statSync(cwd).isDirectory())
+    throw badParams(`"cwd" ${JSON.stringify(cwd)} is not an existing directory; create it first, ${defaultHint}`)
+  return cwd
 }
 
 function sinceOf(url: URL): number {
