@@ -118,7 +118,7 @@ describe('@dsh/sdk over dsh rpc', { timeout: 90_000 }, () => {
     // The second request carried both tool results back to the model.
     const messages = server.requests.at(-1)?.body.messages as Array<{ role: string }>
     expect(messages.filter((message) => message.role === 'tool')).toHaveLength(2)
-     // initialize reported the model the session then used: the one its requests were sent with.
+    // initialize reported the model the session then used: the one its requests were sent with.
     const { model } = await dsh.start()
     expect(model.provider).toBe('deepseek')
     expect(model.model).not.toBe('')

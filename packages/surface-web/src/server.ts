@@ -346,9 +346,12 @@ function badTarget(target: string | undefined): string {
  */
 function checkCwd(cwd: string): string {
   const defaultHint = 'or leave "cwd" out for the host\'s working directory'
-  if (!cwd.trim()) throw badParams(`"cwd" is empty: send an absolute directory (e.g. "/home/me/project"), ${defaultHint}`)
+  if (!cwd.trim())
+    throw badParams(`"cwd" is empty: send an absolute directory (e.g. "/home/me/project"), ${defaultHint}`)
   if (!isAbsolute(cwd))
-    throw badParams(`"cwd" must be an absolute path, got ${JSON.stringify(cwd)} (e.g. "/home/me/project"), ${defaultHint}`)
+    throw badParams(
+      `"cwd" must be an absolute path, got ${JSON.stringify(cwd)} (e.g. "/home/me/project"), ${defaultHint}`,
+    )
   if (!existsSync(cwd) || !statSync(cwd).isDirectory())
     throw badParams(`"cwd" ${JSON.stringify(cwd)} is not an existing directory; create it first, ${defaultHint}`)
   return cwd
