@@ -98,8 +98,14 @@ ${exitCodeHelp()}`,
     .option('--cwd <dir>', 'working directory of the session (default: the current directory)')
     .addOption(
       new Option('--permission-mode <mode>', 'what tools may do without asking')
-        .choices(['read-only', 'workspace-write', 'danger-full-access'])
+        .choices(['read-only', 'workspace-write', 'danger-full-access', 'offline'])
         .default('workspace-write'),
+    )
+    .addOption(
+      new Option('--network <policy>', 'network of sandboxed commands (default: the profile, normally on)').choices([
+        'on',
+        'off',
+      ]),
     )
     .option('-y, --yes', 'allow actions that need approval, once each (headless cannot ask a person)')
     .addOption(new Option('--max-turns <n>', 'stop after this many turns').argParser(positiveInt))

@@ -157,9 +157,13 @@ export function apply(ctx: Context, config: BashToolConfig = {}): void {
       render: (scope) => {
         const policy = policies.resolve(scope.sessionId)
         if (policy.mode === 'danger-full-access')
-          return 'Sandbox: danger-full-access (commands and file tools may write anywhere).'
+          return 'Sandbox: danger-full-access (commands and file tools may write anywhere; network on).'
         const roots = policy.writableRoots.length ? policy.writableRoots.join(', ') : 'nothing (read-only)'
-        return `Sandbox: ${policy.mode}. bash and the file tools may write only to: ${roots}. A write elsewhere fails with a [sandbox: denied ...] line; retry with sandbox_permissions only if it is really needed.`
+        const network = policy.network === 'off' ? 'Network: off (commands cannot reach any host).' : 'Network: on.'
+        const secrets = policy.secretPaths.length
+          ? ` Credential stores are hidden from bash and refused by the file tools: ${policy.secretPaths.join(', ')}.`
+          : ''
+        return `Sandbox: ${policy.mode}. bash and the file tools may write only to: ${roots}. A write elsewhere fails with a [sandbox: denied ...] line; retry with sandbox_permissions only if it is really needed. ${network}${secrets}`
       },
     })
   }

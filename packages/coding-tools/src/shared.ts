@@ -165,6 +165,11 @@ export async function fsFailure(
       const effective = effectivePolicy(ctx, call, policy)
       throw new ToolError(`${effective ? sandboxDenialHint(effective) : '[sandbox: denied]'} ${error.message}.`, code)
     }
+    case 'FS_SECRET_DENIED':
+      throw new ToolError(
+        `[secret: refused] ${error.message}. Do not try to read it another way; if the task needs it, ask the user.`,
+        code,
+      )
     case 'FS_INVALID_PATTERN':
       throw new ToolError(`Invalid pattern: ${error.message}`, code)
     default:

@@ -11,10 +11,11 @@ import JobsService from '@dsh/jobs'
 import { Context } from '@dsh/kernel'
 import type { ToolResultContent } from '@dsh/llm'
 import BwrapSandbox from '@dsh/sandbox/bwrap'
-import LocalSandboxPolicy from '@dsh/sandbox/policy'
+import LocalSandboxPolicy, { type SandboxPolicyConfig } from '@dsh/sandbox/policy'
 import SessionService from '@dsh/session'
 import SandboxBash from '@dsh/shell/bash-sandbox'
 import LocalSubprocess from '@dsh/subprocess/local'
+import SystemPromptService from '@dsh/system-prompt'
 import { type ToolResult, ToolsService } from '@dsh/tools'
 import * as bashTool from '../src/bash-tool.js'
 import * as fsTools from '../src/fs-tools.js'
@@ -35,12 +36,18 @@ export interface WorldOptions {
   maxInlineBytes?: number
   /** The bwrap executable (a missing one makes every confined command fail closed). */
   bwrap?: string
+  /** More sandbox policy config (home, secretPaths, network). */
+  policy?: Omit<SandboxPolicyConfig, 'mode' | 'workspaceRoot'>
 }
 
 /** Registers the world's plugins on `root` (everything but sessions/tools/approval). */
 export async function mountWorld(root: Context, ws: string, options: WorldOptions = {}) {
   await root.plugin(LocalSubprocess)
-  await root.plugin(LocalSandboxPolicy, { mode: (options.mode ?? 'workspace-write') as never, workspaceRoot: ws })
+  await root.plugin(LocalSandboxPolicy, {
+    ...options.policy,
+    mode: (options.mode ?? 'workspace-write') as never,
+    workspaceRoot: ws,
+  })
   await root.plugin(BwrapSandbox, options.bwrap ? { command: options.bwrap } : {})
   await root.plugin(SandboxBash, { cwd: ws, graceMs: 100 })
   await root.plugin(SandboxFs, { cwd: ws })
@@ -60,6 +67,7 @@ export async function createWorld(options: WorldOptions = {}) {
   await root.plugin(SessionService, { cwd: ws })
   await root.plugin(ApprovalService)
   await root.plugin(ToolsService)
+  await root.plugin(SystemPromptService)
   const fibers = await mountWorld(root, ws, options)
   const session = root.sessions.create({ id: 's1', cwd: ws })
   let n = 0

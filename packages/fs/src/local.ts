@@ -132,6 +132,7 @@ export class LocalFs extends Service implements FileSystem {
 
   async readText(path: string, options: FsCallOptions & { maxBytes?: number } = {}): Promise<TextFile> {
     const abs = this.resolvePath(path, options)
+    this.readFence(abs, options)
     const max = options.maxBytes ?? this.config.maxTextBytes ?? 10 * 1024 * 1024
     try {
       const stats = await stat(abs)
@@ -152,6 +153,7 @@ export class LocalFs extends Service implements FileSystem {
 
   async readBytes(path: string, options: FsCallOptions & { maxBytes: number }) {
     const abs = this.resolvePath(path, options)
+    this.readFence(abs, options)
     if (!Number.isInteger(options?.maxBytes) || options.maxBytes < 0) {
       throw new HarnessError('FS_READ_UNBOUNDED', 'readBytes needs an integer maxBytes >= 0', { path: abs })
     }
@@ -321,6 +323,7 @@ export class LocalFs extends Service implements FileSystem {
     const abs = this.resolvePath(path, options)
     const info = await this.stat(abs)
     if (!info) throw fsError('FS_NOT_FOUND', `${abs} does not exist`, { path: abs })
+    if (info.kind !== 'directory') this.readFence(abs, options)
     const include = options.include ? globMatcher(options.include) : undefined
     const limit = options.limit ?? 200
     const matches: GrepMatch[] = []
@@ -337,6 +340,8 @@ export class LocalFs extends Service implements FileSystem {
       if (include && !include(file.rel)) continue
       let bytes: Buffer
       try {
+        // A hidden file inside the searched tree is skipped like an unreadable one.
+        this.readFence(file.abs, options)
         const s = await stat(file.abs)
         if (!s.isFile() || s.size > MAX_GREP_FILE_BYTES) continue
         bytes = await readFile(file.abs)
@@ -366,6 +371,9 @@ export class LocalFs extends Service implements FileSystem {
   protected async fence(abs: string, _options: FsCallOptions): Promise<string> {
     return abs
   }
+
+  /** Throws when the content of `abs` may not be read under the call's policy. Local: never. */
+  protected readFence(_abs: string, _options: FsCallOptions): void {}
 
   /** Runs between staging the temp file and publishing it (a seam for tests and auditors). */
   protected async beforePublish(_abs: string, _target: string): Promise<void> {}

@@ -3,6 +3,8 @@
 // and must lie in a writable root of the call's policy; the check runs again right before the
 // publish, and the write goes to the canonical path, so a link swapped in between is refused.
 // This narrows the symlink race; it cannot defeat a hostile writer in this same process.
+// Reads of the policy's secret paths (credentials, ~/.ssh...) are refused with FS_SECRET_DENIED,
+// checked on the canonical path so a symlink in the workspace does not lead around it.
 import type { Context } from '@dsh/kernel'
 import { canonicalPath, isWithin, type SandboxPolicy, type SandboxPolicyService } from '@dsh/sandbox'
 import { type FsCallOptions, fsError } from './index.js'
@@ -22,6 +24,20 @@ export class SandboxFs extends LocalFs {
   policyFor(options: FsCallOptions): SandboxPolicy {
     if (options.policy) return options.policy
     return (this.home.get('sandboxPolicy') as SandboxPolicyService).resolve(options.sessionId)
+  }
+
+  protected override readFence(abs: string, options: FsCallOptions): void {
+    const secrets = this.policyFor(options).secretPaths
+    if (secrets.length === 0) return
+    const target = canonicalPath(abs)
+    const secret = secrets.find((path) => isWithin(target, path))
+    if (secret === undefined) return
+    const where = target === abs ? abs : `${abs} (which resolves to ${target})`
+    throw fsError(
+      'FS_SECRET_DENIED',
+      `reading ${where} is not allowed: ${secret} holds credentials and is hidden from tools (the sandbox policy's secret paths)`,
+      { path: abs, target, secret },
+    )
   }
 
   protected override async fence(abs: string, options: FsCallOptions): Promise<string> {

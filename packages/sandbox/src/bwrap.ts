@@ -1,16 +1,18 @@
 // @dsh/sandbox/bwrap: confines processes with bubblewrap. The whole filesystem is mounted read-only,
-// the policy's writable roots are bound read-write on top, /dev and /proc are fresh, and the process
-// gets its own PID namespace so that its whole tree dies with it. Activates even when bwrap is missing:
+// the policy's writable roots are bound read-write on top, its secret paths are masked (an empty
+// read-only tmpfs over a directory, /dev/null over a file), /dev and /proc are fresh, the network is
+// cut when the policy says `off`, and the process gets its own PID namespace so that its whole tree
+// dies with it. Activates even when bwrap is missing:
 // availability is probed on first use and `confine` then fails closed, per call.
 import { execFile } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type { Sandbox, SandboxAvailability, SandboxPolicy } from './index.js'
 
 export interface BwrapConfig {
   /** The bwrap executable. Default: `bwrap` on PATH. */
   command?: string
-  /** Cut the network off in read-only and workspace-write (`--unshare-net`). Default false. */
+  /** Cut the network off in every confined call, whatever the policy's `network` says. Default false. */
   isolateNetwork?: boolean
 }
 
@@ -29,6 +31,15 @@ function probe(command: string): Promise<SandboxAvailability> {
       },
     )
   })
+}
+
+/** bwrap arguments hiding `path`: nothing when it vanished since the policy listed it. */
+function maskArgs(path: string): string[] {
+  try {
+    return statSync(path).isDirectory() ? ['--tmpfs', path, '--remount-ro', path] : ['--ro-bind', '/dev/null', path]
+  } catch {
+    return []
+  }
 }
 
 export class BwrapSandbox extends Service implements Sandbox {
@@ -61,8 +72,10 @@ export class BwrapSandbox extends Service implements Sandbox {
     }
     const args = [this.config.command ?? 'bwrap', '--ro-bind', '/', '/']
     for (const root of policy.writableRoots) if (existsSync(root)) args.push('--bind', root, root)
+    // Masks come after the binds: a secret inside a writable root (a HOME under /tmp) is still hidden.
+    for (const secret of policy.secretPaths) args.push(...maskArgs(secret))
     args.push('--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--die-with-parent')
-    if (this.config.isolateNetwork) args.push('--unshare-net')
+    if (policy.network === 'off' || this.config.isolateNetwork) args.push('--unshare-net')
     args.push('--chdir', options.cwd, '--', ...argv)
     return args
   }

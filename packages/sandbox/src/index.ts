@@ -35,12 +35,26 @@ export function isStrictlyWider(wider: SandboxMode, narrower: SandboxMode): bool
   return SANDBOX_MODES.indexOf(wider) > SANDBOX_MODES.indexOf(narrower)
 }
 
+/** Whether confined commands reach the network: `on` (shared with the host) or `off` (own namespace). */
+export type NetworkPolicy = 'on' | 'off'
+
+export function isNetworkPolicy(value: unknown): value is NetworkPolicy {
+  return value === 'on' || value === 'off'
+}
+
 /** The effective policy of one call. Paths are absolute and canonical (symlinks resolved). */
 export interface SandboxPolicy {
   readonly mode: SandboxMode
   readonly workspaceRoot: string
   /** Where writes are allowed: empty for read-only; workspace + temp dirs for workspace-write. */
   readonly writableRoots: readonly string[]
+  /**
+   * Existing paths holding credentials that confined calls may not read (masked for bash, refused by
+   * the fs tools). Empty under danger-full-access, which confines nothing.
+   */
+  readonly secretPaths: readonly string[]
+  /** Network of confined commands; danger-full-access is always `on`. */
+  readonly network: NetworkPolicy
   /** Set when this policy is an approved per-call escalation (the mode it widened). */
   readonly escalatedFrom?: SandboxMode
 }
@@ -49,6 +63,8 @@ export interface SandboxPolicy {
 export interface PermissionPreset {
   mode: SandboxMode
   approval: 'ask' | 'never'
+  /** The network of confined commands; unset keeps the policy row's default. */
+  network?: NetworkPolicy
 }
 
 /** `ctx.sandboxPolicy`. Provider: `@dsh/sandbox/policy`. */
@@ -62,10 +78,11 @@ export interface SandboxPolicyService {
   resolve(sessionId?: string, mode?: SandboxMode): SandboxPolicy
   /**
    * Switches a session's mode: appends the durable `sandbox/mode` event (when the session is live in
-   * `ctx.sessions`), applies the preset's approval policy, emits `sandbox/mode-changed`.
-   * Throws `SANDBOX_MODE_INVALID` for an unknown mode or preset.
+   * `ctx.sessions`), applies the preset's approval policy, emits `sandbox/mode-changed`. `network`
+   * (else the preset's, else the session's current one) is recorded in the same event.
+   * Throws `SANDBOX_MODE_INVALID` for an unknown mode, preset or network value.
    */
-  setMode(sessionId: string, mode: SandboxMode | string): SandboxMode
+  setMode(sessionId: string, mode: SandboxMode | string, options?: { network?: NetworkPolicy | string }): SandboxMode
   /** The configured presets by name. */
   presets(): Readonly<Record<string, PermissionPreset>>
 }

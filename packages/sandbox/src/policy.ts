@@ -1,19 +1,23 @@
 // @dsh/sandbox/policy: `ctx.sandboxPolicy`. The mode of a session comes from (newest first) a
 // switch in this process, the session log's last `sandbox/mode` event, the configured default.
 // Writable roots are derived from the mode: the workspace plus the temp dirs, canonicalized.
-import { tmpdir } from 'node:os'
+import { homedir, tmpdir } from 'node:os'
 import type { ApprovalService } from '@dsh/approval'
+import type { CredentialsService } from '@dsh/credentials'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type { SessionService } from '@dsh/session'
 import {
   canonicalPath as canonical,
   checkMode,
+  isNetworkPolicy,
   isSandboxMode,
+  type NetworkPolicy,
   type PermissionPreset,
   type SandboxMode,
   type SandboxPolicy,
   type SandboxPolicyService,
 } from './index.js'
+import { secretPaths } from './secrets.js'
 
 export interface SandboxPolicyConfig {
   /** The mode of sessions that never switched. Default `read-only` (the fail-safe; bundles override). */
@@ -24,18 +28,27 @@ export interface SandboxPolicyConfig {
   writableRoots?: string[]
   /** Permission presets by name; `setMode` accepts a preset name or a mode. Defaults: one per mode. */
   presets?: Record<string, PermissionPreset>
+  /** Network of confined commands for sessions that never chose one. Default `on`. */
+  network?: NetworkPolicy
+  /** More paths hidden from confined calls, besides the built-in list (`~/` is the home). */
+  secretPaths?: string[]
+  /** The user's home for the built-in secret list. Default: the OS home directory. */
+  home?: string
 }
 
 export const DEFAULT_PRESETS: Readonly<Record<string, PermissionPreset>> = Object.freeze({
   'read-only': { mode: 'read-only', approval: 'ask' },
   'workspace-write': { mode: 'workspace-write', approval: 'ask' },
   'danger-full-access': { mode: 'danger-full-access', approval: 'never' },
+  offline: { mode: 'workspace-write', approval: 'ask', network: 'off' },
 })
 
 export class LocalSandboxPolicy extends Service implements SandboxPolicyService {
   static readonly provide = 'sandboxPolicy'
   private readonly overrides = new Map<string, SandboxMode>()
+  private readonly networkOverrides = new Map<string, NetworkPolicy>()
   private readonly defaultMode: SandboxMode
+  private readonly defaultNetwork: NetworkPolicy
   private readonly presetTable: Record<string, PermissionPreset>
   private readonly config: SandboxPolicyConfig
   private readonly home: Context
@@ -45,6 +58,7 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
     this.home = ctx
     this.config = config ?? {}
     this.defaultMode = checkMode(this.config.mode ?? 'read-only', 'sandboxPolicy config mode')
+    this.defaultNetwork = checkNetwork(this.config.network ?? 'on', 'sandboxPolicy config network')
     this.presetTable = { ...DEFAULT_PRESETS, ...(this.config.presets ?? {}) }
     // A resumed session gets its preset's approval policy back (the mode itself is read from the log).
     ctx.on('session/restored', (session) => {
@@ -55,6 +69,7 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
     })
     for (const [name, preset] of Object.entries(this.presetTable)) {
       checkMode(preset?.mode, `sandboxPolicy preset ${name}`)
+      if (preset.network !== undefined) checkNetwork(preset.network, `sandboxPolicy preset ${name} network`)
       if (preset.approval !== 'ask' && preset.approval !== 'never') {
         throw new HarnessError(
           'SANDBOX_MODE_INVALID',
@@ -87,6 +102,21 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
     return this.defaultMode
   }
 
+  /** The session's network: a switch in this process, else its last logged choice, else the default. */
+  network(sessionId?: string): NetworkPolicy {
+    if (sessionId === undefined) return this.defaultNetwork
+    const override = this.networkOverrides.get(sessionId)
+    if (override) return override
+    const events = this.session(sessionId)?.events ?? []
+    for (let i = events.length - 1; i >= 0; i--) {
+      const event = events[i]
+      if (event?.type !== 'sandbox/mode') continue
+      const network = (event.data as { network?: unknown }).network
+      if (isNetworkPolicy(network)) return network
+    }
+    return this.defaultNetwork
+  }
+
   resolve(sessionId?: string, mode?: SandboxMode): SandboxPolicy {
     const effective = mode === undefined ? this.mode(sessionId) : checkMode(mode, 'sandboxPolicy.resolve')
     const workspace = canonical(
@@ -103,15 +133,40 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
               ...(this.config.writableRoots ?? []).map(canonical),
             ]),
           ]
-    return Object.freeze({ mode: effective, workspaceRoot: workspace, writableRoots: Object.freeze(writable) })
+    const confined = effective !== 'danger-full-access'
+    const credentials = this.home.get('credentials') as CredentialsService | undefined
+    const secrets = confined
+      ? secretPaths({
+          home: this.config.home ?? homedir(),
+          dshHome: credentials?.home,
+          workspace,
+          extra: this.config.secretPaths,
+        })
+      : []
+    return Object.freeze({
+      mode: effective,
+      workspaceRoot: workspace,
+      writableRoots: Object.freeze(writable),
+      secretPaths: Object.freeze(secrets),
+      network: confined ? this.network(sessionId) : 'on',
+    })
   }
 
-  setMode(sessionId: string, modeOrPreset: SandboxMode | string): SandboxMode {
+  setMode(
+    sessionId: string,
+    modeOrPreset: SandboxMode | string,
+    options: { network?: NetworkPolicy | string } = {},
+  ): SandboxMode {
     const preset = this.presetTable[modeOrPreset]
     const mode = preset ? preset.mode : checkMode(modeOrPreset, 'sandboxPolicy.setMode')
+    const network = checkNetwork(
+      options.network ?? preset?.network ?? this.network(sessionId),
+      'sandboxPolicy.setMode network',
+    )
     const previous = this.mode(sessionId)
-    this.session(sessionId)?.append('sandbox/mode', { mode })
+    this.session(sessionId)?.append('sandbox/mode', { mode, network })
     this.overrides.set(sessionId, mode)
+    this.networkOverrides.set(sessionId, network)
     const approval = this.ctx.get('approval') as ApprovalService | undefined
     const binding = preset ?? this.presetTable[mode]
     if (approval && binding) approval.setPolicy(sessionId, binding.approval)
@@ -123,6 +178,13 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
     const sessions = (this.ctx.get('sessions') ?? this.home.get('sessions')) as SessionService | undefined
     return sessions?.get(sessionId)
   }
+}
+
+function checkNetwork(value: unknown, where: string): NetworkPolicy {
+  if (!isNetworkPolicy(value)) {
+    throw new HarnessError('SANDBOX_MODE_INVALID', `${where}: network must be "on" or "off"`, { value: String(value) })
+  }
+  return value
 }
 
 export default LocalSandboxPolicy

@@ -21,7 +21,13 @@ describe('ctx.sandboxPolicy', () => {
   it('defaults to read-only and derives writable roots from the mode', async () => {
     const root = await setup({ workspaceRoot: '/work/main' })
     expect(root.sandboxPolicy.mode()).toBe('read-only')
-    expect(root.sandboxPolicy.resolve()).toEqual({ mode: 'read-only', workspaceRoot: '/work/main', writableRoots: [] })
+    expect(root.sandboxPolicy.resolve()).toEqual({
+      mode: 'read-only',
+      workspaceRoot: '/work/main',
+      writableRoots: [],
+      secretPaths: expect.any(Array),
+      network: 'on',
+    })
     const ww = root.sandboxPolicy.resolve(undefined, 'workspace-write')
     expect(ww.writableRoots).toEqual([...new Set(['/work/main', realpathSync('/tmp'), realpathSync(tmpdir())])])
     expect(isStrictlyWider('danger-full-access', 'workspace-write')).toBe(true)
@@ -122,7 +128,13 @@ describe('ctx.sandbox (bwrap)', () => {
   it('wraps argv with a read-only root and writable binds; returns argv unchanged in full access', async () => {
     const root = new Context()
     await root.plugin(BwrapSandbox)
-    const policy = { mode: 'workspace-write' as const, workspaceRoot: '/tmp', writableRoots: ['/tmp'] }
+    const policy = {
+      mode: 'workspace-write' as const,
+      workspaceRoot: '/tmp',
+      writableRoots: ['/tmp'],
+      secretPaths: [],
+      network: 'on' as const,
+    }
     let usable = false
     try {
       execFileSync('bwrap', ['--ro-bind', '/', '/', 'true'], { stdio: 'ignore' })

@@ -46,7 +46,7 @@ export interface SessionEventMap {
   'agent/inbox/spliced': { [key: string]: JsonValue | undefined }
   'approval/asked': { [key: string]: JsonValue | undefined }
   'approval/decided': { [key: string]: JsonValue | undefined }
-  'sandbox/mode': { mode: string }
+  'sandbox/mode': { mode: string; network?: string }
   'compaction/start': { [key: string]: JsonValue | undefined }
   'compaction/end': { [key: string]: JsonValue | undefined }
   'session/end-seed': { parentSession: string; seedLength: number }

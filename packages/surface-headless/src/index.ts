@@ -23,6 +23,8 @@ export interface HeadlessRunRequest {
   yes?: boolean
   /** Sandbox/approval preset for the session, when the profile has a permission-preset service. */
   permissionMode?: string
+  /** Network of confined commands (`on` or `off`), recorded with the mode; default: the policy row's. */
+  network?: string
   maxSteps?: number
   /** Turns before the runner cancels further work (a goal plugin may keep the agent going). */
   maxTurns?: number

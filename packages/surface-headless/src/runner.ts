@@ -87,10 +87,12 @@ export class HeadlessRunnerService extends HeadlessRunner {
           }
         }),
       )
-      if (request.permissionMode) {
+      if (request.permissionMode || request.network) {
         const policy = this.ctx.get('sandboxPolicy') as SandboxPolicyService | undefined
         // The chosen mode is a durable fact of the session (`sandbox/mode`), and binds the approval policy.
-        policy?.setMode(agent.session.id, request.permissionMode)
+        policy?.setMode(agent.session.id, request.permissionMode ?? policy.mode(agent.session.id), {
+          ...(request.network ? { network: request.network } : {}),
+        })
       }
       const onAbort = () => void agent.cancel('interrupted')
       request.signal?.addEventListener('abort', onAbort)

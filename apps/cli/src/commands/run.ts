@@ -15,6 +15,7 @@ export interface RunOptions {
   provider?: string
   cwd?: string
   permissionMode: string
+  network?: string
   yes?: boolean
   maxTurns?: number
   maxSteps?: number
@@ -94,6 +95,7 @@ export async function run(request: ComposeRequest, options: RunOptions, io: Io):
       continue: options.continue,
       yes: options.yes,
       permissionMode: options.permissionMode,
+      network: options.network,
       maxSteps: options.maxSteps,
       maxTurns: options.maxTurns,
       signal: controller.signal,
