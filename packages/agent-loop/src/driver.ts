@@ -128,7 +128,7 @@ export class LoopAgent implements Agent {
   splice(splice: InboxSplice): InboxItem[] {
     const problem = checkSplice(this.queues, splice)
     if (problem) throw new HarnessError('INBOX_SPLICE_INVALID', problem, { target: splice.target })
-    this.session.append('agent/inbox/spliced', splice as unknown as Record<string, never>)
+    this.session.append('agent/inbox/spliced', splice)
     return applySplice(this.queues, splice)
   }
 

@@ -84,7 +84,7 @@ export class AgentLoopService extends Service {
   logApproval(type: 'approval/asked' | 'approval/decided', fact: ApprovalAsked | ApprovalDecided): void {
     for (const agent of this.agents) {
       if (agent.session.id !== fact.sessionId || agent.session.openTail().turn === undefined) continue
-      agent.session.append(type, JSON.parse(JSON.stringify(fact)))
+      agent.session.append(type, fact)
     }
   }
 

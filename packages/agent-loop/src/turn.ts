@@ -27,7 +27,7 @@ import {
   type ToolCallBlock,
   type UserMessage,
 } from '@dsh/llm'
-import { repairEvents, type SessionEventMap, type TurnEndReason } from '@dsh/session'
+import { repairEvents, type TurnEndReason } from '@dsh/session'
 import type {} from '@dsh/system-prompt'
 import type { TurnHost } from './driver.js'
 import { runToolCalls } from './tool-step.js'
@@ -180,7 +180,7 @@ async function requestAndStream(host: TurnHost, baseSystem: string, signal: Abor
     const header = session.append('request/header', {
       config: prepared.config,
       system: draft.system,
-      tools: draft.tools as unknown as never[],
+      tools: draft.tools,
       ...(attempt > 0 ? { reason: `retry ${attempt}${retryReason ? ` (${retryReason})` : ''}` } : {}),
     })
     const catalog = root.llm.catalog(prepared.config.provider)[0]
@@ -207,7 +207,7 @@ async function requestAndStream(host: TurnHost, baseSystem: string, signal: Abor
       signal,
     })
     for await (const chunk of stream) {
-      chunkSeqs.push(session.append('assistant/chunk', { chunk: chunk as never }).seq)
+      chunkSeqs.push(session.append('assistant/chunk', { chunk }).seq)
       assembler.push(chunk)
     }
     const assistant: AssistantMessage = assembler.finish()
@@ -237,8 +237,7 @@ async function requestAndStream(host: TurnHost, baseSystem: string, signal: Abor
 function closeOpenCalls(host: TurnHost): void {
   const session = host.agent.session
   for (const item of repairEvents(session.openTail())) {
-    if (item.type === 'tool/result')
-      session.append('tool/result', item.data as SessionEventMap['tool/result'], item.options)
+    if (item.type === 'tool/result') session.append(item.type, item.data, item.options)
   }
 }
 

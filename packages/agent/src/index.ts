@@ -3,7 +3,7 @@
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type { AssistantMessage, LlmCallConfig, LlmErrorData, Message, ToolSchema, UserMessage } from '@dsh/llm'
 import type { Session, SessionService, TurnEndReason } from '@dsh/session'
-import type { InboxItem, InboxState, InboxTarget } from './inbox.js'
+import type { InboxItem, InboxSplice, InboxState, InboxTarget } from './inbox.js'
 
 export type { InboxItem, InboxKind, InboxSplice, InboxState, InboxTarget } from './inbox.js'
 export { applySplice, checkSplice, emptyInbox, foldInbox } from './inbox.js'
@@ -145,6 +145,13 @@ export interface RequestSent {
   system: string
   tools: ToolSchema[]
   messages: readonly Message[]
+}
+
+declare module '@dsh/session' {
+  interface SessionEventMap {
+    /** One change of an agent's persistent inbox (queued, claimed or edited input). */
+    'agent/inbox/spliced': InboxSplice
+  }
 }
 
 declare module 'cordis' {

@@ -2,6 +2,7 @@
 // cancelled or unavailable. Fails closed: no answerer, a throwing answerer or a throwing hook all
 // become `unavailable`, which callers treat as "do not run". Never grants standing permission.
 import { type Context, deepFreeze, HarnessError, type JsonValue, Service, toJsonSafe } from '@dsh/kernel'
+import type {} from '@dsh/session'
 
 declare module 'cordis' {
   interface Context {
@@ -22,6 +23,15 @@ declare module 'cordis' {
     'approval/asked'(asked: ApprovalAsked): void | Promise<void>
     /** Dispatched with `serial` after the decision; the loop appends `approval/decided`. Throws propagate. */
     'approval/decided'(decided: ApprovalDecided): void | Promise<void>
+  }
+}
+
+declare module '@dsh/session' {
+  interface SessionEventMap {
+    /** A question was put (the agent loop logs it in the open turn of `sessionId`). */
+    'approval/asked': ApprovalAsked
+    /** The question was settled, and by whom. */
+    'approval/decided': ApprovalDecided
   }
 }
 

@@ -10,6 +10,7 @@ import type { AnySessionEvent, Session } from '@dsh/session'
 import {
   type Compaction,
   type CompactionErrorCode,
+  type CompactionOutcome,
   type CompactionResult,
   type CompactionTrigger,
   type CompactOptions,
@@ -155,8 +156,7 @@ export class CompactionService extends Service implements Compaction {
       provider: model.provider ?? null,
       model: model.model ?? null,
     })
-    const end = (data: Record<string, string | number | boolean | null>) =>
-      session.append('compaction/end', { trigger, ...data })
+    const end = (outcome: CompactionOutcome) => session.append('compaction/end', { trigger, ...outcome })
     try {
       const request: Partial<LlmCallConfig> = { ...model }
       if (this.config.maxSummaryTokens) request.maxTokens = this.config.maxSummaryTokens

@@ -158,6 +158,35 @@ export interface Compaction {
 
 // ---- events ----
 
+/** Data of `compaction/start`: the surface range `[start, end]` about to be summarised. */
+export interface CompactionStarted {
+  trigger: CompactionTrigger
+  start: number
+  end: number
+  nodes: number
+  tokensBefore: number
+  window: number | null
+  /** Characters of the rendered range sent to the summary call. */
+  inputChars: number
+  provider: string | null
+  model: string | null
+}
+
+/** How a compaction attempt ended: the summary node's seq, or why it failed. */
+export type CompactionOutcome =
+  | { ok: true; summarySeq: number; tokensAfter: number }
+  | { ok: false; code: CompactionErrorCode; message: string; llmCode?: string }
+
+/** Data of `compaction/end`. */
+export type CompactionEnded = { trigger: CompactionTrigger } & CompactionOutcome
+
+declare module '@dsh/session' {
+  interface SessionEventMap {
+    'compaction/start': CompactionStarted
+    'compaction/end': CompactionEnded
+  }
+}
+
 declare module 'cordis' {
   interface Context {
     tokenMeter: TokenMeter

@@ -6,6 +6,7 @@ import { realpathSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { ApprovalService } from '@dsh/approval'
 import { type Context, HarnessError } from '@dsh/kernel'
+import type {} from '@dsh/session'
 
 declare module 'cordis' {
   interface Context {
@@ -15,6 +16,13 @@ declare module 'cordis' {
   interface Events {
     /** After a session's mode changed (the durable `sandbox/mode` event is already appended). */
     'sandbox/mode-changed'(change: { sessionId: string; mode: SandboxMode; previous: SandboxMode }): void
+  }
+}
+
+declare module '@dsh/session' {
+  interface SessionEventMap {
+    /** The session's permission mode and network changed (`setMode`); the latest wins on resume. */
+    'sandbox/mode': { mode: SandboxMode; network?: NetworkPolicy }
   }
 }
 

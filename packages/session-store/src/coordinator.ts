@@ -327,7 +327,7 @@ export class SessionPersistence extends Service {
       const repair = repairEvents(draft.openTail())
       if (repair.length > 0) {
         const before = draft.length
-        for (const item of repair) draft.appendUntyped(item.type, item.data, item.options)
+        for (const item of repair) draft.append(item.type, item.data, item.options)
         await store.write(id, { events: draft.events.slice(before) as SessionEvent[], sync: true })
       }
       let session = draft

@@ -2,7 +2,15 @@
 // Plugins add event types by declaration merging on `SessionEventMap` and, for cold resume, by
 // declaring them at runtime with `ctx.sessions.defineEvent()`.
 import type { JsonValue } from '@dsh/kernel'
-import type { AssistantMessage, LlmCallConfig, ToolCallBlock, ToolResultMessage, UserMessage } from '@dsh/llm'
+import type {
+  AssistantMessage,
+  LlmCallConfig,
+  StreamChunk,
+  ToolCallBlock,
+  ToolResultMessage,
+  ToolSchema,
+  UserMessage,
+} from '@dsh/llm'
 
 /** The session format version this build writes and the newest it reads. */
 export const SESSION_FORMAT_VERSION = 0
@@ -28,38 +36,38 @@ export type SurfaceOp = { op: 'append' } | { op: 'replace'; start: number; end: 
 export type TurnEndReason = 'completed' | 'aborted' | 'blocked' | 'error' | 'max-tokens' | 'interrupted'
 
 /**
- * The data of each event type. Extend it from another package with
- * `declare module '@dsh/session' { interface SessionEventMap { 'todo/set': { items: ... } } }`.
+ * The data of each event type this package owns. Another package declares its own events where it
+ * owns them, by declaration merging:
+ * `declare module '@dsh/session' { interface SessionEventMap { 'todo/write': { todos: TodoItem[] } } }`
+ * (see the README, "A new session event"). Built-in types declared elsewhere: `approval/*`
+ * (@dsh/approval), `agent/inbox/spliced` (@dsh/agent), `sandbox/mode` (@dsh/sandbox),
+ * `compaction/*` (@dsh/context).
  */
 export interface SessionEventMap {
   'turn/start': { turn?: number }
   'turn/end': { reason: TurnEndReason; message?: string }
   'step/start': { step?: number }
   'step/end': { reason?: string }
+  /** `origin` names who added input the person did not type (`context`, `compaction`, `goal`...). */
   'user/message': { message: UserMessage; origin?: string }
-  'request/header': { config: LlmCallConfig; system?: string; tools?: JsonValue[]; reason?: string }
-  'request/context': { contextWindow?: number; route?: string; [key: string]: JsonValue | undefined }
-  'assistant/chunk': { chunk: JsonValue }
+  /** What the next model request is made of: the call config, the system prompt and the tool schemas. */
+  'request/header': { config: LlmCallConfig; system?: string; tools?: ToolSchema[]; reason?: string }
+  'request/context': { contextWindow?: number }
+  'assistant/chunk': { chunk: StreamChunk }
   'assistant/message': { message: AssistantMessage }
   'tool/call': { call: ToolCallBlock }
+  /** `code` and `synthetic` mark results the harness wrote (repairs, pruned outputs). */
   'tool/result': { message: ToolResultMessage; code?: string; synthetic?: boolean }
-  'agent/inbox/spliced': { [key: string]: JsonValue | undefined }
-  'approval/asked': { [key: string]: JsonValue | undefined }
-  'approval/decided': { [key: string]: JsonValue | undefined }
-  'sandbox/mode': { mode: string; network?: string }
-  'compaction/start': { [key: string]: JsonValue | undefined }
-  'compaction/end': { [key: string]: JsonValue | undefined }
   'session/end-seed': { parentSession: string; seedLength: number }
 }
 
+/** Every event type declared in this program (this package's and every merged declaration). */
 export type SessionEventType = keyof SessionEventMap & string
 
-/** The envelope of one event. `seq` is dense from 0; `time` is milliseconds since the epoch. */
-export interface SessionEvent<T extends string = string> {
-  type: T
+/** The fields every envelope has, whatever its type. */
+interface Envelope {
   seq: number
   time: number
-  data: T extends SessionEventType ? SessionEventMap[T] : JsonValue
   surfaceOp?: SurfaceOp
   /** Events of this log this one was derived from (chunks of a message, the call of a result...). */
   sourceEventSeqs?: number[]
@@ -67,13 +75,59 @@ export interface SessionEvent<T extends string = string> {
   ignorable?: true
 }
 
-/** Any event as read from a log, whatever its type. */
-export type AnySessionEvent = { [T in SessionEventType]: SessionEvent<T> }[SessionEventType] | SessionEvent<string>
+/** The envelope of one declared event type. */
+export interface TypedSessionEvent<T extends SessionEventType> extends Envelope {
+  type: T
+  data: SessionEventMap[T]
+}
+
+/**
+ * The envelope of an event of type `T` (a union of types gives a union of envelopes, so testing
+ * `type` narrows `data`). `seq` is dense from 0; `time` is milliseconds since the epoch.
+ */
+export type SessionEvent<T extends SessionEventType = SessionEventType> = { [K in T]: TypedSessionEvent<K> }[T]
+
+/**
+ * A declared event, discriminated by `type`. A log may also hold events no declaration in this
+ * program names (another plugin's extension, an ignorable event of a newer writer): those never
+ * equal a declared type, so narrowing is sound, but a switch over this union is not exhaustive.
+ */
+export type AnySessionEvent = SessionEvent
+
+/** An event whose type is outside the declared map, e.g. read by a tool that loads no plugin. */
+export interface UnknownSessionEvent extends Envelope {
+  type: string
+  data: JsonValue
+}
+
+/**
+ * Whether `event` has one of `types`; narrows `data` to the declared payload:
+ * `if (isEvent(e, 'tool/call')) e.data.call.name`. Works on any envelope, including wire copies.
+ */
+export function isEvent<T extends SessionEventType>(
+  event: { readonly type: string } | undefined,
+  ...types: T[]
+): event is SessionEvent<T> {
+  if (event === undefined) return false
+  return types.length === 1 ? event.type === types[0] : (types as string[]).includes(event.type)
+}
+
+/** The events whose `data.message` enters the model surface. */
+export type SurfaceEvent = SessionEvent<'user/message' | 'assistant/message' | 'tool/result'>
 
 /** Event types whose `data.message` may enter the model surface. */
 export const SURFACE_TYPES: ReadonlySet<string> = new Set(['user/message', 'assistant/message', 'tool/result'])
 
-/** The built-in vocabulary: what a reader of this build understands without any plugin. */
+/** Whether `event` is one whose `data.message` may enter the model surface. */
+export function isSurfaceEvent(event: { readonly type: string } | undefined): event is SurfaceEvent {
+  return event !== undefined && SURFACE_TYPES.has(event.type)
+}
+
+/**
+ * The built-in vocabulary: what a reader of this build accepts without any plugin. It includes types
+ * whose payloads other packages declare (approval, inbox, sandbox, compaction): a log holding them
+ * must open in a process that loads none of those packages (`dsh sessions show`, a plain resume).
+ */
 export const BUILTIN_EVENT_TYPES: readonly string[] = [
   'turn/start',
   'turn/end',

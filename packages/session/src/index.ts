@@ -19,10 +19,20 @@ export type {
   SessionEventMap,
   SessionEventType,
   SessionHeader,
+  SurfaceEvent,
   SurfaceOp,
   TurnEndReason,
+  TypedSessionEvent,
+  UnknownSessionEvent,
 } from './events.js'
-export { BUILTIN_EVENT_TYPES, SESSION_FORMAT_VERSION, SURFACE_TYPES, TURN_END_REASONS } from './events.js'
+export {
+  BUILTIN_EVENT_TYPES,
+  isEvent,
+  isSurfaceEvent,
+  SESSION_FORMAT_VERSION,
+  SURFACE_TYPES,
+  TURN_END_REASONS,
+} from './events.js'
 export { cloneJson, JsonFailure } from './json.js'
 export type { OpenTail, PendingCall, Vocabulary } from './log.js'
 export { checkHeader, foldMessages, SessionLog } from './log.js'

@@ -2,16 +2,19 @@
 // projection, and the turn/step/tool-call structure that fork and cold resume reason about.
 // Pure data structure; the Cordis service in index.ts owns emission and lifetimes.
 import { deepFreeze, HarnessError, type JsonValue } from '@dsh/kernel'
-import type { Message, ToolCallBlock } from '@dsh/llm'
+import type { Message } from '@dsh/llm'
 import {
   type AnySessionEvent,
   type AppendOptions,
+  isSurfaceEvent,
   SESSION_FORMAT_VERSION,
   type SessionEvent,
   type SessionHeader,
   SURFACE_TYPES,
+  type SurfaceEvent,
   type SurfaceOp,
   TURN_END_REASONS,
+  type UnknownSessionEvent,
 } from './events.js'
 import { cloneJson, JsonFailure } from './json.js'
 
@@ -147,11 +150,13 @@ export class SessionLog {
     if (options.surfaceOp) event.surfaceOp = Object.freeze({ ...options.surfaceOp })
     if (options.sourceEventSeqs) event.sourceEventSeqs = Object.freeze([...options.sourceEventSeqs])
     if (options.ignorable) event.ignorable = true
-    const frozen = Object.freeze(event) as unknown as AnySessionEvent
+    const frozen = Object.freeze(event) as unknown as UnknownSessionEvent
     const problem = this.#check(frozen)
     if (problem) throw invalid(`${type} (seq ${seq}): ${problem}`, { type, seq })
-    this.#accept(frozen)
-    return frozen
+    // Checked: a declared type has the structure #check verified; an undeclared one is opaque.
+    const accepted = frozen as unknown as AnySessionEvent
+    this.#accept(accepted)
+    return accepted
   }
 
   /**
@@ -179,15 +184,15 @@ export class SessionLog {
         { file: where ?? null, seq, type: raw.type },
       )
     }
-    const problem = this.#check(raw as unknown as AnySessionEvent)
+    const problem = this.#check(raw as unknown as UnknownSessionEvent)
     if (problem) throw corrupt(`event ${seq} (${raw.type}): ${problem}`, where, { seq, type: raw.type })
     this.#accept(deepFreeze(raw) as unknown as AnySessionEvent)
   }
 
   /** The structural problem of `event` against the current state, or undefined when it is fine. */
-  #check(event: AnySessionEvent): string | undefined {
+  #check(event: UnknownSessionEvent): string | undefined {
     const { type, surfaceOp, sourceEventSeqs } = event
-    const data = event.data as unknown
+    const data: unknown = event.data
     if (!this.#vocabulary.has(type)) return event.ignorable ? undefined : `unknown event type "${type}"`
     if (sourceEventSeqs !== undefined) {
       if (!Array.isArray(sourceEventSeqs)) return 'sourceEventSeqs is not an array'
@@ -232,7 +237,6 @@ export class SessionLog {
 
   #accept(event: AnySessionEvent): void {
     this.#events.push(event)
-    const data = event.data as Record<string, unknown>
     switch (event.type) {
       case 'turn/start':
         this.#openTurn = event.seq
@@ -248,24 +252,24 @@ export class SessionLog {
         this.#openStep = undefined
         break
       case 'assistant/message':
-        for (const block of (data.message as { content: ToolCallBlock[] }).content) {
+        for (const block of event.data.message.content) {
           if (block.type === 'tool-call' && !this.#pending.has(block.id)) {
             this.#pending.set(block.id, { id: block.id, name: block.name, requestSeq: event.seq })
           }
         }
         break
       case 'tool/call': {
-        const call = data.call as ToolCallBlock
+        const call = event.data.call
         const known = this.#pending.get(call.id)
         this.#pending.set(call.id, { id: call.id, name: call.name, ...known, callSeq: event.seq })
         break
       }
       case 'tool/result':
-        this.#pending.delete((data.message as { toolCallId: string }).toolCallId)
+        this.#pending.delete(event.data.message.toolCallId)
         break
     }
     const op = event.surfaceOp
-    if (!op || !SURFACE_TYPES.has(event.type)) return
+    if (!op || !isSurfaceEvent(event)) return
     if (op.op === 'append') {
       this.#surface.push(event.seq)
       this.#transcript.push(event)
@@ -290,8 +294,8 @@ export class SessionLog {
       this.#cache = [...this.#cache]
     }
     for (; this.#cacheNodes < this.#surface.length; this.#cacheNodes++) {
-      const event = this.#events[this.#surface[this.#cacheNodes] as number] as AnySessionEvent
-      const message = (event.data as { message: Message }).message
+      const event = this.#events[this.#surface[this.#cacheNodes] as number] as SurfaceEvent
+      const message: Message = event.data.message
       if (message.role === 'assistant' && message.content.length === 0) continue
       this.#cache.push(message)
     }
@@ -316,15 +320,15 @@ export class SessionLog {
 
 /** The naive fold the incremental projection must equal: replay every surface op from scratch. */
 export function foldMessages(events: readonly SessionEvent[]): Message[] {
-  let surface: SessionEvent[] = []
+  let surface: SurfaceEvent[] = []
   for (const event of events) {
     const op = event.surfaceOp
-    if (!op || !SURFACE_TYPES.has(event.type)) continue
+    if (!op || !isSurfaceEvent(event)) continue
     if (op.op === 'append') surface = [...surface, event]
     else surface = [...surface.slice(0, op.start), event, ...surface.slice(op.end + 1)]
   }
   return surface
-    .map((event) => (event.data as unknown as { message: Message }).message)
+    .map((event): Message => event.data.message)
     .filter((message) => !(message.role === 'assistant' && message.content.length === 0))
 }
 

@@ -4,12 +4,12 @@ import type { ToolResultMessage } from '@dsh/llm'
 import type { AppendOptions, SessionEventMap } from './events.js'
 import type { OpenTail } from './log.js'
 
-/** One event the repair appends. */
-export interface RepairEvent<T extends keyof SessionEventMap = keyof SessionEventMap> {
-  type: T
-  data: SessionEventMap[T]
-  options: AppendOptions
-}
+type Repaired = 'tool/result' | 'step/end' | 'turn/end'
+
+/** One event the repair appends; `type` narrows `data`. */
+export type RepairEvent<T extends Repaired = Repaired> = {
+  [K in T]: { type: K; data: SessionEventMap[K]; options: AppendOptions }
+}[T]
 
 /** The code of a synthetic tool result: never started, or started with an outcome nobody recorded. */
 export type RepairCode = 'TOOL_NOT_STARTED' | 'TOOL_OUTCOME_UNKNOWN'

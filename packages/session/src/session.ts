@@ -1,6 +1,13 @@
 // A live session: the log plus post-commit notification. Append returns once the event is in the
 // process's authoritative log; durability is the persistence seam's job (`ctx.sessions.flush`).
-import type { AppendOptions, SessionEvent, SessionEventMap, SessionEventType, SessionHeader } from './events.js'
+import type {
+  AppendOptions,
+  SessionEvent,
+  SessionEventMap,
+  SessionEventType,
+  SessionHeader,
+  UnknownSessionEvent,
+} from './events.js'
 import { SessionLog, type Vocabulary } from './log.js'
 
 /** Called after each commit; must not throw (the service isolates listeners). */
@@ -30,14 +37,18 @@ export class Session extends SessionLog {
     options?: AppendOptions,
   ): SessionEvent<T> {
     const event = super.append(type, data, options) as SessionEvent<T>
+    // A generic envelope is one member of the union; TypeScript cannot see that for an open T.
     this.#onCommit?.(this, event as SessionEvent)
     return event
   }
 
-  /** Appends an event of a type outside the typed vocabulary (e.g. an `ignorable` extension event). */
-  appendUntyped(type: string, data: unknown, options?: AppendOptions): SessionEvent {
-    const event = super.append(type, data, options) as SessionEvent
-    this.#onCommit?.(this, event)
+  /**
+   * Appends an event of a type this program does not declare (e.g. an `ignorable` extension event
+   * relayed from elsewhere). Declared types should use `append`, which checks the payload's type.
+   */
+  appendUntyped(type: string, data: unknown, options?: AppendOptions): UnknownSessionEvent {
+    const event = super.append(type, data, options) as unknown as UnknownSessionEvent
+    this.#onCommit?.(this, event as unknown as SessionEvent)
     return event
   }
 }

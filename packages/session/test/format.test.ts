@@ -96,7 +96,7 @@ describe('cold-resume repair', () => {
     ])
     expect(repair[0]?.options.sourceEventSeqs).toEqual([3])
     expect(repair[1]?.options.sourceEventSeqs).toEqual([2])
-    for (const r of repair) s.appendUntyped(r.type, r.data, r.options)
+    for (const r of repair) s.append(r.type, r.data, r.options)
     expect(s.isClosed()).toBe(true)
     expect(s.events.at(-1)?.data).toMatchObject({ reason: 'interrupted' })
     expect(repairEvents(s.openTail())).toEqual([])

@@ -47,7 +47,9 @@ describe('ctx.sessions', () => {
     expect(code(() => session.append('turn/end', { reason: 'completed', message: Number.NaN as never }))).toBe(
       'SESSION_EVENT_INVALID',
     )
-    expect(code(() => session.append('request/context', { when: new Date() as never }))).toBe('SESSION_EVENT_INVALID')
+    expect(code(() => session.append('request/context', { contextWindow: new Date() as never }))).toBe(
+      'SESSION_EVENT_INVALID',
+    )
     expect(code(() => session.appendUntyped('plugin/thing', {}))).toBe('SESSION_EVENT_INVALID')
     expect(code(() => session.append('user/message', { message: user('x') }))).toBe('SESSION_EVENT_INVALID')
     expect(code(() => session.append('turn/start', {}, { surfaceOp: { op: 'append' } }))).toBe('SESSION_EVENT_INVALID')

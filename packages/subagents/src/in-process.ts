@@ -98,7 +98,7 @@ function dropQueued(session: Session): void {
     const count = queues[target].length
     if (count === 0) continue
     const splice: InboxSplice = { target, start: 0, deleteCount: count, items: [], reason: 'edited' }
-    session.append('agent/inbox/spliced', splice as unknown as Record<string, never>)
+    session.append('agent/inbox/spliced', splice)
   }
 }
 

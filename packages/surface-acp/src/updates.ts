@@ -1,9 +1,11 @@
 // Session events as ACP `session/update`s: live (committed events of a prompt) and replayed (the
 // transcript of a loaded session). Pure functions of the log plus the tool registry's presentation.
 import type * as acp from '@agentclientprotocol/sdk'
-import type { AssistantMessage, ToolCallBlock, ToolResultMessage, UserMessage } from '@dsh/llm'
+import type { ToolCallBlock, ToolResultMessage } from '@dsh/llm'
 import type { SessionEvent } from '@dsh/session'
 import type { ToolPresentation } from '@dsh/tools'
+// Declares the `todo/write` event this module maps to ACP plans.
+import type {} from '@dsh/work-state'
 
 /** Looks up how a tool presents a call (undefined for an unknown tool or invalid args). */
 export type PresentationOf = (call: ToolCallBlock) => ToolPresentation | undefined
@@ -117,7 +119,7 @@ export function liveUpdates(
 ): acp.SessionUpdate[] {
   switch (event.type) {
     case 'assistant/chunk': {
-      const chunk = (event.data as unknown as { chunk: { type: string; text?: string } }).chunk
+      const chunk = event.data.chunk
       if (chunk.type === 'text-delta' && chunk.text)
         return [{ sessionUpdate: 'agent_message_chunk', content: text(chunk.text) }]
       if (chunk.type === 'reasoning-delta' && chunk.text) {
@@ -126,13 +128,13 @@ export function liveUpdates(
       return []
     }
     case 'tool/call': {
-      const call = (event.data as unknown as { call: ToolCallBlock }).call
+      const call = event.data.call
       const presentation = presentationOf(call)
       presentations.set(call.id, presentation)
       return [toolCallUpdate(call, presentation)]
     }
     case 'tool/result': {
-      const message = (event.data as unknown as { message: ToolResultMessage }).message
+      const message = event.data.message
       const presentation = presentations.get(message.toolCallId)
       presentations.delete(message.toolCallId)
       return [toolResultUpdate(message, presentation)]
@@ -142,7 +144,7 @@ export function liveUpdates(
       return plan ? [plan] : []
     }
     case 'approval/decided': {
-      const data = event.data as { toolCallId?: string; decision?: string }
+      const data = event.data
       if (data.toolCallId && data.decision === 'allowed-once') {
         return [{ sessionUpdate: 'tool_call_update', toolCallId: data.toolCallId, status: 'in_progress' }]
       }
@@ -163,13 +165,13 @@ export function replayUpdates(events: readonly SessionEvent[], presentationOf: P
   for (const event of events) {
     if (event.surfaceOp && event.surfaceOp.op !== 'append') continue
     if (event.type === 'user/message') {
-      const data = event.data as unknown as { message: UserMessage; origin?: string }
+      const data = event.data
       if (data.origin === 'context') continue
       for (const block of data.message.content) {
         if (block.type === 'text') updates.push({ sessionUpdate: 'user_message_chunk', content: text(block.text) })
       }
     } else if (event.type === 'assistant/message') {
-      for (const block of (event.data as unknown as { message: AssistantMessage }).message.content) {
+      for (const block of event.data.message.content) {
         if (block.type === 'reasoning' && block.text) {
           updates.push({ sessionUpdate: 'agent_thought_chunk', content: text(block.text) })
         } else if (block.type === 'text' && block.text) {
@@ -181,7 +183,7 @@ export function replayUpdates(events: readonly SessionEvent[], presentationOf: P
         }
       }
     } else if (event.type === 'tool/result') {
-      const message = (event.data as unknown as { message: ToolResultMessage }).message
+      const message = event.data.message
       updates.push(toolResultUpdate(message, presentations.get(message.toolCallId)))
     } else if (event.type === 'todo/write') {
       const plan = planUpdate(event.data)
