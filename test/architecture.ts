@@ -10,7 +10,7 @@ export interface Violation {
   provider: string
 }
 
-interface PackageInfo {
+export interface PackageInfo {
   name: string
   dir: string
   providers: Set<string>
@@ -18,7 +18,7 @@ interface PackageInfo {
   exports: Map<string, string>
 }
 
-function readPackages(root: string): PackageInfo[] {
+export function readPackages(root: string): PackageInfo[] {
   const out: PackageInfo[] = []
   for (const group of ['packages', 'apps']) {
     const groupDir = join(root, group)
@@ -44,7 +44,7 @@ function readPackages(root: string): PackageInfo[] {
   return out
 }
 
-function sourceFiles(dir: string): string[] {
+export function sourceFiles(dir: string): string[] {
   if (!existsSync(dir)) return []
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name)
@@ -53,7 +53,7 @@ function sourceFiles(dir: string): string[] {
   })
 }
 
-const IMPORT =
+export const IMPORT =
   /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s+['"]([^'"]+)['"]/gm
 
 /** Every import of a provider module by a module that is not itself a provider. */

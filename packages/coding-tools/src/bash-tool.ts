@@ -2,12 +2,12 @@
 // the call's abort signal; `run_in_background` hands the started process to `ctx.jobs`, which owns it
 // from then on (this tool's unload does not stop it). A non-zero exit is a normal result with a status
 // line; a sandbox denial adds the `[sandbox: ...]` line with the escalation route.
-import type { JobOwner, JobProducer, JobsService } from '@dsh/jobs'
+import type { JobOwner, JobProducer } from '@dsh/jobs'
 import type { Context } from '@dsh/kernel'
 import { HarnessError } from '@dsh/kernel'
-import { type SandboxPolicyService, sandboxDenialHint } from '@dsh/sandbox'
+import { sandboxDenialHint } from '@dsh/sandbox'
 import { type Shell, type ShellProcess, statusMarkers } from '@dsh/shell'
-import type { SystemPromptService } from '@dsh/system-prompt'
+import type {} from '@dsh/system-prompt'
 import { defineTool, ToolError } from '@dsh/tools'
 import {
   callPolicy,
@@ -91,7 +91,7 @@ export function apply(ctx: Context, config: BashToolConfig = {}): void {
         ...(policy ? { policy } : {}),
       }
       if (args.run_in_background) {
-        const jobs = ctx.get('jobs') as JobsService | undefined
+        const jobs = ctx.get('jobs')
         if (!jobs)
           throw new ToolError(
             'Background jobs are not available here: run the command in the foreground.',
@@ -108,7 +108,7 @@ export function apply(ctx: Context, config: BashToolConfig = {}): void {
             kind: 'bash',
             title: args.command,
             start: async (registry) => {
-              const target = (registry.get('shell') as Shell | undefined) ?? shell
+              const target = registry.get('shell') ?? shell
               return shellJob(await target.start(target.resolve(request)))
             },
           })
@@ -147,8 +147,8 @@ export function apply(ctx: Context, config: BashToolConfig = {}): void {
   ctx.tools.register(tool as never)
 
   // The model learns its sandbox from a dynamic prompt section: the loop logs it whenever it changes.
-  const prompt = ctx.get('systemPrompt') as SystemPromptService | undefined
-  const policies = ctx.get('sandboxPolicy') as SandboxPolicyService | undefined
+  const prompt = ctx.get('systemPrompt')
+  const policies = ctx.get('sandboxPolicy')
   if (prompt && policies && ctx.shell.confines) {
     prompt.register({
       name: 'sandbox',

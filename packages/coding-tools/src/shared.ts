@@ -2,10 +2,10 @@
 // identity, sandbox escalation of one call, and turning seam errors into model-facing failures.
 import { readFileSync } from 'node:fs'
 import { basename, dirname } from 'node:path'
-import type { FileSystem } from '@dsh/fs'
+import type {} from '@dsh/fs'
 import { type Context, HarnessError } from '@dsh/kernel'
-import { requestEscalation, type SandboxPolicy, type SandboxPolicyService, sandboxDenialHint } from '@dsh/sandbox'
-import type { SessionService } from '@dsh/session'
+import { requestEscalation, type SandboxPolicy, sandboxDenialHint } from '@dsh/sandbox'
+import type {} from '@dsh/session'
 import { type ToolCallContext, ToolError } from '@dsh/tools'
 
 /** The model-facing description of a tool, from `descriptions/<name>.md` beside `src/` and `dist/`. */
@@ -35,7 +35,7 @@ export interface EscalationArgs {
 /** The session's working directory, when the session is live; else undefined (provider default). */
 export function workspaceOf(ctx: Context, call: ToolCallContext): string | undefined {
   if (!call.sessionId) return undefined
-  const sessions = ctx.get('sessions') as SessionService | undefined
+  const sessions = ctx.get('sessions')
   return sessions?.get(call.sessionId)?.header.cwd
 }
 
@@ -50,7 +50,7 @@ export async function callPolicy(
   summary: string,
 ): Promise<SandboxPolicy | undefined> {
   if (args.sandbox_permissions === undefined) return undefined
-  const policies = ctx.get('sandboxPolicy') as SandboxPolicyService | undefined
+  const policies = ctx.get('sandboxPolicy')
   if (!policies) {
     throw new ToolError(
       '[escalation refused] sandbox_permissions has no effect here: no sandbox is configured. Omit it.',
@@ -73,7 +73,7 @@ export async function callPolicy(
 
 /** The policy a denied call ran under, for the denial hint. */
 export function effectivePolicy(ctx: Context, call: ToolCallContext, policy: SandboxPolicy | undefined) {
-  return policy ?? (ctx.get('sandboxPolicy') as SandboxPolicyService | undefined)?.resolve(call.sessionId)
+  return policy ?? ctx.get('sandboxPolicy')?.resolve(call.sessionId)
 }
 
 function distance(a: string, b: string): number {
@@ -124,8 +124,8 @@ export async function fsFailure(
     case 'FS_NOT_FOUND': {
       let hint = ''
       try {
-        const fs = ctx.get('fs') as FileSystem
-        const names = (await fs.list(dirname(path))).map((e) => e.name)
+        const fs = ctx.get('fs')
+        const names = fs ? (await fs.list(dirname(path))).map((e) => e.name) : []
         const similar = similarNames(basename(path), names).slice(0, 5)
         if (similar.length) hint = ` Did you mean: ${similar.map((n) => `${dirname(path)}/${n}`).join(', ')}?`
       } catch {}

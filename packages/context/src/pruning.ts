@@ -7,7 +7,7 @@ import type { RequestDraft } from '@dsh/agent'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { ToolResultContent, ToolResultMessage } from '@dsh/llm'
 import type { Session } from '@dsh/session'
-import type { TokenMeter } from './index.js'
+import type {} from './index.js'
 import { headTail, surfaceNodes } from './surface.js'
 
 export const name = 'context-pruning'
@@ -103,7 +103,7 @@ export function apply(ctx: Context, config: PruningConfig = {}): void {
   ctx.on('agent/request', async (draft: RequestDraft, next: () => Promise<RequestDraft>) => {
     const session = draft.session
     pruneToolResults(session, resolved, { includeFresh: false })
-    const meter = ctx.get('tokenMeter') as TokenMeter | undefined
+    const meter = ctx.get('tokenMeter')
     if (meter) {
       const { provider, model } = draft.config
       const window = meter.measure(session, { provider, model }).window

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto'
 import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
+import type {} from '@dsh/composition'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import { parse, stringify } from 'yaml'
 
@@ -85,10 +86,6 @@ async function readOptional(path: string): Promise<string | undefined> {
   }
 }
 
-interface LauncherLike {
-  config?: { home?: string; cwd?: string }
-}
-
 /**
  * `ctx.credentials`. Throws `INVALID_CREDENTIAL_NAME`, `INVALID_CREDENTIAL_VALUE`,
  * `CREDENTIALS_FILE_INVALID` (the YAML file is not a map of strings; the message names the file and
@@ -110,14 +107,12 @@ export class CredentialsService extends Service {
   }
 
   get home(): string {
-    const launcher = this.ctx.get('launcher') as LauncherLike | undefined
-    const home = this._config.home ?? launcher?.config?.home ?? this.env.DSH_HOME
+    const home = this._config.home ?? this.ctx.get('launcher')?.config.home ?? this.env.DSH_HOME
     return home ? resolve(home) : join(homedir(), '.dsh')
   }
 
   get cwd(): string {
-    const launcher = this.ctx.get('launcher') as LauncherLike | undefined
-    return resolve(this._config.cwd ?? launcher?.config?.cwd ?? process.cwd())
+    return resolve(this._config.cwd ?? this.ctx.get('launcher')?.config.cwd ?? process.cwd())
   }
 
   /** `$DSH_HOME/.credentials.yaml`. */

@@ -3,6 +3,7 @@
 // the version that read saw, so a file changed on disk since is refused with a re-read instruction.
 // The record lives in memory per session: a resumed session starts with no observations.
 import type { Context } from '@dsh/kernel'
+import type {} from '@dsh/session'
 import type { FileVersion, FsMutationDecision, FsMutationIntent, FsObservation } from './index.js'
 
 export const name = 'fs-observation'
@@ -22,12 +23,9 @@ export function apply(ctx: Context, config: ObservationConfig = {}): void {
   }
   ctx.on('fs/observed', record)
   ctx.on('fs/mutated', record)
-  ctx.on(
-    'session/closed' as never,
-    ((session: { id: string }) => {
-      seen.delete(session.id)
-    }) as never,
-  )
+  ctx.on('session/closed', (session) => {
+    seen.delete(session.id)
+  })
   ctx.on('fs/mutation-intent', async (intent: FsMutationIntent, next: () => Promise<FsMutationDecision>) => {
     const observed = seen.get(intent.sessionId ?? '')?.get(intent.path)
     if (intent.current === undefined) {

@@ -6,7 +6,7 @@
 // Reads of the policy's secret paths (credentials, ~/.ssh...) are refused with FS_SECRET_DENIED,
 // checked on the canonical path so a symlink in the workspace does not lead around it.
 import type { Context } from '@dsh/kernel'
-import { canonicalPath, isWithin, type SandboxPolicy, type SandboxPolicyService } from '@dsh/sandbox'
+import { canonicalPath, isWithin, type SandboxPolicy } from '@dsh/sandbox'
 import { type FsCallOptions, fsError } from './index.js'
 import { LocalFs, type LocalFsConfig } from './local.js'
 
@@ -23,7 +23,7 @@ export class SandboxFs extends LocalFs {
   /** The policy a call runs under: its own (an approved escalation) or its session's. */
   policyFor(options: FsCallOptions): SandboxPolicy {
     if (options.policy) return options.policy
-    return (this.home.get('sandboxPolicy') as SandboxPolicyService).resolve(options.sessionId)
+    return this.home.sandboxPolicy.resolve(options.sessionId)
   }
 
   protected override readFence(abs: string, options: FsCallOptions): void {

@@ -7,6 +7,7 @@
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import type { PreStepDecision, TurnContinuation } from '@dsh/agent'
+import type {} from '@dsh/composition'
 import type { Context } from '@dsh/kernel'
 import type { UserMessage } from '@dsh/llm'
 import type { Session } from '@dsh/session'
@@ -132,8 +133,7 @@ export const HooksBridge = {
   apply(ctx: Context, config: HooksConfig = {}) {
     config ??= {}
     const rowHooks = parseRowHooks(config.hooks)
-    const launcherCwd = (ctx.get('launcher') as { config?: { cwd?: string } } | undefined)?.config?.cwd
-    const cwd = config.cwd ?? launcherCwd ?? process.cwd()
+    const cwd = config.cwd ?? ctx.get('launcher')?.config.cwd ?? process.cwd()
     const files: string[] = []
     if (config.user !== false)
       files.push(typeof config.user === 'string' ? config.user : join(homedir(), '.claude', 'settings.json'))

@@ -128,13 +128,10 @@ export class JobsService extends Service {
     })
     // A user message (not one of our notices, not loop context) resets the wake-up budget of the
     // session's agents.
-    ctx.on(
-      'session/event' as never,
-      ((session: { id: string }, event: { type: string; data: UserEventData }) => {
-        if (event.type !== 'user/message' || isNotice(event.data)) return
-        for (const key of this.wakeups.keys()) if (key.startsWith(`${session.id}\u0000`)) this.wakeups.delete(key)
-      }) as never,
-    )
+    ctx.on('session/event', (session, event) => {
+      if (event.type !== 'user/message' || isNotice(event.data as UserEventData)) return
+      for (const key of this.wakeups.keys()) if (key.startsWith(`${session.id}\u0000`)) this.wakeups.delete(key)
+    })
   }
 
   /**
@@ -278,7 +275,7 @@ export class JobsService extends Service {
 
   /** Tells the owning agent: wakes it when idle and within budget, else the notice rides along. */
   private notify(info: JobInfo): void {
-    const agents = this.home.get('agents') as { get(id: string): Agent | undefined } | undefined
+    const agents = this.home.get('agents')
     const agent = info.owner.agentId ? agents?.get(info.owner.agentId) : undefined
     if (!agent || agent.disposed) return
     const text = `${NOTICE}${info.id} ${info.status}: ${info.summary ?? ''}] ${info.title}\nIts output has ${info.unreadBytes} unread bytes; read it with job_output.`

@@ -3,6 +3,7 @@
 // Source: `messages` inline, or `file`, a session JSONL log (header line, then event envelopes).
 import { readFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
+import type {} from '@dsh/composition'
 import { type Context, HarnessError } from '@dsh/kernel'
 import { errorFinish, type LlmAdapter, llmError } from './adapter.js'
 import { messageToChunks } from './assembler.js'
@@ -102,8 +103,7 @@ export default {
   async apply(ctx: Context, config: ReplayConfig = {}) {
     let messages = config?.messages
     if (!messages && config?.file) {
-      const launcher = ctx.get('launcher') as { config?: { cwd?: string } } | undefined
-      const path = resolve(launcher?.config?.cwd ?? process.cwd(), config.file)
+      const path = resolve(ctx.get('launcher')?.config.cwd ?? process.cwd(), config.file)
       let text: string
       try {
         text = await readFile(path, 'utf8')

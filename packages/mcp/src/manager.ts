@@ -1,6 +1,7 @@
 // The MCP manager row: `ctx.mcp`. Resolves the servers (row config + the project's `.mcp.json`) at
 // activation and applies one McpServerPlugin fiber per server under its own context, so disposing the
 // row stops every server, and the servers' tools go with them.
+import type {} from '@dsh/composition'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import { resolveServers } from './config.js'
 import type { McpConfig, McpManager, McpServerStatus } from './index.js'
@@ -27,8 +28,7 @@ export class McpService extends Service implements McpManager {
 
   constructor(ctx: Context, config: McpConfig = {}) {
     config ??= {}
-    const launcherCwd = (ctx.get('launcher') as { config?: { cwd?: string } } | undefined)?.config?.cwd
-    const cwd = config.cwd ?? launcherCwd ?? process.cwd()
+    const cwd = config.cwd ?? ctx.get('launcher')?.config.cwd ?? process.cwd()
     const restart = {
       maxRestarts: positive(config.restart?.maxRestarts, 5, 'restart.maxRestarts'),
       initialDelayMs: positive(config.restart?.initialDelayMs, 500, 'restart.initialDelayMs'),

@@ -4,7 +4,7 @@
 // closed when it cannot. Escalation is a per-call, strictly wider, approved request.
 import { realpathSync } from 'node:fs'
 import { resolve } from 'node:path'
-import type { ApprovalService } from '@dsh/approval'
+import type {} from '@dsh/approval'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type {} from '@dsh/session'
 
@@ -165,7 +165,7 @@ export async function requestEscalation(ctx: Context, request: EscalationRequest
   if (!request.justification?.trim()) {
     return refuse('SANDBOX_ESCALATION_INVALID', 'sandbox_permissions needs a justification: say in one sentence why.')
   }
-  const approval = ctx.get('approval') as ApprovalService | undefined
+  const approval = ctx.get('approval')
   if (!approval) {
     return refuse(
       'SANDBOX_ESCALATION_DENIED',
@@ -190,7 +190,7 @@ export async function requestEscalation(ctx: Context, request: EscalationRequest
       `escalation to ${to} was not approved (${decision}). Do not retry it; work within the ${from} sandbox or ask the user.`,
     )
   }
-  const policies = ctx.get('sandboxPolicy') as SandboxPolicyService | undefined
+  const policies = ctx.get('sandboxPolicy')
   if (!policies) return refuse('SANDBOX_ESCALATION_INVALID', 'no sandbox policy is configured.')
   const policy = policies.resolve(request.sessionId, to)
   return { ok: true, policy: Object.freeze({ ...policy, escalatedFrom: from }) }

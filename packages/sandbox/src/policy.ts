@@ -2,8 +2,8 @@
 // switch in this process, the session log's last `sandbox/mode` event, the configured default.
 // Writable roots are derived from the mode: the workspace plus the temp dirs, canonicalized.
 import { homedir, tmpdir } from 'node:os'
-import type { ApprovalService } from '@dsh/approval'
-import type { CredentialsService } from '@dsh/credentials'
+import type {} from '@dsh/approval'
+import type {} from '@dsh/credentials'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type { SessionService } from '@dsh/session'
 import {
@@ -62,7 +62,7 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
     this.presetTable = { ...DEFAULT_PRESETS, ...(this.config.presets ?? {}) }
     // A resumed session gets its preset's approval policy back (the mode itself is read from the log).
     ctx.on('session/restored', (session) => {
-      const approval = ctx.get('approval') as ApprovalService | undefined
+      const approval = ctx.get('approval')
       const logged = session.events.some((event) => event.type === 'sandbox/mode')
       const preset = logged ? this.presetTable[this.mode(session.id)] : undefined
       if (approval && preset) approval.setPolicy(session.id, preset.approval)
@@ -134,7 +134,7 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
             ]),
           ]
     const confined = effective !== 'danger-full-access'
-    const credentials = this.home.get('credentials') as CredentialsService | undefined
+    const credentials = this.home.get('credentials')
     const secrets = confined
       ? secretPaths({
           home: this.config.home ?? homedir(),
@@ -167,7 +167,7 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
     this.session(sessionId)?.append('sandbox/mode', { mode, network })
     this.overrides.set(sessionId, mode)
     this.networkOverrides.set(sessionId, network)
-    const approval = this.ctx.get('approval') as ApprovalService | undefined
+    const approval = this.ctx.get('approval')
     const binding = preset ?? this.presetTable[mode]
     if (approval && binding) approval.setPolicy(sessionId, binding.approval)
     this.ctx.emit('sandbox/mode-changed', { sessionId, mode, previous })

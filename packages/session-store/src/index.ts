@@ -3,6 +3,7 @@
 // This module holds only the definition: types, the Context augmentation, shared helpers.
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
+import type {} from '@dsh/composition'
 import type { Context } from '@dsh/kernel'
 import type { SessionEvent, SessionHeader } from '@dsh/session'
 
@@ -79,8 +80,7 @@ declare module 'cordis' {
  */
 export function sessionsDir(ctx: Context, dir: string | undefined): string {
   if (dir) return resolve(dir)
-  const launcher = ctx.get('launcher') as { config?: { home?: string } } | undefined
-  const home = launcher?.config?.home ?? process.env.DSH_HOME ?? join(homedir(), '.dsh')
+  const home = ctx.get('launcher')?.config.home ?? process.env.DSH_HOME ?? join(homedir(), '.dsh')
   return join(resolve(home), 'sessions')
 }
 

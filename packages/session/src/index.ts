@@ -1,6 +1,7 @@
 // @dsh/session: the session log service `ctx.sessions` (create, get, list, fork, flush, checkpoint),
 // the typed event vocabulary, and the pure pieces persistence builds on (format checks, repair).
 import { randomUUID } from 'node:crypto'
+import type {} from '@dsh/composition'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import {
   type AppendOptions,
@@ -196,7 +197,7 @@ export class SessionService extends Service {
 
   /** The cwd the launcher row recorded, when there is one. */
   launcherCwd(): string | undefined {
-    return (this.home.get('launcher') as { config?: { cwd?: string } } | undefined)?.config?.cwd
+    return this.home.get('launcher')?.config.cwd
   }
 
   /** The live session with this id. */

@@ -3,7 +3,7 @@
 // wrapped by `ctx.sandbox`. When confinement is needed but unusable, run/start reject with
 // `SANDBOX_UNAVAILABLE`: the command never runs unconfined by accident. danger-full-access is the
 // only mode that runs without a wrapper.
-import type { Sandbox, SandboxPolicyService } from '@dsh/sandbox'
+import type {} from '@dsh/sandbox'
 import { LocalBash } from './bash-local.js'
 import type { ShellRequest, ShellSpec } from './index.js'
 
@@ -13,15 +13,13 @@ export class SandboxBash extends LocalBash {
 
   override resolve(request: ShellRequest): ShellSpec {
     const spec = super.resolve(request)
-    const policies = this.home.get('sandboxPolicy') as SandboxPolicyService
-    return { ...spec, policy: request.policy ?? policies.resolve(request.sessionId) }
+    return { ...spec, policy: request.policy ?? this.home.sandboxPolicy.resolve(request.sessionId) }
   }
 
   protected override async argv(spec: ShellSpec): Promise<string[]> {
     const argv = await super.argv(spec)
-    const policies = this.home.get('sandboxPolicy') as SandboxPolicyService
-    const policy = spec.policy ?? policies.resolve()
-    return (this.home.get('sandbox') as Sandbox).confine(argv, policy, { cwd: spec.workdir })
+    const policy = spec.policy ?? this.home.sandboxPolicy.resolve()
+    return this.home.sandbox.confine(argv, policy, { cwd: spec.workdir })
   }
 }
 

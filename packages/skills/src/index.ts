@@ -5,6 +5,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
+import type {} from '@dsh/composition'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import { parse } from 'yaml'
 
@@ -123,9 +124,9 @@ export class SkillsService extends Service {
 
   /** The directories searched, in priority order. */
   roots(): Array<{ dir: string; source: SkillSource }> {
-    const launcher = this.home.get('launcher') as { config?: { cwd?: string; home?: string } } | undefined
-    const cwd = this.config.cwd ?? launcher?.config?.cwd ?? process.cwd()
-    const home = this.config.home ?? launcher?.config?.home ?? process.env.DSH_HOME ?? join(homedir(), '.dsh')
+    const launcher = this.home.get('launcher')
+    const cwd = this.config.cwd ?? launcher?.config.cwd ?? process.cwd()
+    const home = this.config.home ?? launcher?.config.home ?? process.env.DSH_HOME ?? join(homedir(), '.dsh')
     const roots: Array<{ dir: string; source: SkillSource }> = []
     if (this.config.project !== false) {
       roots.push({ dir: join(cwd, '.dsh', 'skills'), source: 'project' })

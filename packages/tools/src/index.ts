@@ -1,7 +1,7 @@
 // @dsh/tools: the tool seam `ctx.tools`. A scoped registry (global / preset / agent layers), guards,
 // the guarded per-call pipeline (pipeline.ts) and the scheduler for a model's batch of calls
 // (scheduler.ts). Approval is consumed through the optional `ctx.approval` service (@dsh/approval).
-import type { ApprovalService } from '@dsh/approval'
+import type {} from '@dsh/approval'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type { ToolCallBlock, ToolSchema } from '@dsh/llm'
 import type { ToolDefinition } from './define.js'
@@ -219,7 +219,7 @@ export class ToolsService extends Service {
     return {
       ctx,
       guards: () => [...this.guardList],
-      approval: () => ctx.get('approval') as ApprovalService | undefined,
+      approval: () => ctx.get('approval'),
       available: () => this.tools(scope).map((tool) => tool.name),
     }
   }

@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process'
 import { boot } from '@dsh/composition'
 import { HarnessError } from '@dsh/kernel'
+import type {} from '@dsh/surface-web'
 import { type ComposeRequest, compose } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
@@ -14,22 +15,12 @@ export interface WebOptions {
   open?: boolean
 }
 
-/** The part of `ctx.webHost` (@dsh/surface-web) this command uses. */
-interface WebHostSeam {
-  listen(options: {
-    host?: string
-    port?: number
-    trustedHosts?: string[]
-    log?: (line: string) => void
-  }): Promise<{ url: string; port: number; token?: string; close(): Promise<void> }>
-}
-
 export async function web(request: ComposeRequest, options: WebOptions, io: Io): Promise<number> {
   const composition = compose(request)
   for (const warning of composition.tree.warnings) io.err(`dsh: warning: ${warning}`)
   const runtime = await boot(composition.tree, { onLog: io.log })
   try {
-    const host = (runtime.root as unknown as { get(name: string): unknown }).get('webHost') as WebHostSeam | undefined
+    const host = runtime.root.get('webHost')
     if (!host) {
       throw new HarnessError(
         'CONFIG_NO_SERVER',
