@@ -6,6 +6,7 @@
 // durable: jobs die with the process (the session log keeps the tool calls about them).
 import type { Agent } from '@dsh/agent'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
+import { isEvent } from '@dsh/session'
 
 declare module 'cordis' {
   interface Context {
@@ -129,7 +130,7 @@ export class JobsService extends Service {
     // A user message (not one of our notices, not loop context) resets the wake-up budget of the
     // session's agents.
     ctx.on('session/event', (session, event) => {
-      if (event.type !== 'user/message' || isNotice(event.data as UserEventData)) return
+      if (!isEvent(event, 'user/message') || isNotice(event.data)) return
       for (const key of this.wakeups.keys()) if (key.startsWith(`${session.id}\u0000`)) this.wakeups.delete(key)
     })
   }
