@@ -37,12 +37,16 @@ function stringRecord(value: unknown, where: string, problems: string[]): Record
   return out
 }
 
-/** Checks one entry; returns the problems (empty when valid) and the normalised, expanded config. */
+/**
+ * Checks one entry; returns the problems (empty when valid) and the normalised config, with `${VAR}`
+ * expanded from `env` (no `env`: values are taken literally).
+ */
 export function checkServer(
   name: string,
   raw: unknown,
-  env: NodeJS.ProcessEnv,
+  env: NodeJS.ProcessEnv | undefined,
 ): { config?: McpServerConfig; problems: string[] } {
+  const expand = (value: string) => (env ? expandVars(value, env) : value)
   const problems: string[] = []
   const where = `server "${name}"`
   if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) problems.push(`${where}: name must match ^[A-Za-z0-9_.-]{1,64}$`)
@@ -54,7 +58,7 @@ export function checkServer(
     if (typeof entry.url !== 'string') problems.push(`${where}.url must be a string`)
     const headers = stringRecord(entry.headers, `${where}.headers`, problems)
     if (problems.length > 0) return { problems }
-    const url = expandVars(entry.url as string, env)
+    const url = expand(entry.url as string)
     try {
       const parsed = new URL(url)
       if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') problems.push(`${where}.url must be http(s)`)
@@ -62,7 +66,7 @@ export function checkServer(
       problems.push(`${where}.url is not a URL`)
     }
     const expanded = headers
-      ? Object.fromEntries(Object.entries(headers).map(([key, value]) => [key, expandVars(value, env)]))
+      ? Object.fromEntries(Object.entries(headers).map(([key, value]) => [key, expand(value)]))
       : undefined
     return problems.length > 0
       ? { problems }
@@ -79,12 +83,11 @@ export function checkServer(
   if (problems.length > 0) return { problems }
   const config: McpServerConfig = {
     type: 'stdio',
-    command: expandVars(entry.command as string, env),
-    args: ((entry.args as string[] | undefined) ?? []).map((arg) => expandVars(arg, env)),
+    command: expand(entry.command as string),
+    args: ((entry.args as string[] | undefined) ?? []).map(expand),
   }
-  if (rawEnv)
-    config.env = Object.fromEntries(Object.entries(rawEnv).map(([key, value]) => [key, expandVars(value, env)]))
-  if (typeof entry.cwd === 'string') config.cwd = expandVars(entry.cwd, env)
+  if (rawEnv) config.env = Object.fromEntries(Object.entries(rawEnv).map(([key, value]) => [key, expand(value)]))
+  if (typeof entry.cwd === 'string') config.cwd = expand(entry.cwd)
   return { config, problems }
 }
 

@@ -3,6 +3,7 @@
 // the native vocabulary. The manager row (manager.ts) runs one client plugin per server.
 import { createHash } from 'node:crypto'
 import type { ToolResultContent } from '@dsh/llm'
+import type { ToolLayer } from '@dsh/tools'
 
 export type { ResolvedServer } from './config.js'
 export { expandVars, loadMcpJson, resolveServers } from './config.js'
@@ -95,6 +96,33 @@ export interface McpManager {
    * Resolves when every server has settled its first connection attempt (ready or not). Never rejects.
    */
   whenSettled(): Promise<void>
+  /**
+   * Connects servers for one scope (a surface's session, an agent) rather than for the process: their
+   * tools register in `options.layer` (e.g. `{ agentId }`, so only that agent sees them) and everything
+   * stops, children ending and tools unregistering, when the calling plugin is disposed or
+   * `dispose()` is called. `servers` are checked like row servers, without `${VAR}` expansion (the
+   * caller gives literal values); any problem throws `MCP_CONFIG_INVALID` before anything starts.
+   */
+  attach(servers: Record<string, unknown>, options: McpAttachOptions): Promise<McpAttachedServers>
+}
+
+export interface McpAttachOptions {
+  /** Default cwd of stdio servers (the session's workspace). */
+  cwd: string
+  /** Where the servers' tools register (default: global). */
+  layer?: ToolLayer
+  /** Shown as each server's `source` in its status, e.g. `acp session <id>`. */
+  source: string
+}
+
+/** Servers attached to one scope (see `McpManager.attach`). */
+export interface McpAttachedServers {
+  /** Snapshots of these servers, sorted by name. */
+  servers(): McpServerStatus[]
+  /** Resolves when each server settled its first connection attempt (ready or not). Never rejects. */
+  whenSettled(): Promise<void>
+  /** Stops the servers (idempotent). */
+  dispose(): Promise<void>
 }
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/

@@ -3,9 +3,12 @@
 // row stops every server, and the servers' tools go with them.
 import type {} from '@dsh/composition'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
-import { resolveServers } from './config.js'
-import type { McpConfig, McpManager, McpServerStatus } from './index.js'
+import { checkServer, type ResolvedServer, resolveServers } from './config.js'
+import type { McpAttachedServers, McpAttachOptions, McpConfig, McpManager, McpServerStatus } from './index.js'
 import type { ServerPluginConfig } from './server.js'
+
+/** The per-server settings every server shares, from the row config. */
+type ServerDefaults = Pick<ServerPluginConfig, 'startupTimeoutMs' | 'callTimeoutMs' | 'maxResultChars' | 'restart'>
 
 function positive(value: unknown, fallback: number, key: string): number {
   if (value === undefined) return fallback
@@ -25,6 +28,7 @@ export class McpService extends Service implements McpManager {
   private readonly statuses = new Map<string, McpServerStatus>()
   private readonly pending: ServerPluginConfig[] = []
   private readonly settledAll: Promise<void>
+  private readonly defaults: ServerDefaults
 
   constructor(ctx: Context, config: McpConfig = {}) {
     config ??= {}
@@ -49,22 +53,11 @@ export class McpService extends Service implements McpManager {
     )
     super(ctx, 'mcp')
     for (const problem of problems) ctx.logger('mcp').warn(problem)
-    const settling: Promise<void>[] = []
-    for (const server of servers) {
-      const status: McpServerStatus = {
-        name: server.name,
-        source: server.source,
-        transport: server.config.type === 'http' ? 'http' : 'stdio',
-        state: 'connecting',
-        tools: [],
-        restarts: 0,
-      }
-      this.statuses.set(server.name, status)
-      let settled!: () => void
-      settling.push(new Promise<void>((done) => (settled = done)))
-      this.pending.push({ server, cwd, startupTimeoutMs, callTimeoutMs, maxResultChars, restart, status, settled })
-    }
-    this.settledAll = Promise.all(settling).then(() => {})
+    this.defaults = { startupTimeoutMs, callTimeoutMs, maxResultChars, restart }
+    const planned = plan(servers, { ...this.defaults, cwd })
+    for (const config of planned.configs) this.statuses.set(config.server.name, config.status)
+    this.pending.push(...planned.configs)
+    this.settledAll = planned.settled
   }
 
   /**
@@ -86,6 +79,62 @@ export class McpService extends Service implements McpManager {
   whenSettled(): Promise<void> {
     return this.settledAll
   }
+
+  async attach(servers: Record<string, unknown>, options: McpAttachOptions): Promise<McpAttachedServers> {
+    const resolved: ResolvedServer[] = []
+    const problems: string[] = []
+    for (const [name, raw] of Object.entries(servers)) {
+      const checked = checkServer(name, raw, undefined)
+      if (checked.config) resolved.push({ name, source: options.source, config: checked.config })
+      problems.push(...checked.problems)
+    }
+    if (problems.length > 0) {
+      throw new HarnessError('MCP_CONFIG_INVALID', `mcp servers: ${problems.join('; ')}`, { problems })
+    }
+    const planned = plan(resolved, { ...this.defaults, cwd: options.cwd, layer: options.layer })
+    const { McpServerPlugin } = await import('./server.js')
+    // Applied under the caller's scope (Cordis binds `this.ctx` to it): its disposal stops these servers.
+    const fiber = this.ctx.plugin({
+      name: `mcp-attached(${options.source})`,
+      inject: ['tools'],
+      apply(ctx: Context) {
+        for (const config of planned.configs) ctx.plugin(McpServerPlugin, config)
+      },
+    })
+    await fiber
+    return {
+      servers: () => planned.configs.map((config) => structuredClone(config.status)),
+      whenSettled: () => planned.settled,
+      dispose: async () => {
+        await fiber.dispose()
+      },
+    }
+  }
+}
+
+/** One plugin config per server, with a live status record each and a promise of their first attempts. */
+function plan(
+  servers: readonly ResolvedServer[],
+  shared: ServerDefaults & Pick<ServerPluginConfig, 'cwd' | 'layer'>,
+): { configs: ServerPluginConfig[]; settled: Promise<void> } {
+  const settling: Promise<void>[] = []
+  const configs = [...servers]
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .map((server): ServerPluginConfig => {
+      const status: McpServerStatus = {
+        name: server.name,
+        source: server.source,
+        transport: server.config.type === 'http' ? 'http' : 'stdio',
+        state: 'connecting',
+        tools: [],
+        restarts: 0,
+      }
+      let settled!: () => void
+      settling.push(new Promise<void>((done) => (settled = done)))
+      const { layer, ...rest } = shared
+      return { ...rest, ...(layer ? { layer } : {}), server, status, settled }
+    })
+  return { configs, settled: Promise.all(settling).then(() => {}) }
 }
 
 export default McpService

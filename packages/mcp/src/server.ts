@@ -2,7 +2,7 @@
 // `ctx.tools` for the plugin's lifetime, list_changed refreshes, and crash restarts with bounded backoff.
 // Disposing the plugin closes the client (which ends the child process) and unregisters every tool.
 import type { Context, JsonValue } from '@dsh/kernel'
-import { defineTool, ToolError, type ToolParameters } from '@dsh/tools'
+import { defineTool, ToolError, type ToolLayer, type ToolParameters } from '@dsh/tools'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -23,6 +23,8 @@ export interface ServerPluginConfig {
   status: McpServerStatus
   /** Called once when the first connection attempt settled. */
   settled: () => void
+  /** The tool layer the server's tools register in (default: global). */
+  layer?: ToolLayer
 }
 
 const CLIENT_INFO = { name: 'dsh', version: '0.1.0' }
@@ -235,14 +237,14 @@ class Connection {
         this.call(tool.name, args, call.signal),
     }
     try {
-      return this.ctx.tools.register(defineTool({ ...spec, parameters: parametersOf(tool) }))
+      return this.ctx.tools.register(defineTool({ ...spec, parameters: parametersOf(tool) }), this.options.layer)
     } catch (error) {
       // A schema Ajv cannot compile: register with an open schema (the server still validates).
       this.ctx
         .logger('mcp')
         .warn('server %s: tool %s: %s; registering without argument validation', server, tool.name, messageOf(error))
       try {
-        return this.ctx.tools.register(defineTool({ ...spec, parameters: { type: 'object' } }))
+        return this.ctx.tools.register(defineTool({ ...spec, parameters: { type: 'object' } }), this.options.layer)
       } catch (again) {
         this.ctx.logger('mcp').warn('server %s: tool %s not bridged: %s', server, tool.name, messageOf(again))
         return undefined

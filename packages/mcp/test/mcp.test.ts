@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { ToolResultMessage } from '@dsh/llm'
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest'
+import { checkServer } from '../src/config.js'
 import { bridgedToolName } from '../src/index.js'
 import { calls, createDsh, dataOf, everything, filesystem, signal, tempDir, text, until } from './harness.js'
 
@@ -233,6 +235,34 @@ describe('MCP client with a server whose tools change', () => {
     await root.tools.executeCall(call('c3', 'mcp__dyn__shrink', {}), { signal: signal() })
     await until(() => !names().includes('mcp__dyn__grown'))
     expect(root.mcp.servers()[0]?.tools).toEqual(['mcp__dyn__die', 'mcp__dyn__grow', 'mcp__dyn__shrink'])
+  })
+
+  it('attaches servers to one scope: tools only in its layer, literal values, stopped with the scope', async () => {
+    await using dsh = await createDsh({})
+    const { root } = dsh
+    await expect(
+      root.mcp.attach({ 'bad name': { command: '' } }, { cwd: tmpdir(), source: 'test', layer: { agentId: 'a1' } }),
+    ).rejects.toMatchObject({ code: 'MCP_CONFIG_INVALID', message: expect.stringContaining('command must be') })
+    // A caller's values are literal: no `${VAR}` expansion from this process's environment.
+    const literal = ['$', '{HOME}/bin'].join('')
+    expect(checkServer('x', { command: literal }, undefined).config).toMatchObject({ command: literal })
+    const scope = root.plugin({ name: 'owner', inject: ['mcp'], apply: () => {} })
+    await scope
+    const attached = await scope.ctx.mcp.attach(
+      { dyn: dynamic() },
+      { cwd: tmpdir(), source: 'session s1', layer: { agentId: 'a1' } },
+    )
+    await attached.whenSettled()
+    const [status] = attached.servers()
+    expect(status).toMatchObject({ name: 'dyn', source: 'session s1', state: 'ready' })
+    const names = (scope: { agentId?: string }) => root.tools.list(scope).map((tool) => tool.name)
+    expect(names({ agentId: 'a1' })).toEqual(['mcp__dyn__die', 'mcp__dyn__grow', 'mcp__dyn__shrink'])
+    expect(names({})).toEqual([])
+    expect(names({ agentId: 'a2' })).toEqual([])
+    expect(root.mcp.servers()).toEqual([])
+    await scope.dispose()
+    expect(names({ agentId: 'a1' })).toEqual([])
+    await until(() => !alive(status?.pid as number))
   })
 
   it('turns a server that dies mid-call into an error result, then restarts it', async () => {

@@ -1,19 +1,25 @@
 // The `dsh acp` agent row: an ACP v1 agent (via @agentclientprotocol/sdk) per stream pair. Each
 // session the editor opens gets one dsh agent owned by the connection; a prompt settles when that
 // agent is idle again; approvals become `session/request_permission`; disconnect tears it all down.
-import { isAbsolute } from 'node:path'
+import { isAbsolute, resolve } from 'node:path'
 import { Readable, Writable } from 'node:stream'
 import * as acp from '@agentclientprotocol/sdk'
-import { type Agent, releaseAgents } from '@dsh/agent'
+import { type Agent, releaseAgent, releaseAgents } from '@dsh/agent'
 import type { ApprovalAnswer, ApprovalQuestion } from '@dsh/approval'
+import type {} from '@dsh/fs'
 import type { CommandsService } from '@dsh/interaction'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { ToolCallBlock } from '@dsh/llm'
 import type { Session, SessionEvent, TurnEndReason } from '@dsh/session'
 import type {} from '@dsh/session-store/coordinator'
 import type { ToolPresentation } from '@dsh/tools'
+import { answering, checkedSessionId } from './errors.js'
 import { type AcpConnection, type AcpServeOptions, AcpServer } from './index.js'
-import { liveUpdates, replayUpdates } from './updates.js'
+import { permissionToolCall } from './permission.js'
+import { canListSessions, listSessions } from './session-list.js'
+import { attachSessionMcp, MCP_CAPABILITIES, mcpConfigOf } from './session-mcp.js'
+import { editorPresentation } from './tool-view.js'
+import { liveUpdates, type PresentationOf, replayUpdates } from './updates.js'
 
 const AGENT_INFO = { name: 'dsh', title: 'dsh', version: '0.1.0' }
 
@@ -77,9 +83,19 @@ class AcpLink implements AcpConnection {
       .agent({ name: 'dsh' })
       .onRequest(acp.methods.agent.initialize, ({ params }) => this.initialize(params))
       .onRequest(acp.methods.agent.authenticate, () => ({}))
-      .onRequest(acp.methods.agent.session.new, ({ params }) => this.newSession(params))
-      .onRequest(acp.methods.agent.session.load, ({ params }) => this.loadSession(params))
-      .onRequest(acp.methods.agent.session.prompt, ({ params }) => this.prompt(params))
+      .onRequest(acp.methods.agent.session.new, ({ params }) => answering(() => this.newSession(params)))
+      .onRequest(acp.methods.agent.session.load, ({ params }) => answering(() => this.loadSession(params)))
+      .onRequest(acp.methods.agent.session.list, ({ params }) =>
+        answering(() =>
+          listSessions(
+            this.ctx,
+            params,
+            [...this.attached.values()].map(({ agent }) => agent.session),
+          ),
+        ),
+      )
+      .onRequest(acp.methods.agent.session.close, ({ params }) => answering(() => this.closeSession(params.sessionId)))
+      .onRequest(acp.methods.agent.session.prompt, ({ params }) => answering(() => this.prompt(params)))
       .onNotification(acp.methods.agent.session.cancel, ({ params }) => this.cancel(params.sessionId))
     const output = Writable.toWeb(options.output as Writable) as WritableStream<Uint8Array>
     const input = Readable.toWeb(options.input as Readable) as ReadableStream<Uint8Array>
@@ -100,7 +116,7 @@ class AcpLink implements AcpConnection {
         if (!attached || attached.agent.session !== session) return
         for (const update of liveUpdates(
           event as SessionEvent,
-          (call) => this.presentationOf(call),
+          this.presentationsIn(session),
           attached.presentations,
         )) {
           this.send(session.id, update)
@@ -117,6 +133,23 @@ class AcpLink implements AcpConnection {
       .then(() => client.notify(acp.methods.client.session.update, { sessionId, update }))
       .catch((error) => this.log(`session/update failed: ${String(error)}`))
     return this.sending
+  }
+
+  /** How `session`'s calls look to the editor: absolute paths against its cwd, titles that name things. */
+  private presentationsIn(session: Session): PresentationOf {
+    const cwd = session.header.cwd
+    const fs = this.ctx.get('fs')
+    const resolvePath = (path: string) => {
+      try {
+        return fs ? fs.resolvePath(path, { cwd }) : resolve(cwd, path)
+      } catch {
+        return undefined
+      }
+    }
+    return (call: ToolCallBlock) => {
+      const presentation = this.presentationOf(call)
+      return presentation && editorPresentation(presentation, cwd, resolvePath)
+    }
   }
 
   private presentationOf(call: ToolCallBlock): ToolPresentation | undefined {
@@ -136,22 +169,48 @@ class AcpLink implements AcpConnection {
       agentCapabilities: {
         loadSession: Boolean(this.ctx.get('sessionPersistence')),
         promptCapabilities: { image: false, audio: false, embeddedContext: false },
-        mcpCapabilities: { http: false, sse: false },
+        mcpCapabilities: MCP_CAPABILITIES,
+        sessionCapabilities: { close: {}, ...(canListSessions(this.ctx) ? { list: {} } : {}) },
       },
       authMethods: [],
       agentInfo: AGENT_INFO,
     }
   }
 
-  private checkSessionParams(params: { cwd: string; mcpServers?: unknown[]; additionalDirectories?: string[] | null }) {
+  /** Checks what `session/new` and `session/load` share; returns the editor's MCP servers as configs. */
+  private checkSessionParams(params: {
+    cwd: string
+    mcpServers: acp.McpServer[]
+    additionalDirectories?: string[] | null
+  }): Record<string, unknown> {
     if (!isAbsolute(params.cwd))
       throw acp.RequestError.invalidParams({ cwd: params.cwd }, 'cwd must be an absolute path')
-    if (params.mcpServers?.length) {
-      throw acp.RequestError.invalidParams(undefined, 'this agent does not connect to MCP servers; send mcpServers: []')
-    }
     if (params.additionalDirectories?.length) {
       throw acp.RequestError.invalidParams(undefined, 'additionalDirectories are not supported')
     }
+    return mcpConfigOf(this.ctx, params.mcpServers)
+  }
+
+  /** Connects the session's MCP servers; on failure lets go of the agent (and the session it owns). */
+  private async withSessionMcp(attached: Attached, configs: Record<string, unknown>): Promise<void> {
+    try {
+      await attachSessionMcp(attached.agent, configs, (line) => this.log(line))
+    } catch (error) {
+      await this.detach(attached, 'its MCP servers could not be attached')
+      throw error
+    }
+  }
+
+  /** Lets go of one session: cancels and disposes its agent (and what hangs on it), closes what it owns. */
+  private async detach(attached: Attached, reason: string): Promise<void> {
+    this.attached.delete(attached.agent.session.id)
+    if (attached.prompt) attached.prompt.cancelled = true
+    await releaseAgent(this.ctx.sessions, attached.agent, {
+      reason,
+      ownsSession: attached.ownsSession,
+      onError: (error, step) =>
+        this.log(`releasing session ${attached.agent.session.id} (${step}) failed: ${String(error)}`),
+    })
   }
 
   private async attach(session: Session | undefined, cwd: string, ownsSession: boolean): Promise<Attached> {
@@ -170,13 +229,15 @@ class AcpLink implements AcpConnection {
   }
 
   private async newSession(params: acp.NewSessionRequest): Promise<acp.NewSessionResponse> {
-    this.checkSessionParams(params)
-    const { agent } = await this.attach(undefined, params.cwd, false)
-    return { sessionId: agent.session.id }
+    const mcp = this.checkSessionParams(params)
+    const attached = await this.attach(undefined, params.cwd, false)
+    await this.withSessionMcp(attached, mcp)
+    return { sessionId: attached.agent.session.id }
   }
 
   private async loadSession(params: acp.LoadSessionRequest): Promise<acp.LoadSessionResponse> {
-    this.checkSessionParams(params)
+    checkedSessionId(params.sessionId)
+    const mcp = this.checkSessionParams(params)
     const persistence = this.ctx.get('sessionPersistence')
     if (!persistence) throw acp.RequestError.methodNotFound(acp.methods.agent.session.load)
     let attached = this.attached.get(params.sessionId)
@@ -202,9 +263,10 @@ class AcpLink implements AcpConnection {
         this.ctx.sessions.close(session)
         throw error
       }
+      await this.withSessionMcp(attached, mcp)
     }
     const events = attached.agent.session.events as SessionEvent[]
-    for (const update of replayUpdates(events, (call) => this.presentationOf(call))) {
+    for (const update of replayUpdates(events, this.presentationsIn(attached.agent.session))) {
       void this.send(params.sessionId, update)
     }
     await this.sending
@@ -222,7 +284,7 @@ class AcpLink implements AcpConnection {
   }
 
   private async prompt(params: acp.PromptRequest): Promise<acp.PromptResponse> {
-    const attached = this.attached.get(params.sessionId)
+    const attached = this.attached.get(checkedSessionId(params.sessionId))
     if (!attached) throw acp.RequestError.sessionNotFound(params.sessionId)
     if (attached.prompt) {
       throw acp.RequestError.invalidRequest(undefined, 'a prompt is already in flight for this session; wait or cancel')
@@ -284,6 +346,14 @@ class AcpLink implements AcpConnection {
     await attached.agent.cancel('cancelled by the editor')
   }
 
+  /** `session/close`: cancels the session's work and lets go of its agent, MCP servers and session. */
+  private async closeSession(sessionId: string): Promise<acp.CloseSessionResponse> {
+    const attached = this.attached.get(checkedSessionId(sessionId))
+    if (!attached) throw acp.RequestError.sessionNotFound(sessionId)
+    await this.detach(attached, 'the editor closed the session')
+    return {}
+  }
+
   /** Routes a question to the editor of the session it belongs to (else the only prompt in flight). */
   private async askPermission(question: ApprovalQuestion, signal: AbortSignal): Promise<ApprovalAnswer> {
     let sessionId = question.sessionId && this.attached.has(question.sessionId) ? question.sessionId : undefined
@@ -302,11 +372,10 @@ class AcpLink implements AcpConnection {
         acp.methods.client.session.requestPermission,
         {
           sessionId,
-          toolCall: {
-            toolCallId: question.toolCallId ?? question.requestId,
-            title: question.summary,
-            status: 'pending',
-          },
+          toolCall: permissionToolCall(
+            question,
+            question.toolCallId ? this.attached.get(sessionId)?.presentations.get(question.toolCallId) : undefined,
+          ),
           options: [
             { optionId: 'allow-once', name: 'Allow once', kind: 'allow_once' },
             { optionId: 'reject-once', name: 'Reject', kind: 'reject_once' },

@@ -26,6 +26,17 @@ function text(value: string): acp.ContentBlock {
   return { type: 'text', text: value }
 }
 
+/** The content a call is announced with: its diff, or its command for a terminal. */
+export function callContent(presentation: ToolPresentation | undefined): acp.ToolCallContent[] {
+  if (presentation?.kind === 'diff' && presentation.after !== undefined) {
+    return [
+      { type: 'diff', path: presentation.path, oldText: presentation.before ?? null, newText: presentation.after },
+    ]
+  }
+  if (presentation?.kind === 'terminal') return [{ type: 'content', content: text(`$ ${presentation.command}`) }]
+  return []
+}
+
 /** The `tool_call` that announces a call: title, kind, locations, and a diff when the tool has one. */
 export function toolCallUpdate(call: ToolCallBlock, presentation: ToolPresentation | undefined): acp.SessionUpdate {
   const kind: acp.ToolKind =
@@ -34,17 +45,7 @@ export function toolCallUpdate(call: ToolCallBlock, presentation: ToolPresentati
       : presentation?.kind === 'terminal'
         ? 'execute'
         : (KIND_BY_NAME[call.name] ?? 'other')
-  const content: acp.ToolCallContent[] = []
-  if (presentation?.kind === 'diff' && presentation.after !== undefined) {
-    content.push({
-      type: 'diff',
-      path: presentation.path,
-      oldText: presentation.before ?? null,
-      newText: presentation.after,
-    })
-  } else if (presentation?.kind === 'terminal') {
-    content.push({ type: 'content', content: text(`$ ${presentation.command}`) })
-  }
+  const content = callContent(presentation)
   const locations = presentation?.locations ?? (presentation?.kind === 'diff' ? [{ path: presentation.path }] : [])
   return {
     sessionUpdate: 'tool_call',

@@ -1,103 +1,22 @@
 // `dsh acp` driven by the ACP SDK's own client side (`acp.client()` over `ndJsonStream`): the built
 // CLI as a child process, the model behind the mock SSE server, test tools loaded with a --patch row.
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Readable, Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import * as acp from '@agentclientprotocol/sdk'
 import { completionResponse, errorResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { call, durableEvents as durableIn, type Editor, editor as editorAt, until, untilStop } from './editor.js'
 
-const bin = fileURLToPath(new URL('../../../apps/cli/bin/dsh.js', import.meta.url))
 const toolsFixture = fileURLToPath(new URL('../../surface-rpc/test/fixtures/test-tools.mjs', import.meta.url))
 
 let home: string
 let server: MockLlmServer
 let patch: string
 
-interface Editor {
-  proc: ChildProcessWithoutNullStreams
-  agent: acp.ClientContext
-  /** Every `session/update` by session, in arrival order (for `session/load`, which has no ActiveSession). */
-  updates: Map<string, acp.SessionUpdate[]>
-  permissions: acp.RequestPermissionRequest[]
-  answer: (request: acp.RequestPermissionRequest) => acp.RequestPermissionResponse
-  exited: Promise<number | null>
-  stderr: () => string
-}
-
-function editor(): Editor {
-  const proc = spawn(process.execPath, [bin, '--patch', patch, 'acp'], {
-    cwd: home,
-    env: { PATH: process.env.PATH, DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: server.url },
-  })
-  let stderr = ''
-  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk
-  })
-  const exited = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)))
-  const state: Editor = {
-    proc,
-    agent: undefined as unknown as acp.ClientContext,
-    updates: new Map(),
-    permissions: [],
-    answer: () => ({ outcome: { outcome: 'selected', optionId: 'allow-once' } }),
-    exited,
-    stderr: () => stderr,
-  }
-  const app = acp
-    .client()
-    .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
-      state.permissions.push(params)
-      return state.answer(params)
-    })
-    .onNotification(acp.methods.client.session.update, ({ params }) => {
-      const list = state.updates.get(params.sessionId) ?? []
-      list.push(params.update)
-      state.updates.set(params.sessionId, list)
-    })
-  const connection = app.connect(
-    acp.ndJsonStream(
-      Writable.toWeb(proc.stdin) as WritableStream<Uint8Array>,
-      Readable.toWeb(proc.stdout) as ReadableStream<Uint8Array>,
-    ),
-  )
-  state.agent = connection.agent
-  return state
-}
-
-/** Reads an active session's updates up to its stop message. */
-async function untilStop(session: acp.ActiveSession): Promise<{ updates: acp.SessionUpdate[]; stopReason: string }> {
-  const updates: acp.SessionUpdate[] = []
-  for (;;) {
-    const message = await session.nextUpdate()
-    if (message.kind === 'stop') return { updates, stopReason: message.stopReason }
-    updates.push(message.update)
-  }
-}
-
-async function until(check: () => boolean, timeoutMs = 45_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting')
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
-
-function durableEvents(sessionId: string): Array<{ type: string; data: Record<string, unknown> }> {
-  const lines = readFileSync(join(home, 'sessions', `${sessionId}.jsonl`), 'utf8')
-    .trim()
-    .split('\n')
-  return lines.slice(1).map((line) => JSON.parse(line))
-}
-
-const call = (id: string, name: string, args: Record<string, unknown>) => ({
-  id,
-  name,
-  arguments: JSON.stringify(args),
-})
+const editor = () => editorAt({ home, modelUrl: server.url, patch })
+const durableEvents = (sessionId: string) => durableIn(home, sessionId)
 
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'dsh-acp-'))
@@ -131,7 +50,8 @@ describe('dsh acp with the ACP SDK client', { timeout: 90_000 }, () => {
       agentCapabilities: {
         loadSession: true,
         promptCapabilities: { image: false, audio: false, embeddedContext: false },
-        mcpCapabilities: { http: false, sse: false },
+        mcpCapabilities: { http: true, sse: false },
+        sessionCapabilities: { close: {}, list: {} },
       },
       authMethods: [],
       agentInfo: { name: 'dsh', title: 'dsh', version: '0.1.0' },
