@@ -97,6 +97,21 @@ export interface Subprocess {
   spawn(spec: SpawnSpec): Promise<SubprocessHandle>
   /** Live handles (for diagnostics and invariants). */
   live(): readonly SubprocessHandle[]
+  /** How process trees are tied to this process's life (probed once; for `dsh doctor`). */
+  containment(): Promise<Containment>
+}
+
+/** The mechanism that makes every process tree die with dsh, even on SIGKILL of dsh. */
+export interface Containment {
+  /**
+   * `pid-namespace`: the whole tree, `setsid` escapees included. `pdeathsig`: the direct child only.
+   * `none`: process groups, reaped by `terminate()` and the owner's dispose, not on SIGKILL of dsh.
+   */
+  mechanism: 'pid-namespace' | 'pdeathsig' | 'none'
+  /** Prepended to argv. */
+  prefix: readonly string[]
+  /** What was used, or what was probed and why it failed. */
+  detail: string
 }
 
 const SECRET = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL/i

@@ -3,10 +3,12 @@
 // SIGKILL, then a wait until no process of the group is left (zombies excepted).
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { constants, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
+import { alreadyContained, type ContainMode, findExecutable, probeContainment } from './containment.js'
 import {
+  type Containment,
   checkSpawnSpec,
   type OutputSnapshot,
   type SpawnSpec,
@@ -22,6 +24,10 @@ export interface LocalSubprocessConfig {
   spillRoot?: string
   /** How long to wait for a SIGKILLed group to disappear before reporting survivors. Default 5000. */
   reapTimeoutMs?: number
+  /** How process trees are tied to this process's life (see containment.ts). Default `auto`. */
+  contain?: ContainMode
+  /** The bubblewrap executable for the PID namespace. Default `bwrap`. */
+  bwrap?: string
 }
 
 const POLL_MS = 20
@@ -72,6 +78,26 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   } catch {}
 }
 
+/**
+ * SIGTERM to every member of the group but bubblewrap's own processes: a PID namespace dies with its
+ * bwrap, so terminating bwrap first would SIGKILL the tree at once and skip the grace period.
+ */
+function termGroupSparingBwrap(pgid: number): void {
+  if (process.platform !== 'linux') {
+    signalGroup(pgid, 'SIGTERM')
+    return
+  }
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      if (Number(fields[2]) === pgid && comm !== 'bwrap') process.kill(Number(entry), 'SIGTERM')
+    } catch {}
+  }
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 async function waitGone(pgid: number, ms: number): Promise<boolean> {
@@ -101,6 +127,8 @@ class LocalHandle implements SubprocessHandle {
     private readonly spec: SpawnSpec,
     private readonly buffer: OutputBuffer,
     private readonly reapTimeoutMs: number,
+    /** The leader is bwrap (a sandbox or the containment namespace). */
+    private readonly wrapped: boolean,
   ) {
     this.pid = child.pid as number
     this.done = new Promise((resolve) => {
@@ -142,7 +170,12 @@ class LocalHandle implements SubprocessHandle {
     this.buffer.close()
     this.child.stdout?.destroy()
     this.child.stderr?.destroy()
-    const exit = this.leaderExit as { code: number | null; signal: NodeJS.Signals | null }
+    let exit = this.leaderExit as { code: number | null; signal: NodeJS.Signals | null }
+    // bwrap reports a command killed by signal N as exit 128+N; a terminated command died of its signal.
+    if (this.wrapped && this.terminatedFlag && exit.code !== null && exit.code > 128) {
+      const name = Object.entries(constants.signals).find(([, n]) => n === (exit.code as number) - 128)?.[0]
+      if (name) exit = { code: null, signal: name as NodeJS.Signals }
+    }
     this.finished = true
     this.resolveDone({
       exitCode: exit.code,
@@ -156,7 +189,8 @@ class LocalHandle implements SubprocessHandle {
   private reaping: Promise<void> | undefined
   private reap(): Promise<void> {
     this.reaping ??= (async () => {
-      signalGroup(this.pid, 'SIGTERM')
+      if (this.wrapped) termGroupSparingBwrap(this.pid)
+      else signalGroup(this.pid, 'SIGTERM')
       if (await waitGone(this.pid, this.spec.graceMs)) return
       signalGroup(this.pid, 'SIGKILL')
       if (!(await waitGone(this.pid, this.reapTimeoutMs))) this.survivors = groupMembers(this.pid)
@@ -195,6 +229,7 @@ export class LocalSubprocess extends Service implements Subprocess {
   private spillDir: string | undefined
   private spillSeq = 0
   private readonly config: LocalSubprocessConfig
+  private probed: Promise<Containment> | undefined
 
   constructor(ctx: Context, config: LocalSubprocessConfig = {}) {
     super(ctx, 'subprocess')
@@ -212,10 +247,36 @@ export class LocalSubprocess extends Service implements Subprocess {
     return [...this.handles]
   }
 
+  /** The mechanism tying process trees to this process (probed once). */
+  containment(): Promise<Containment> {
+    this.probed ??= probeContainment(this.config.contain ?? 'auto', this.config.bwrap)
+    return this.probed
+  }
+
   async spawn(spec: SpawnSpec): Promise<SubprocessHandle> {
     checkSpawnSpec(spec)
     const owner = this.ctx
-    const [file, ...args] = spec.argv as [string, ...string[]]
+    const contained = await this.containment()
+    if (
+      contained.mechanism === 'none' &&
+      (this.config.contain === 'pid-namespace' || this.config.contain === 'pdeathsig')
+    ) {
+      throw new HarnessError(
+        'SUBPROCESS_SPAWN_FAILED',
+        `cannot contain the process (contain: ${this.config.contain}): ${contained.detail}`,
+        {
+          argv0: spec.argv[0],
+          cwd: spec.cwd,
+          errno: null,
+        },
+      )
+    }
+    const wrap = contained.prefix.length > 0 && !alreadyContained(spec.argv)
+    if (wrap && findExecutable(spec.argv[0] as string, spec.cwd, spec.env.PATH) === undefined) {
+      throw spawnFailed(spec, Object.assign(new Error(`spawn ${spec.argv[0]} ENOENT`), { code: 'ENOENT' }))
+    }
+    const argv = wrap ? [...contained.prefix, ...spec.argv] : spec.argv
+    const [file, ...args] = argv as [string, ...string[]]
     const stdin = spec.stdio.stdin === 'ignore' ? 'ignore' : 'pipe'
     let child: ChildProcess
     try {
@@ -239,7 +300,14 @@ export class LocalSubprocess extends Service implements Subprocess {
     const buffer = new OutputBuffer(spec.output.headBytes, spec.output.tailBytes, () =>
       spillName(this.ensureSpillDir(), child.pid as number, ++this.spillSeq),
     )
-    const handle = new LocalHandle(child, [...spec.argv], spec, buffer, this.config.reapTimeoutMs ?? 5000)
+    const handle = new LocalHandle(
+      child,
+      [...spec.argv],
+      spec,
+      buffer,
+      this.config.reapTimeoutMs ?? 5000,
+      alreadyContained(argv),
+    )
     this.handles.add(handle)
     const onAbort = () => void handle.terminate('aborted')
     if (spec.signal?.aborted) onAbort()

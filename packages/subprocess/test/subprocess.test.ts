@@ -1,12 +1,12 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { Context, HarnessError } from '@dsh/kernel'
 import { describe, expect, it } from 'vitest'
 import { checkSpawnSpec, type SpawnSpec, scrubEnv } from '../src/index.js'
-import LocalSubprocess, { groupMembers } from '../src/local.js'
+import LocalSubprocess, { groupMembers, type LocalSubprocessConfig } from '../src/local.js'
 
-async function setup() {
+async function setup(config: LocalSubprocessConfig = {}) {
   const root = new Context()
-  const fiber = root.plugin(LocalSubprocess)
+  const fiber = root.plugin(LocalSubprocess, config)
   await fiber
   return Object.assign(root, { provider: fiber })
 }
@@ -54,7 +54,8 @@ describe('ctx.subprocess (local)', () => {
   })
 
   it('kills a whole tree, including a grandchild that ignores SIGTERM, and waits until it is gone', async () => {
-    const root = await setup()
+    // Plain process groups: a PID namespace ends the tree as soon as its main process exits.
+    const root = await setup({ contain: 'none' })
     // The grandchild traps TERM and prints its pid; its parent waits on it.
     const handle = await root.subprocess.spawn(
       spec(`bash -c 'trap "" TERM; echo grandchild $$; while :; do sleep 0.05; done' & wait`, { graceMs: 150 }),
@@ -150,6 +151,34 @@ describe('ctx.subprocess (local)', () => {
     expect(text).toContain('DSH_SESSION_ID=s')
     expect(text).not.toMatch(/API_KEY|GH_TOKEN|DB_PASSWORD|DSH_HOME/)
   })
+
+  it.skipIf(process.platform !== 'linux')(
+    'a cancelled command takes its setsid grandchild along (PID namespace containment)',
+    async () => {
+      const root = await setup()
+      if ((await root.subprocess.containment()).mechanism !== 'pid-namespace') return
+      const token = `setsid-${process.pid}-${Date.now()}`
+      // Expanded at run time: only the grandchild's command line holds `<token>-gc`.
+      const handle = await root.subprocess.spawn(
+        spec(`T=${token}; setsid bash -c 'while :; do sleep 0.1; done' "$T"-gc & echo started; sleep 100`),
+      )
+      await new Promise<void>((resolve) => handle.onOutput(() => resolve()))
+      const grandchild = () =>
+        readdirSync('/proc').filter((entry) => {
+          try {
+            return /^\d+$/.test(entry) && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(`${token}-gc`)
+          } catch {
+            return false
+          }
+        })
+      for (let i = 0; i < 100 && grandchild().length === 0; i++) await new Promise((r) => setTimeout(r, 20))
+      const [pid] = grandchild()
+      expect(pid).toBeDefined()
+      await handle.terminate('cancelled')
+      for (let i = 0; i < 100 && alive(Number(pid)); i++) await new Promise((r) => setTimeout(r, 20))
+      expect(alive(Number(pid))).toBe(false)
+    },
+  )
 
   it('rejects incomplete specs and failed spawns with stable codes', async () => {
     const root = await setup()
