@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { ToolResultMessage } from '@dsh/llm'
+import { isAlive } from '@dsh/test-support'
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest'
 import { checkServer } from '../src/config.js'
 import { bridgedToolName } from '../src/index.js'
@@ -17,15 +18,6 @@ const call = (id: string, name: string, args: Record<string, unknown>) => ({
   name,
   arguments: args,
 })
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 describe('MCP client against server-everything (stdio)', () => {
   // One server for the tests that leave it as they found it (listeners are removed after each test).
@@ -92,7 +84,7 @@ describe('MCP client against server-everything (stdio)', () => {
       events.push(status.state)
     })
     const first = root.mcp.servers()[0]?.pid as number
-    expect(alive(first)).toBe(true)
+    expect(isAlive(first)).toBe(true)
     process.kill(first, 'SIGKILL')
     const during = await until(() => root.mcp.servers()[0]?.state === 'restarting' && root.mcp.servers()[0])
     expect(during.error).toMatch(/connection closed/)
@@ -110,7 +102,7 @@ describe('MCP client against server-everything (stdio)', () => {
     expect(echo).toMatchObject({ isError: false, content: [{ type: 'text', text: 'Echo: again' }] })
     await dsh.fiber.dispose()
     expect(root.tools.list().filter((tool) => tool.name.startsWith('mcp__'))).toEqual([])
-    await until(() => !alive(back.pid as number))
+    await until(() => !isAlive(back.pid as number))
   })
 
   it('gives up after the bounded restarts and unregisters the tools', async () => {
@@ -262,7 +254,7 @@ describe('MCP client with a server whose tools change', () => {
     expect(root.mcp.servers()).toEqual([])
     await scope.dispose()
     expect(names({ agentId: 'a1' })).toEqual([])
-    await until(() => !alive(status?.pid as number))
+    await until(() => !isAlive(status?.pid as number))
   })
 
   it('turns a server that dies mid-call into an error result, then restarts it', async () => {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { isAbsolute, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as acp from '@agentclientprotocol/sdk'
-import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
+import { completionResponse, isAlive, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { call, durableEvents, type Editor, editor, until, untilStop } from './editor.js'
 
@@ -39,15 +39,6 @@ function pathsIn(updates: readonly acp.SessionUpdate[]): string[] {
 
 const titles = (updates: readonly acp.SessionUpdate[]) =>
   updates.flatMap((update) => (update.sessionUpdate === 'tool_call' ? [[update.toolCallId, update.title]] : []))
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 const toolNames = (index: number): string[] =>
   (server.requests[index]?.body?.tools ?? []).map((tool: { function: { name: string } }) => tool.function.name)
@@ -151,12 +142,12 @@ describe('dsh acp against the ACP v1 schema', { timeout: 90_000 }, () => {
     other.dispose()
 
     const pid = Number(readFileSync(pidFile, 'utf8'))
-    expect(alive(pid)).toBe(true)
+    expect(isAlive(pid)).toBe(true)
     await expect(
       first.agent.request(acp.methods.agent.session.close, { sessionId: session.sessionId }),
     ).resolves.toEqual({})
     session.dispose()
-    await until(() => !alive(pid))
+    await until(() => !isAlive(pid))
     await expect(
       first.agent.request(acp.methods.agent.session.prompt, {
         sessionId: session.sessionId,
