@@ -1,15 +1,12 @@
 // The `dsh rpc` server row: one connection per stream pair; each connection owns the agents it
 // creates (one per session it creates, resumes or forks) and routes approval questions to its client.
-import { randomUUID } from 'node:crypto'
 import { isAbsolute, resolve } from 'node:path'
-import { type Agent, releaseAgents } from '@dsh/agent'
-import type { ApprovalAnswer, ApprovalQuestion } from '@dsh/approval'
-import type { CommandsService } from '@dsh/interaction'
+import type { Agent } from '@dsh/agent'
+import type {} from '@dsh/composition'
 import { type Context, toJsonSafe } from '@dsh/kernel'
 import type { LlmCallConfig } from '@dsh/llm'
 import type { Session } from '@dsh/session'
-import type {} from '@dsh/session-store/coordinator'
-import type {} from '@dsh/session-store/query'
+import { SessionHost } from '@dsh/session-host'
 import { type RpcConnection, type RpcServeOptions, RpcServer } from './index.js'
 import {
   JsonRpcEndpoint,
@@ -35,36 +32,6 @@ import {
 const SERVER_NAME = 'dsh-rpc'
 const SERVER_VERSION = '0.1.0'
 
-/** An agent this connection drives, and whether it must close the session itself on teardown. */
-interface Attached {
-  agent: Agent
-  /** Sessions restored or forked by the connection (the agent closes the ones it created). */
-  ownsSession: boolean
-}
-
-interface PendingApproval {
-  resolve(answer: ApprovalAnswer): void
-}
-
-/** The parts of `ctx.userQuestions` (@dsh/interaction, optional) this server uses. */
-interface QuestionSeam {
-  answer(
-    answerer: (
-      question: {
-        id: string
-        question: string
-        options?: string[]
-        sessionId?: string
-        agentId?: string
-        toolCallId?: string
-      },
-      signal: AbortSignal,
-    ) => Promise<QuestionAnswer>,
-  ): () => void
-}
-
-type QuestionAnswer = { status: 'answered'; answer: string } | { status: 'cancelled'; reason?: string }
-
 export class RpcServerService extends RpcServer {
   static readonly provide = 'rpc'
   static readonly inject = ['agents', 'sessions']
@@ -84,13 +51,7 @@ class Connection implements RpcConnection {
   readonly closed: Promise<void>
   private resolveClosed!: () => void
   private readonly endpoint: JsonRpcEndpoint
-  private readonly attached = new Map<string, Attached>()
-  /** Agent ids this connection created (root agents); any other agent is someone's subagent. */
-  private readonly ownAgents = new Set<string>()
-  private readonly approvals = new Map<string, PendingApproval>()
-  private readonly questions = new Map<string, (answer: QuestionAnswer) => void>()
-  /** Agent creations in progress (a shutdown that arrives meanwhile waits for them). */
-  private readonly attaching = new Set<Promise<Agent>>()
+  private readonly host: SessionHost
   private readonly status = new Map<string, AgentStatusNotification['status']>()
   /** Agents whose idle report waits for a flush. */
   private readonly flushing = new Set<string>()
@@ -110,6 +71,24 @@ class Connection implements RpcConnection {
       this.resolveClosed = resolve
     })
     this.log = options.log ?? (() => {})
+    this.host = new SessionHost(ctx, {
+      name: 'this connection',
+      closeReason: 'the client disconnected',
+      log: this.log,
+      on: {
+        approvalRequested: ({ id, question }) => {
+          const { requestId: _id, policy: _policy, askedAt: _at, ...rest } = question
+          this.notify('approval/requested', { requestId: id, ...(toJsonSafe(rest) as { summary: string }) })
+        },
+        approvalSettled: (requestId, answer) =>
+          this.notify('approval/settled', { requestId, decision: answer.decision }),
+        questionRequested: ({ id, question }) => {
+          const { id: _id, askedAt: _at, ...rest } = question
+          this.notify('question/requested', { questionId: id, ...(toJsonSafe(rest) as { question: string }) })
+        },
+        questionSettled: (questionId, answer) => this.notify('question/settled', { questionId, status: answer.status }),
+      },
+    })
     const handlers: Record<string, RpcHandler> = {
       initialize: (p) => this.initialize(p),
       'session/create': (p) => this.ready(() => this.sessionCreate(p)),
@@ -160,7 +139,7 @@ class Connection implements RpcConnection {
           type: 'created',
           agentId: agent.id,
           sessionId: agent.session.id,
-          root: this.ownAgents.has(agent.id),
+          root: this.host.owns(agent.id),
           ...(parentSessionId ? { parentSessionId } : {}),
         })
       }),
@@ -170,39 +149,10 @@ class Connection implements RpcConnection {
           type: 'disposed',
           agentId: agent.id,
           sessionId: agent.session.id,
-          root: this.ownAgents.has(agent.id),
+          root: this.host.owns(agent.id),
         })
       }),
     )
-    const approval = ctx.get('approval')
-    if (approval) this.disposers.push(approval.answer((question, signal) => this.ask(question, signal)))
-    const questions = this.questionSeam()
-    if (questions) this.disposers.push(questions.answer((question, signal) => this.askQuestion(question, signal)))
-  }
-
-  private questionSeam(): QuestionSeam | undefined {
-    return (this.ctx as unknown as { get(name: string): unknown }).get('userQuestions') as QuestionSeam | undefined
-  }
-
-  private askQuestion(
-    question: Parameters<Parameters<QuestionSeam['answer']>[0]>[0],
-    signal: AbortSignal,
-  ): Promise<QuestionAnswer> {
-    return new Promise((resolvePromise) => {
-      const questionId = question.id
-      const settle = (answer: QuestionAnswer) => {
-        if (!this.questions.delete(questionId)) return
-        signal.removeEventListener('abort', onAbort)
-        this.notify('question/settled', { questionId, status: answer.status })
-        resolvePromise(answer)
-      }
-      const onAbort = () => settle({ status: 'cancelled', reason: 'the turn was cancelled' })
-      this.questions.set(questionId, settle)
-      signal.addEventListener('abort', onAbort)
-      const { id: _id, askedAt: _at, ...rest } = question as typeof question & { askedAt?: number }
-      this.notify('question/requested', { questionId, ...(toJsonSafe(rest) as { question: string }) })
-      if (signal.aborted) onAbort()
-    })
   }
 
   /**
@@ -240,24 +190,6 @@ class Connection implements RpcConnection {
         return
       }
     }
-  }
-
-  private ask(question: ApprovalQuestion, signal: AbortSignal): Promise<ApprovalAnswer> {
-    return new Promise((resolvePromise) => {
-      const requestId = question.requestId
-      const settle = (answer: ApprovalAnswer) => {
-        if (!this.approvals.delete(requestId)) return
-        signal.removeEventListener('abort', onAbort)
-        this.notify('approval/settled', { requestId, decision: answer.decision })
-        resolvePromise(answer)
-      }
-      const onAbort = () => settle({ decision: 'cancelled' })
-      this.approvals.set(requestId, { resolve: settle })
-      signal.addEventListener('abort', onAbort)
-      const { requestId: _id, policy: _policy, askedAt: _at, ...rest } = question
-      this.notify('approval/requested', { requestId, ...(toJsonSafe(rest) as { summary: string }) })
-      if (signal.aborted) onAbort()
-    })
   }
 
   private ready<T>(run: () => T): T {
@@ -300,7 +232,7 @@ class Connection implements RpcConnection {
       capabilities: {
         persistence: Boolean(this.ctx.get('sessionPersistence')),
         approvals: Boolean(this.ctx.get('approval')),
-        questions: Boolean(this.questionSeam()),
+        questions: this.host.answersQuestions,
       },
     }
     return this.init
@@ -315,90 +247,30 @@ class Connection implements RpcConnection {
     return reasoningEffort === undefined ? { provider, model } : { provider, model, reasoningEffort }
   }
 
-  /** Creates an agent on `session` (or a fresh one); teardown waits for creations in progress. */
-  private async attach(session: Session | undefined, params: Record<string, unknown>, ownsSession: boolean) {
-    const id = randomUUID()
-    this.ownAgents.add(id)
-    const cwd = session ? undefined : this.resolveCwd(optionalString(params, 'cwd'))
-    const creating = this.ctx.agents.create({ id, session, cwd, model: this.modelOf(params) })
-    this.attaching.add(creating)
-    let agent: Agent
-    try {
-      agent = await creating
-    } finally {
-      this.attaching.delete(creating)
-    }
-    this.attached.set(agent.session.id, { agent, ownsSession })
-    this.reportStatus(agent)
-    return agent
+  private attachOptions(params: Record<string, unknown>) {
+    return { model: this.modelOf(params) }
   }
 
   private async sessionCreate(params: Record<string, unknown>) {
-    const agent = await this.attach(undefined, params, false)
+    const agent = await this.host.create({
+      cwd: this.resolveCwd(optionalString(params, 'cwd')),
+      ...this.attachOptions(params),
+    })
+    this.reportStatus(agent)
     return { sessionId: agent.session.id, cwd: agent.session.header.cwd }
-  }
-
-  private persistence() {
-    const persistence = this.ctx.get('sessionPersistence')
-    if (!persistence) {
-      throw RpcError.refused('NO_PERSISTENCE', 'this runtime has no session persistence row; sessions are not durable')
-    }
-    return persistence
   }
 
   private async sessionResume(params: Record<string, unknown>) {
     const sessionId = requireString(params, 'sessionId')
-    let agent = this.attached.get(sessionId)?.agent
-    if (!agent) {
-      if (this.ctx.sessions.get(sessionId)) {
-        throw RpcError.refused(
-          'SESSION_BUSY',
-          `session ${sessionId} is live in this process but not on this connection`,
-          {
-            sessionId,
-          },
-        )
-      }
-      const session = await this.persistence().resume(sessionId)
-      try {
-        agent = await this.attach(session, params, true)
-      } catch (error) {
-        this.ctx.sessions.close(session)
-        throw error
-      }
-    }
+    const agent = await this.host.resume(sessionId, this.attachOptions(params))
+    this.reportStatus(agent)
     return { sessionId, cwd: agent.session.header.cwd, eventCount: agent.session.length }
   }
 
   private async sessionList(params: Record<string, unknown>): Promise<SessionListResult> {
     const offset = decodeCursor(optionalString(params, 'cursor'))
     const limit = optionalInteger(params, 'limit', 1) ?? 100
-    const query = this.ctx.get('sessionQuery')
-    const durable = query ? await query.list() : []
-    const all: SessionSummary[] = durable.map((summary) => ({
-      sessionId: summary.id,
-      cwd: summary.cwd,
-      ...(summary.title ? { title: summary.title } : {}),
-      createdAt: summary.createdAt,
-      updatedAt: summary.updatedAt,
-      ...(summary.parentSession ? { parentSessionId: summary.parentSession } : {}),
-      eventCount: summary.eventCount,
-      attached: this.attached.has(summary.id),
-    }))
-    // Attached sessions whose first write has not landed yet.
-    for (const { agent } of this.attached.values()) {
-      if (all.some((summary) => summary.sessionId === agent.session.id)) continue
-      const header = agent.session.header
-      all.unshift({
-        sessionId: header.id,
-        cwd: header.cwd,
-        createdAt: header.createdAt,
-        updatedAt: agent.session.events.at(-1)?.time ?? header.createdAt,
-        ...(header.parentSession ? { parentSessionId: header.parentSession } : {}),
-        eventCount: agent.session.length,
-        attached: true,
-      })
-    }
+    const all: SessionSummary[] = (await this.host.list()).map(({ status: _status, ...summary }) => summary)
     const data = all.slice(offset, offset + limit)
     const next = offset + limit
     return next < all.length ? { data, nextCursor: String(next) } : { data }
@@ -407,29 +279,13 @@ class Connection implements RpcConnection {
   private async sessionFork(params: Record<string, unknown>) {
     const sessionId = requireString(params, 'sessionId')
     const at = optionalInteger(params, 'at')
-    const live = this.attached.get(sessionId)?.agent.session
-    const source = live ?? (await this.persistence().read(sessionId))
-    const child = this.ctx.sessions.fork(source, at)
-    try {
-      await this.attach(child, params, true)
-    } catch (error) {
-      this.ctx.sessions.close(child)
-      throw error
-    }
-    return { sessionId: child.id, parentSessionId: sessionId, cwd: child.header.cwd }
+    const child = await this.host.fork(sessionId, at, this.attachOptions(params))
+    this.reportStatus(child)
+    return { sessionId: child.session.id, parentSessionId: sessionId, cwd: child.session.header.cwd }
   }
 
   private agentOf(params: Record<string, unknown>): Agent {
-    const sessionId = requireString(params, 'sessionId')
-    const attached = this.attached.get(sessionId)
-    if (!attached) {
-      throw RpcError.refused(
-        'SESSION_NOT_ATTACHED',
-        `session ${sessionId} is not open on this connection; session/create or session/resume it first`,
-        { sessionId },
-      )
-    }
-    return attached.agent
+    return this.host.agent(requireString(params, 'sessionId'))
   }
 
   private queue(params: Record<string, unknown>, kind: 'followup' | 'steer'): PromptResult {
@@ -443,13 +299,9 @@ class Connection implements RpcConnection {
   /** A human /command for an attached session (`ctx.commands`): runs without a model turn. */
   private async commandRun(params: Record<string, unknown>): Promise<CommandRunResult> {
     const line = requireString(params, 'line')
-    const agent = this.agentOf(params)
-    const commands = this.ctx.get('commands') as CommandsService | undefined
-    if (!commands) {
-      throw RpcError.refused('COMMANDS_UNAVAILABLE', 'this profile has no commands row (interaction-commands)', {})
-    }
-    const outcome = await commands.dispatch(line, { session: agent.session, agent })
-    return { sessionId: agent.session.id, ...outcome }
+    const sessionId = requireString(params, 'sessionId')
+    const outcome = await this.host.command(sessionId, line)
+    return { sessionId, ...outcome }
   }
 
   private async cancel(params: Record<string, unknown>) {
@@ -465,13 +317,7 @@ class Connection implements RpcConnection {
       throw RpcError.invalidParams('"decision" must be "allowed-once" or "rejected"')
     }
     const reason = optionalString(params, 'reason')
-    const pending = this.approvals.get(requestId)
-    if (!pending) {
-      throw RpcError.refused('APPROVAL_NOT_FOUND', `no pending approval request ${requestId} (answered or cancelled)`, {
-        requestId,
-      })
-    }
-    pending.resolve(reason === undefined ? { decision } : { decision, reason })
+    this.host.respond(requestId, reason === undefined ? { decision } : { decision, reason })
     return {}
   }
 
@@ -479,13 +325,7 @@ class Connection implements RpcConnection {
     const questionId = requireString(params, 'questionId')
     const answer = params.answer
     if (typeof answer !== 'string') throw RpcError.invalidParams('"answer" must be a string')
-    const settle = this.questions.get(questionId)
-    if (!settle) {
-      throw RpcError.refused('QUESTION_NOT_FOUND', `no pending question ${questionId} (answered or cancelled)`, {
-        questionId,
-      })
-    }
-    settle({ status: 'answered', answer })
+    this.host.answerQuestion(questionId, answer)
     return {}
   }
 
@@ -512,16 +352,7 @@ class Connection implements RpcConnection {
   /** Cancels pending approvals, disposes the agents, flushes and closes the sessions. Idempotent. */
   private teardown(): Promise<void> {
     this.closing ??= (async () => {
-      for (const pending of [...this.approvals.values()]) pending.resolve({ decision: 'cancelled' })
-      for (const settle of [...this.questions.values()])
-        settle({ status: 'cancelled', reason: 'the client disconnected' })
-      await Promise.allSettled([...this.attaching])
-      const attached = [...this.attached.values()]
-      this.attached.clear()
-      await releaseAgents(this.ctx.sessions, attached, {
-        reason: 'the client disconnected',
-        log: (line) => this.log(line),
-      })
+      await this.host.close()
       for (const dispose of this.disposers.splice(0).reverse()) dispose()
     })()
     return this.closing
@@ -529,7 +360,7 @@ class Connection implements RpcConnection {
 }
 
 function launcherCwd(ctx: Context): string | undefined {
-  return (ctx.get('launcher') as { config?: { cwd?: string } } | undefined)?.config?.cwd
+  return ctx.get('launcher')?.config.cwd
 }
 
 function decodeCursor(cursor: string | undefined): number {

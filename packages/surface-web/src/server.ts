@@ -6,9 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createRequire } from 'node:module'
 import type { Socket } from 'node:net'
 import { dirname, extname, isAbsolute, join, normalize, resolve, sep } from 'node:path'
-import type { Agent } from '@dsh/agent'
 import { type Context, HarnessError, toJsonSafe } from '@dsh/kernel'
-import type { Session } from '@dsh/session'
 import { WebSocketServer } from 'ws'
 import { WebHost, type WebHostHandle, type WebListenOptions } from './index.js'
 import type { SettingsView } from './protocol.js'
@@ -20,15 +18,6 @@ export interface WebHostConfig {
   staticDir?: string
   /** Credential names the settings page offers besides the ones already stored. */
   credentialNames?: string[]
-}
-
-/** The parts of `ctx.commands` (@dsh/interaction, optional) the host uses. */
-interface CommandSeam {
-  isCommand(line: string): boolean
-  dispatch(
-    line: string,
-    target: { session?: Session; agent?: Agent },
-  ): Promise<{ ok: boolean; name: string; text: string; code?: string }>
 }
 
 const MAX_BODY = 1024 * 1024
@@ -75,8 +64,7 @@ export class WebHostService extends WebHost {
     const token = loopback ? undefined : randomBytes(24).toString('base64url')
     const fence: FenceOptions = { trustedHosts: options.trustedHosts ?? [], ...(token ? { token } : {}) }
     const log = options.log ?? (() => {})
-    const launcher = this.home.get('launcher') as { config?: { cwd?: string } } | undefined
-    const state = new HostState(this.home, options.cwd ?? launcher?.config?.cwd ?? process.cwd(), log)
+    const state = new HostState(this.home, options.cwd, log)
     const staticDir = this.config.staticDir ?? defaultStaticDir()
     const api = new Api(this.home, state, this.config)
     const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 })
@@ -219,7 +207,7 @@ class Api {
       // Choosing a directory is management: only from this machine.
       if (cwd !== undefined && !loopback)
         throw new ApiError(403, 'LOOPBACK_ONLY', 'choosing a directory is loopback-only')
-      const agent = await state.create(cwd === undefined ? undefined : checkCwd(cwd))
+      const agent = await state.host.create(cwd === undefined ? {} : { cwd: checkCwd(cwd) })
       return { sessionId: agent.session.id, cwd: agent.session.header.cwd }
     }
     const session = /^\/api\/sessions\/([A-Za-z0-9_.-]+)\/([a-z-]+)$/.exec(path)
@@ -227,37 +215,36 @@ class Api {
       const id = session[1] as string
       switch (session[2]) {
         case 'resume': {
-          const agent = await state.resume(id)
+          const agent = await state.host.resume(id)
           return { sessionId: id, eventCount: agent.session.length }
         }
         case 'fork': {
           const at = body.at
           if (at !== undefined && !(Number.isInteger(at) && (at as number) >= 0)) throw badParams('"at" must be a seq')
-          const agent = await state.fork(id, at as number | undefined)
+          const agent = await state.host.fork(id, at as number | undefined)
           return { sessionId: agent.session.id, parentSessionId: id }
         }
         case 'prompt':
         case 'steer': {
           const text = body.text
           if (typeof text !== 'string' || !text.trim()) throw badParams('"text" must be a non-empty string')
-          const agent = await state.resume(id)
-          const commands = this.ctx.get('commands' as never) as CommandSeam | undefined
-          if (session[2] === 'prompt' && commands?.isCommand(text)) {
+          const agent = await state.host.resume(id)
+          if (session[2] === 'prompt' && state.host.isCommand(text)) {
             // A registered /command runs outside any turn; its outcome is the answer, not a log entry.
-            const outcome = await commands.dispatch(text, { session: agent.session, agent })
+            const outcome = await state.host.command(id, text)
             return { sessionId: id, command: toJsonSafe(outcome) }
           }
           const receipt = session[2] === 'prompt' ? agent.followup(text) : agent.steer(text)
           return { sessionId: id, itemId: receipt.id, target: receipt.target }
         }
         case 'cancel': {
-          await state.agent(id).cancel('cancelled from the browser')
+          await state.host.agent(id).cancel('cancelled from the browser')
           return { sessionId: id }
         }
         case 'mode': {
           const mode = body.mode
           if (typeof mode !== 'string' || !mode) throw badParams('"mode" must be a permission preset name')
-          return { sessionId: id, mode: state.setMode(id, mode) }
+          return { sessionId: id, mode: state.host.setMode(id, mode) }
         }
         case 'inbox': {
           const target = body.target
@@ -265,7 +252,7 @@ class Api {
             throw badParams('"target" must be next-step or next-turn')
           const texts = Array.isArray(body.texts) ? body.texts : []
           if (!texts.every((text) => typeof text === 'string')) throw badParams('"texts" must be strings')
-          const removed = state
+          const removed = state.host
             .agent(id)
             .spliceInbox(target, Number(body.start), Number(body.deleteCount), ...(texts as string[]))
           return { removed: removed.map((item) => item.id) }
@@ -274,7 +261,7 @@ class Api {
     }
     const job = /^\/api\/sessions\/([A-Za-z0-9_.-]+)\/jobs\/([A-Za-z0-9_-]+)\/kill$/.exec(path)
     if (method === 'POST' && job) {
-      await state.killJob(job[1] as string, job[2] as string)
+      await state.host.killJob(job[1] as string, job[2] as string)
       return {}
     }
     const approval = /^\/api\/approvals\/([A-Za-z0-9_.:-]+)$/.exec(path)
@@ -284,14 +271,14 @@ class Api {
         throw badParams('"decision" must be "allowed-once" or "rejected"')
       }
       const reason = optionalString(body, 'reason')
-      state.respond(approval[1] as string, reason === undefined ? { decision } : { decision, reason })
+      state.host.respond(approval[1] as string, reason === undefined ? { decision } : { decision, reason })
       return {}
     }
     const question = /^\/api\/questions\/([A-Za-z0-9_.:-]+)$/.exec(path)
     if (method === 'POST' && question) {
       const answer = body.answer
       if (typeof answer !== 'string') throw badParams('"answer" must be a string')
-      state.answerQuestion(question[1] as string, answer)
+      state.host.answerQuestion(question[1] as string, answer)
       return {}
     }
     if (method === 'GET' && path === '/api/settings') return this.settings()
@@ -374,7 +361,7 @@ function badParams(message: string): ApiError {
 }
 
 const NOT_FOUND_CODES = new Set(['SESSION_NOT_FOUND', 'APPROVAL_NOT_FOUND', 'QUESTION_NOT_FOUND', 'JOB_NOT_FOUND'])
-const CONFLICT_CODES = new Set(['SESSION_BUSY', 'SESSION_NOT_ATTACHED', 'SESSION_LEASED', 'WEB_HOST_CLOSING'])
+const CONFLICT_CODES = new Set(['SESSION_BUSY', 'SESSION_NOT_ATTACHED', 'SESSION_LEASED', 'SESSION_HOST_CLOSING'])
 
 function describe(error: unknown): [number, string, string] {
   if (error instanceof ApiError) return [error.status, error.code, error.message]

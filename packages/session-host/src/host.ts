@@ -1,0 +1,476 @@
+// One client's view of the process's sessions: the agents it attached (one per session), the
+// questions waiting for it, its event subscriptions. A surface (web, RPC, ACP, headless, a terminal UI)
+// creates one host per client scope and maps it onto its wire; the host never knows the wire.
+import { randomUUID } from 'node:crypto'
+import { type Agent, type InboxState, releaseAgent, releaseAgents } from '@dsh/agent'
+import type { ApprovalAnswer, ApprovalQuestion } from '@dsh/approval'
+import type {} from '@dsh/composition'
+import type { AskedQuestion, CommandOutcome, UserAnswer } from '@dsh/interaction'
+import type { JobInfo } from '@dsh/jobs'
+import { type Context, HarnessError } from '@dsh/kernel'
+import type { LlmCallConfig } from '@dsh/llm'
+import type {} from '@dsh/sandbox'
+import type { Session } from '@dsh/session'
+import type {} from '@dsh/session-store/coordinator'
+import type {} from '@dsh/session-store/query'
+import { type Pending, PendingRegistry } from './pending.js'
+import { type EventSink, type SessionSubscription, Subscriptions } from './subscriptions.js'
+import { type HostedSession, mergeSessionList } from './summaries.js'
+
+/** `detached`: no agent of this host drives the session. */
+export type HostedStatus = 'detached' | 'idle' | 'running'
+
+/** How a held `ask_user` question ends: the person answered, or the turn or the host went away. */
+export type QuestionOutcome = Extract<UserAnswer, { status: 'answered' | 'cancelled' }>
+
+/** Something to undo when a session is released (a per-session MCP client, a temp directory...). */
+export type Disposer = () => unknown
+
+export interface AttachOptions {
+  model?: Partial<LlmCallConfig>
+  /** Bounds the agent's turns (a turn that reaches it ends `blocked`). */
+  maxSteps?: number
+  /**
+   * Runs once the agent exists, before anyone else can reach it through the host: attach per-session
+   * resources here. The returned disposer runs when the session is released or the host closes. A
+   * throw releases the agent (and closes a restored session) and rejects the attach.
+   */
+  setup?: (agent: Agent) => undefined | Disposer | Promise<undefined | Disposer>
+}
+
+export interface CreateOptions extends AttachOptions {
+  /** Working directory of the new session (default: the host's `cwd`). */
+  cwd?: string
+}
+
+/** What the host tells its surface. Every callback is optional; none may throw. */
+export interface SessionHostListeners {
+  approvalRequested?(pending: Pending<ApprovalQuestion>): void
+  approvalSettled?(requestId: string, answer: ApprovalAnswer): void
+  questionRequested?(pending: Pending<AskedQuestion>): void
+  questionSettled?(questionId: string, answer: QuestionOutcome): void
+  /** A session's status, inbox, jobs or mode may have changed (called a microtask after the cause). */
+  stateChanged?(sessionId: string): void
+  /** The session list may have changed (attach, release, a phase change, a turn ended, a user message). */
+  listChanged?(): void
+}
+
+export interface SessionHostOptions {
+  /** Names the host in error messages ("the web host", "this connection"). */
+  name: string
+  /** Working directory of created sessions (default: the launcher's cwd, else the process's). */
+  cwd?: string
+  /** The cancel reason of agents still attached when the host closes, and of questions it drops. */
+  closeReason: string
+  /** Hold approval questions for the client (default true); false leaves them to another answerer. */
+  answerApprovals?: boolean
+  /** Hold `ask_user` questions for the client (default true when `ctx.userQuestions` is loaded). */
+  answerQuestions?: boolean
+  /** Diagnostics for a person (stderr). */
+  log?: (line: string) => void
+  on?: SessionHostListeners
+}
+
+interface Attached {
+  agent: Agent
+  /** Sessions the host restored or forked; the agent closes the ones it created. */
+  ownsSession: boolean
+  resources: Disposer[]
+}
+
+const RESUMABLE_ONLY = 'this profile has no session persistence row; sessions are not durable'
+
+export class SessionHost {
+  private readonly attachedSessions = new Map<string, Attached>()
+  /** Resumes in progress, by session id (two resumes of one session share one agent). */
+  private readonly resuming = new Map<string, Promise<Agent>>()
+  /** Every attach in progress (close waits for them). */
+  private readonly attaching = new Set<Promise<unknown>>()
+  /** Ids of agents this host created, recorded before creation so `agent/created` can tell. */
+  private readonly ownAgents = new Set<string>()
+  private readonly pendingApprovals: PendingRegistry<ApprovalQuestion, ApprovalAnswer>
+  private readonly pendingQuestions: PendingRegistry<AskedQuestion, QuestionOutcome>
+  private readonly subscriptions = new Subscriptions()
+  private readonly disposers: Array<() => void> = []
+  private readonly listeners: SessionHostListeners
+  private readonly log: (line: string) => void
+  private closing: Promise<void> | undefined
+  readonly cwd: string
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly options: SessionHostOptions,
+  ) {
+    this.listeners = options.on ?? {}
+    this.log = options.log ?? (() => {})
+    this.cwd = options.cwd ?? ctx.get('launcher')?.config.cwd ?? process.cwd()
+    this.pendingApprovals = new PendingRegistry('approval', (id, answer) =>
+      this.listeners.approvalSettled?.(id, answer),
+    )
+    this.pendingQuestions = new PendingRegistry('question', (id, answer) =>
+      this.listeners.questionSettled?.(id, answer),
+    )
+    this.listen()
+  }
+
+  private listen(): void {
+    const ctx = this.ctx
+    const changed = (sessionId: string) => queueMicrotask(() => this.listeners.stateChanged?.(sessionId))
+    this.disposers.push(
+      ctx.on('session/event', (session, event) => {
+        this.subscriptions.deliver(session)
+        // The splice is logged before the inbox changes in memory; a tool result may start a job.
+        if (event.type === 'agent/inbox/spliced' || event.type === 'tool/result') changed(session.id)
+        if (event.type === 'turn/end' || event.type === 'user/message') this.listeners.listChanged?.()
+      }),
+      ctx.on('jobs/finished', (job) => {
+        if (job.owner.sessionId) this.listeners.stateChanged?.(job.owner.sessionId)
+      }),
+      ctx.on('agent/phase', (agent) => {
+        if (this.attachedSessions.get(agent.session.id)?.agent !== agent) return
+        queueMicrotask(() => {
+          this.listeners.stateChanged?.(agent.session.id)
+          this.listeners.listChanged?.()
+        })
+      }),
+    )
+    const approval = ctx.get('approval')
+    if (approval && this.options.answerApprovals !== false) {
+      this.disposers.push(
+        approval.answer((question, signal) =>
+          this.pendingApprovals.ask(question.requestId, question, signal, { decision: 'cancelled' }, (pending) =>
+            this.listeners.approvalRequested?.(pending),
+          ),
+        ),
+      )
+    }
+    const questions = ctx.get('userQuestions')
+    if (questions && this.options.answerQuestions !== false) {
+      this.disposers.push(
+        questions.answer((question, signal) =>
+          this.pendingQuestions.ask(
+            question.id,
+            question,
+            signal,
+            { status: 'cancelled', reason: 'the turn was cancelled' },
+            (pending) => this.listeners.questionRequested?.(pending),
+          ),
+        ),
+      )
+    }
+  }
+
+  /** Whether this host holds `ask_user` questions (a `ctx.userQuestions` row is loaded and it answers). */
+  get answersQuestions(): boolean {
+    return Boolean(this.ctx.get('userQuestions')) && this.options.answerQuestions !== false
+  }
+
+  // ---- sessions ----
+
+  /** Creates a fresh session in `options.cwd` (default the host's cwd) with an agent attached. */
+  create(options: CreateOptions = {}): Promise<Agent> {
+    return this.attach(undefined, options.cwd ?? this.cwd, options)
+  }
+
+  /**
+   * The agent of a session: the attached one, or a new one on the session cold-resumed from
+   * persistence. Throws `SESSION_BUSY` when another owner drives it in this process,
+   * `NO_PERSISTENCE`, and the store's codes (`SESSION_NOT_FOUND`, `SESSION_LEASED`...).
+   */
+  async resume(sessionId: string, options: AttachOptions = {}): Promise<Agent> {
+    const attached = this.attachedSessions.get(sessionId)
+    if (attached) return attached.agent
+    const pending = this.resuming.get(sessionId)
+    if (pending) return pending
+    if (this.ctx.sessions.get(sessionId)) {
+      throw new HarnessError(
+        'SESSION_BUSY',
+        `session ${sessionId} is live in this process but not driven by ${this.options.name}`,
+        { sessionId },
+      )
+    }
+    const resuming = (async () => {
+      const session = await this.persistence().resume(sessionId)
+      try {
+        return await this.attach(session, undefined, options)
+      } catch (error) {
+        this.ctx.sessions.close(session)
+        throw error
+      }
+    })()
+    this.resuming.set(sessionId, resuming)
+    try {
+      return await resuming
+    } finally {
+      this.resuming.delete(sessionId)
+    }
+  }
+
+  /** Forks a session (live or durable) before seq `at` (default: all of it) and attaches the child. */
+  async fork(sessionId: string, at?: number, options: AttachOptions = {}): Promise<Agent> {
+    const live = this.attachedSessions.get(sessionId)?.agent.session
+    const source = live ?? (await this.persistence().read(sessionId))
+    const child = this.ctx.sessions.fork(source, at)
+    try {
+      return await this.attach(child, undefined, options)
+    } catch (error) {
+      this.ctx.sessions.close(child)
+      throw error
+    }
+  }
+
+  /** The attached agent of a session; throws `SESSION_NOT_ATTACHED` (create or resume it first). */
+  agent(sessionId: string): Agent {
+    const attached = this.attachedSessions.get(sessionId)
+    if (!attached) {
+      throw new HarnessError(
+        'SESSION_NOT_ATTACHED',
+        `session ${sessionId} is not open on ${this.options.name}; create or resume it first`,
+        { sessionId },
+      )
+    }
+    return attached.agent
+  }
+
+  /** The attached agent of a session, if any. */
+  attached(sessionId: string): Agent | undefined {
+    return this.attachedSessions.get(sessionId)?.agent
+  }
+
+  /** The attached agents. */
+  agents(): Agent[] {
+    return [...this.attachedSessions.values()].map((attached) => attached.agent)
+  }
+
+  /** Whether this host created the agent (a root agent; any other is another owner's or a subagent). */
+  owns(agentId: string): boolean {
+    return this.ownAgents.has(agentId)
+  }
+
+  /**
+   * Lets go of a session: cancels its agent, flushes, disposes it, closes a session the host restored,
+   * then runs the session's resource disposers. A session that is not attached is a no-op.
+   */
+  async release(sessionId: string, reason = this.options.closeReason): Promise<void> {
+    const attached = this.attachedSessions.get(sessionId)
+    if (!attached) return
+    this.attachedSessions.delete(sessionId)
+    await releaseAgent(this.ctx.sessions, attached.agent, {
+      reason,
+      ownsSession: attached.ownsSession,
+      onError: (error, step) => this.log(`${step} of session ${sessionId} failed: ${String(error)}`),
+    })
+    this.disposeResources(sessionId, attached)
+    this.listeners.listChanged?.()
+  }
+
+  /** Durable sessions and attached ones, newest first; attached rows carry their live counts. */
+  async list(): Promise<HostedSession[]> {
+    const query = this.ctx.get('sessionQuery')
+    const durable = query ? await query.list() : []
+    return mergeSessionList(durable, this.agents(), (sessionId) => this.statusOf(sessionId))
+  }
+
+  /** The most recently updated session whose cwd is `cwd`, durable or attached. */
+  async latest(cwd: string): Promise<HostedSession | undefined> {
+    return (await this.list()).find((session) => session.cwd === cwd)
+  }
+
+  private async attach(session: Session | undefined, cwd: string | undefined, options: AttachOptions): Promise<Agent> {
+    if (this.closing) {
+      throw new HarnessError('SESSION_HOST_CLOSING', `${this.options.name} is shutting down`, {})
+    }
+    const attaching = this.attachNow(session, cwd, options)
+    this.attaching.add(attaching)
+    try {
+      return await attaching
+    } finally {
+      this.attaching.delete(attaching)
+    }
+  }
+
+  private async attachNow(session: Session | undefined, cwd: string | undefined, options: AttachOptions) {
+    const id = randomUUID()
+    this.ownAgents.add(id)
+    let agent: Agent
+    try {
+      agent = await this.ctx.agents.create({
+        id,
+        session,
+        cwd,
+        ...(options.model ? { model: options.model } : {}),
+        ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
+      })
+    } catch (error) {
+      this.ownAgents.delete(id)
+      throw error
+    }
+    const attached: Attached = { agent, ownsSession: session !== undefined, resources: [] }
+    if (options.setup) {
+      try {
+        const dispose = await options.setup(agent)
+        if (dispose) attached.resources.push(dispose)
+      } catch (error) {
+        // The caller closes a restored session; the agent closes one it created.
+        await releaseAgent(this.ctx.sessions, agent, { reason: 'session setup failed', ownsSession: false })
+        throw error
+      }
+    }
+    this.attachedSessions.set(agent.session.id, attached)
+    this.listeners.listChanged?.()
+    return agent
+  }
+
+  private disposeResources(sessionId: string, attached: Attached): void {
+    for (const dispose of attached.resources.splice(0).reverse()) {
+      try {
+        const done = dispose()
+        if (done instanceof Promise) done.catch((error) => this.log(`cleanup of ${sessionId} failed: ${String(error)}`))
+      } catch (error) {
+        this.log(`cleanup of session ${sessionId} failed: ${String(error)}`)
+      }
+    }
+  }
+
+  private persistence() {
+    const persistence = this.ctx.get('sessionPersistence')
+    if (!persistence) throw new HarnessError('NO_PERSISTENCE', RESUMABLE_ONLY, {})
+    return persistence
+  }
+
+  // ---- per-session state ----
+
+  statusOf(sessionId: string): HostedStatus {
+    const agent = this.attachedSessions.get(sessionId)?.agent
+    if (!agent || agent.disposed) return 'detached'
+    return agent.phase === 'idle' ? 'idle' : 'running'
+  }
+
+  /** The queued input of the session's attached agent (undefined when none is attached). */
+  inboxOf(sessionId: string): InboxState | undefined {
+    return this.attachedSessions.get(sessionId)?.agent.inbox()
+  }
+
+  /** The background jobs of the session's attached agent (needs a `ctx.jobs` row). */
+  jobsOf(sessionId: string): JobInfo[] {
+    const agent = this.attachedSessions.get(sessionId)?.agent
+    const jobs = this.ctx.get('jobs')
+    if (!agent || !jobs) return []
+    return jobs.list({ sessionId, agentId: agent.id })
+  }
+
+  /** Kills one of the session's jobs and waits until it is gone. Throws `JOB_NOT_FOUND`. */
+  async killJob(sessionId: string, jobId: string): Promise<void> {
+    const agent = this.agent(sessionId)
+    const jobs = this.ctx.get('jobs')
+    if (!jobs) throw new HarnessError('JOB_NOT_FOUND', `no job ${jobId}`, { jobId })
+    await jobs.kill(jobId, { sessionId, agentId: agent.id })
+    this.listeners.stateChanged?.(sessionId)
+  }
+
+  /** The session's permission mode, when a sandbox policy row is loaded. */
+  modeOf(sessionId: string): string | undefined {
+    return this.ctx.get('sandboxPolicy')?.mode(sessionId)
+  }
+
+  /** The permission presets a session may switch to. */
+  modes(): string[] {
+    const policy = this.ctx.get('sandboxPolicy')
+    return policy ? Object.keys(policy.presets()) : []
+  }
+
+  /** Switches an attached session's permission mode (logged as `sandbox/mode`). Throws `SANDBOX_MODE_INVALID`. */
+  setMode(sessionId: string, mode: string): string {
+    const policy = this.ctx.get('sandboxPolicy')
+    if (!policy) throw new HarnessError('NO_SANDBOX_POLICY', 'this profile has no sandbox policy row', {})
+    this.agent(sessionId)
+    const applied = policy.setMode(sessionId, mode)
+    this.listeners.stateChanged?.(sessionId)
+    return applied
+  }
+
+  // ---- events ----
+
+  /**
+   * Subscribes to a session's committed events from `since`: the baseline (`events`) is cut in the
+   * same tick as the registration, then `sink` gets every later event once, in seq order. A session
+   * that is not live is read from the store; it delivers once something attaches it.
+   */
+  async subscribe(sessionId: string, since: number, sink: EventSink): Promise<SessionSubscription> {
+    let session = this.ctx.sessions.get(sessionId)
+    if (!session) {
+      const query = this.ctx.get('sessionQuery')
+      if (!query) throw new HarnessError('NO_PERSISTENCE', 'this profile has no session query row', {})
+      const read = await query.read(sessionId)
+      session = this.ctx.sessions.get(sessionId) ?? read
+    }
+    return this.subscriptions.add(session, since, sink)
+  }
+
+  // ---- approvals and questions ----
+
+  approvals(): Pending<ApprovalQuestion>[] {
+    return this.pendingApprovals.list()
+  }
+
+  /** Answers a pending approval; the first answer wins. Throws `APPROVAL_NOT_FOUND`. */
+  respond(requestId: string, answer: ApprovalAnswer): void {
+    this.pendingApprovals.settle(requestId, answer)
+  }
+
+  questions(): Pending<AskedQuestion>[] {
+    return this.pendingQuestions.list()
+  }
+
+  /** Answers a pending `ask_user` question; the first answer wins. Throws `QUESTION_NOT_FOUND`. */
+  answerQuestion(questionId: string, answer: string): void {
+    this.pendingQuestions.settle(questionId, { status: 'answered', answer })
+  }
+
+  // ---- commands ----
+
+  /** Whether `line` is a registered human /command (false when the profile has no commands row). */
+  isCommand(line: string): boolean {
+    return this.ctx.get('commands')?.isCommand(line) ?? false
+  }
+
+  /** Runs a /command for an attached session, without a model turn. Throws `COMMANDS_UNAVAILABLE`. */
+  async command(sessionId: string, line: string, signal?: AbortSignal): Promise<CommandOutcome> {
+    const agent = this.agent(sessionId)
+    const commands = this.ctx.get('commands')
+    if (!commands) {
+      throw new HarnessError('COMMANDS_UNAVAILABLE', 'this profile has no commands row (interaction-commands)', {})
+    }
+    return commands.dispatch(line, { session: agent.session, agent, ...(signal ? { signal } : {}) })
+  }
+
+  // ---- teardown ----
+
+  /** Whether `close()` was called. */
+  get closed(): boolean {
+    return this.closing !== undefined
+  }
+
+  /**
+   * Cancels pending questions, waits for attaches in flight, releases every attached session (cancel,
+   * flush, dispose, close), stops subscriptions and listeners. Idempotent.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.pendingApprovals.settleAll({ decision: 'cancelled' })
+      this.pendingQuestions.settleAll({ status: 'cancelled', reason: this.options.closeReason })
+      await Promise.allSettled([...this.attaching])
+      const attached = [...this.attachedSessions.entries()]
+      this.attachedSessions.clear()
+      await releaseAgents(
+        this.ctx.sessions,
+        attached.map(([, entry]) => entry),
+        { reason: this.options.closeReason, log: this.log },
+      )
+      for (const [sessionId, entry] of attached) this.disposeResources(sessionId, entry)
+      this.subscriptions.clear()
+      for (const dispose of this.disposers.splice(0).reverse()) dispose()
+    })()
+    return this.closing
+  }
+}

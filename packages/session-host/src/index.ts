@@ -1,0 +1,18 @@
+// @dsh/session-host: the wire-neutral session host. A surface creates one `SessionHost` per client
+// scope (a web listener, an RPC or ACP connection, a headless run, a terminal UI) and maps its
+// operations onto its wire; attaching, resuming, forking, listing, releasing, the pending approvals and
+// questions, event subscriptions from a baseline seq and /command dispatch live here once.
+export type {
+  AttachOptions,
+  CreateOptions,
+  Disposer,
+  HostedStatus,
+  QuestionOutcome,
+  SessionHostListeners,
+  SessionHostOptions,
+} from './host.js'
+export { SessionHost } from './host.js'
+export type { Pending } from './pending.js'
+export type { EventSink, LoggedEvent, SessionSubscription } from './subscriptions.js'
+export type { HostedSession } from './summaries.js'
+export { titleOf } from './summaries.js'

@@ -1,0 +1,72 @@
+// The session list a host shows: the store's durable rows, with the live facts of the sessions the
+// host drives laid over them (a session whose first write has not landed yet is listed too).
+import type { Agent } from '@dsh/agent'
+import type { Session } from '@dsh/session'
+import type { SessionSummary } from '@dsh/session-store'
+
+/** One row of `SessionHost.list()`. */
+export interface HostedSession {
+  sessionId: string
+  cwd: string
+  title?: string
+  createdAt: number
+  updatedAt: number
+  parentSessionId?: string
+  eventCount: number
+  /** Whether this host drives the session. */
+  attached: boolean
+  status: 'detached' | 'idle' | 'running'
+}
+
+export function mergeSessionList(
+  durable: readonly SessionSummary[],
+  agents: readonly Agent[],
+  statusOf: (sessionId: string) => HostedSession['status'],
+): HostedSession[] {
+  const rows = new Map<string, HostedSession>()
+  for (const summary of durable) {
+    rows.set(summary.id, {
+      sessionId: summary.id,
+      cwd: summary.cwd,
+      ...(summary.title ? { title: summary.title } : {}),
+      createdAt: summary.createdAt,
+      updatedAt: summary.updatedAt,
+      ...(summary.parentSession ? { parentSessionId: summary.parentSession } : {}),
+      eventCount: summary.eventCount,
+      attached: false,
+      status: 'detached',
+    })
+  }
+  for (const agent of agents) {
+    const session = agent.session
+    const header = session.header
+    const title = titleOf(session) ?? rows.get(session.id)?.title
+    rows.set(session.id, {
+      sessionId: session.id,
+      cwd: header.cwd,
+      ...(title ? { title } : {}),
+      createdAt: header.createdAt,
+      updatedAt: session.events.at(-1)?.time ?? header.createdAt,
+      ...(header.parentSession ? { parentSessionId: header.parentSession } : {}),
+      eventCount: session.length,
+      attached: true,
+      status: statusOf(session.id),
+    })
+  }
+  return [...rows.values()].sort((a, b) => b.updatedAt - a.updatedAt)
+}
+
+/** The first user message a person typed in a live session, shortened (the store titles durable rows). */
+export function titleOf(session: Session): string | undefined {
+  for (const event of session.events) {
+    if (event.type !== 'user/message') continue
+    const data = event.data as { message: { content: Array<{ type: string; text?: string }> }; origin?: string }
+    if (data.origin) continue
+    const text = data.message.content
+      .map((block) => block.text ?? '')
+      .join(' ')
+      .trim()
+    if (text) return text.length > 80 ? `${text.slice(0, 77)}...` : text
+  }
+  return undefined
+}
