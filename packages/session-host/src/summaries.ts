@@ -1,7 +1,7 @@
 // The session list a host shows: the store's durable rows, with the live facts of the sessions the
 // host drives laid over them (a session whose first write has not landed yet is listed too).
 import type { Agent } from '@dsh/agent'
-import type { Session } from '@dsh/session'
+import { isEvent, type Session } from '@dsh/session'
 import type { SessionSummary } from '@dsh/session-store'
 
 /** One row of `SessionHost.list()`. */
@@ -59,11 +59,9 @@ export function mergeSessionList(
 /** The first user message a person typed in a live session, shortened (the store titles durable rows). */
 export function titleOf(session: Session): string | undefined {
   for (const event of session.events) {
-    if (event.type !== 'user/message') continue
-    const data = event.data as { message: { content: Array<{ type: string; text?: string }> }; origin?: string }
-    if (data.origin) continue
-    const text = data.message.content
-      .map((block) => block.text ?? '')
+    if (!isEvent(event, 'user/message') || event.data.origin) continue
+    const text = event.data.message.content
+      .map((block) => (block.type === 'text' ? block.text : ''))
       .join(' ')
       .trim()
     if (text) return text.length > 80 ? `${text.slice(0, 77)}...` : text
