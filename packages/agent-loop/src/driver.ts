@@ -81,9 +81,8 @@ export class LoopAgent implements Agent {
     this.preset = options.preset
     this.queues = foldInbox(options.session.events)
     for (const event of options.session.events) {
-      const data = event.data as { origin?: string; message?: { content?: Array<{ type: string; text?: string }> } }
-      if (event.type === 'user/message' && data.origin === 'context') {
-        this.lastDynamic = data.message?.content?.map((block) => block.text ?? '').join('') ?? ''
+      if (event.type === 'user/message' && event.data.origin === 'context') {
+        this.lastDynamic = event.data.message.content.map((block) => (block.type === 'text' ? block.text : '')).join('')
       }
     }
   }

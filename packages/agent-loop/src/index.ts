@@ -96,8 +96,8 @@ export class AgentLoopService extends Service {
       if (!sent) continue
       const events = agent.session.events
       const header = events[sent.headerSeq]
-      const data = header?.data as { system?: string; tools?: unknown } | undefined
-      if (header?.type !== 'request/header' || data?.system !== sent.system) {
+      const data = header?.type === 'request/header' ? header.data : undefined
+      if (data === undefined || data.system !== sent.system) {
         problems.push(`agent ${agent.id}: the system prompt sent differs from request/header ${sent.headerSeq}`)
       }
       if (JSON.stringify(data?.tools ?? []) !== JSON.stringify(sent.tools)) {

@@ -1,5 +1,4 @@
 import ApprovalService, { createStaticAnswerer } from '@dsh/approval'
-import type { ToolResultMessage } from '@dsh/llm'
 import { defineTool } from '@dsh/tools'
 import { describe, expect, it } from 'vitest'
 import { calls, createHarness, dataOf, text, types } from './harness.js'
@@ -35,7 +34,7 @@ describe('approval inside a turn', () => {
     expect(ran()).toBe(1)
     const slice = types(agent.session).filter((t) => t.startsWith('tool/') || t.startsWith('approval/'))
     expect(slice).toEqual(['tool/call', 'approval/asked', 'approval/decided', 'tool/result'])
-    const decided = dataOf<{ decision: string; toolCallId: string; by: string }>(agent.session, 'approval/decided')
+    const decided = dataOf(agent.session, 'approval/decided')
     expect(decided.map(({ decision, toolCallId, by }) => ({ decision, toolCallId, by }))).toEqual([
       { decision: 'allowed-once', toolCallId: 'c1', by: 'answerer' },
     ])
@@ -47,11 +46,9 @@ describe('approval inside a turn', () => {
     agent.followup('go')
     await agent.whenIdle()
     expect(ran()).toBe(0)
-    const [result] = dataOf<{ message: ToolResultMessage; code?: string }>(agent.session, 'tool/result')
+    const [result] = dataOf(agent.session, 'tool/result')
     expect(result?.message.isError).toBe(true)
-    expect(dataOf<{ decision: string }>(agent.session, 'approval/decided').map((d) => d.decision)).toEqual([
-      'unavailable',
-    ])
+    expect(dataOf(agent.session, 'approval/decided').map((d) => d.decision)).toEqual(['unavailable'])
     expect(dataOf(agent.session, 'turn/end')).toEqual([{ reason: 'completed' }])
   })
 })

@@ -54,7 +54,7 @@ it('resumes after SIGKILL in a tool body and shows TOOL_OUTCOME_UNKNOWN to the m
     root.llm.registerAdapter('scripted', adapter)
 
     const session = await root.sessionPersistence.resume(id)
-    const results = dataOf<{ message: { toolCallId: string }; code?: string }>(session, 'tool/result')
+    const results = dataOf(session, 'tool/result')
     expect(results.map((r) => [r.message.toolCallId, r.code])).toEqual([['call_deploy', 'TOOL_OUTCOME_UNKNOWN']])
     expect(dataOf(session, 'turn/end').map((d) => (d as { reason: string }).reason)).toEqual(['interrupted'])
 

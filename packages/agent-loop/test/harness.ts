@@ -4,7 +4,7 @@ import { AgentsService } from '@dsh/agent'
 import { Context, InvariantsService } from '@dsh/kernel'
 import { type AssistantMessage, type LlmAdapter, LlmService, type ToolCallBlock } from '@dsh/llm'
 import { createScriptedAdapter, type ScriptedResponse } from '@dsh/llm/scripted'
-import { type Session, SessionService } from '@dsh/session'
+import { eventData, type Session, type SessionEventMap, type SessionEventType, SessionService } from '@dsh/session'
 import { SystemPromptService } from '@dsh/system-prompt'
 import { ToolsService } from '@dsh/tools'
 import AgentLoopService from '../src/index.js'
@@ -43,8 +43,9 @@ export function types(session: Session): string[] {
   return session.events.map((event) => event.type).filter((type) => type !== 'assistant/chunk')
 }
 
-export function dataOf<T = Record<string, unknown>>(session: Session, type: string): T[] {
-  return session.events.filter((event) => event.type === type).map((event) => event.data as T)
+/** The payloads of every `type` event of the session, typed by the declared map. */
+export function dataOf<T extends SessionEventType>(session: Session, type: T): SessionEventMap[T][] {
+  return eventData(session.events, type)
 }
 
 /** A promise with its resolver, for latches in tests. */

@@ -1,5 +1,5 @@
 import type { Agent, PreStepDecision, RequestErrorDecision } from '@dsh/agent'
-import type { LlmAdapter, ToolResultMessage } from '@dsh/llm'
+import type { LlmAdapter } from '@dsh/llm'
 import { defineTool } from '@dsh/tools'
 import { describe, expect, it } from 'vitest'
 import { calls, createHarness, dataOf, latch, text, types } from './harness.js'
@@ -55,7 +55,7 @@ describe('the default agent loop', () => {
     agent.followup('add things')
     await agent.whenIdle()
     expect(dataOf(agent.session, 'turn/end')).toEqual([{ reason: 'completed' }])
-    const results = dataOf<{ message: ToolResultMessage }>(agent.session, 'tool/result').map((d) => d.message)
+    const results = dataOf(agent.session, 'tool/result').map((d) => d.message)
     expect(results.map((r) => [r.toolCallId, r.content, r.isError])).toEqual([
       ['c1', [{ type: 'text', text: '3' }], false],
       ['c2', [{ type: 'text', text: '7' }], false],
@@ -105,7 +105,7 @@ describe('the default agent loop', () => {
     const fast = spans.fast as [number, number]
     expect(fast[0]).toBeLessThan(slow[1]) // fast started before slow ended: they overlapped
     expect(fast[1]).toBeLessThan(slow[1]) // and fast finished first
-    const order = dataOf<{ message: ToolResultMessage }>(agent.session, 'tool/result').map((d) => d.message.toolCallId)
+    const order = dataOf(agent.session, 'tool/result').map((d) => d.message.toolCallId)
     expect(order).toEqual(['s', 'f'])
   })
 
@@ -208,8 +208,8 @@ describe('the default agent loop', () => {
     expect(removed.map((item) => (item.message.content[0] as { text: string }).text)).toEqual(['typo in this one'])
     release.resolve()
     await agent.whenIdle()
-    const users = dataOf<{ message: { content: Array<{ text: string }> } }>(agent.session, 'user/message').map(
-      (d) => d.message.content[0]?.text,
+    const users = dataOf(agent.session, 'user/message').map(
+      (d) => d.message.content.find((b) => b.type === 'text')?.text,
     )
     expect(users).toEqual(['first', 'second, fixed', 'third'])
     // The queue is a projection of the log: folding the log again gives the same (empty) queues.
@@ -289,7 +289,7 @@ describe('the default agent loop', () => {
     agent.followup('go')
     await started.promise
     await agent.cancel()
-    const results = dataOf<{ message: ToolResultMessage; code?: string }>(agent.session, 'tool/result')
+    const results = dataOf(agent.session, 'tool/result')
     expect(results.map((r) => [r.message.toolCallId, r.code])).toEqual([
       ['c1', undefined],
       ['c2', 'ABORTED_BEFORE_DISPATCH'],
@@ -329,10 +329,7 @@ describe('the default agent loop', () => {
     expect(seen).toEqual(['RATE_LIMIT'])
     expect(adapter.dispatches).toHaveLength(2)
     expect(dataOf(agent.session, 'turn/end')).toEqual([{ reason: 'completed' }])
-    expect(dataOf<{ reason?: string }>(agent.session, 'request/header').map((h) => h.reason)).toEqual([
-      undefined,
-      'retry 1 (RATE_LIMIT)',
-    ])
+    expect(dataOf(agent.session, 'request/header').map((h) => h.reason)).toEqual([undefined, 'retry 1 (RATE_LIMIT)'])
     root.invariants.assert()
   })
 

@@ -1,6 +1,7 @@
 // The persistent inbox: a pure projection of `agent/inbox/spliced` events. Every change is a splice
 // that is logged before memory changes, so replaying the log rebuilds the queues exactly.
 import type { UserMessage } from '@dsh/llm'
+import type { AnySessionEvent } from '@dsh/session'
 
 /** `next-step`: joins the running turn at its next step. `next-turn`: starts (or waits for) a turn. */
 export type InboxTarget = 'next-step' | 'next-turn'
@@ -60,10 +61,10 @@ export function applySplice(state: InboxState, splice: InboxSplice): InboxItem[]
 }
 
 /** Folds every `agent/inbox/spliced` event of a log into queues. */
-export function foldInbox(events: Iterable<{ type: string; data: unknown }>): InboxState {
+export function foldInbox(events: Iterable<AnySessionEvent>): InboxState {
   const state = emptyInbox()
   for (const event of events) {
-    if (event.type === 'agent/inbox/spliced') applySplice(state, event.data as InboxSplice)
+    if (event.type === 'agent/inbox/spliced') applySplice(state, event.data)
   }
   return state
 }

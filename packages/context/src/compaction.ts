@@ -251,7 +251,7 @@ export class CompactionService extends Service implements Compaction {
     for (let seq = events.length - 1; seq >= 0; seq--) {
       const event = events[seq] as AnySessionEvent
       if (event.type !== 'request/header') continue
-      const config = (event.data as { config: LlmCallConfig }).config
+      const config = event.data.config
       const chosen: Partial<LlmCallConfig> = { provider: config.provider, model: config.model }
       if (config.reasoningEffort) chosen.reasoningEffort = config.reasoningEffort
       return chosen
@@ -303,7 +303,7 @@ export class CompactionService extends Service implements Compaction {
       const event = events[seq] as AnySessionEvent
       if (event.type === 'step/start') steps++
       else if (event.type === 'compaction/end') {
-        const data = event.data as { ok?: boolean; trigger?: string }
+        const data = event.data
         return data.ok === false && data.trigger === 'threshold' && steps <= this.config.cooldownSteps
       }
     }
@@ -316,7 +316,7 @@ export class CompactionService extends Service implements Compaction {
     for (let seq = events.length - 1; seq >= 0; seq--) {
       const event = events[seq] as AnySessionEvent
       if (event.type === 'step/start') return false
-      if (event.type === 'compaction/start' && (event.data as { trigger?: string }).trigger === 'overflow') return true
+      if (event.type === 'compaction/start' && event.data.trigger === 'overflow') return true
     }
     return false
   }

@@ -3,8 +3,14 @@
 // estimate of the current surface when a replacement made the usage stale. Emits `context/pressure`
 // when a session's level (thresholds reached) changes.
 import { type Context, HarnessError, Service } from '@dsh/kernel'
-import type { LlmCallConfig, Message, Usage } from '@dsh/llm'
-import type { AnySessionEvent, Session } from '@dsh/session'
+import type { Usage } from '@dsh/llm'
+import {
+  type AnySessionEvent,
+  isSurfaceEvent,
+  type Session,
+  type SessionEvent,
+  type SessionEventMap,
+} from '@dsh/session'
 import {
   CHARS_PER_TOKEN,
   estimateMessage,
@@ -155,8 +161,9 @@ export class TokenMeterService extends Service implements TokenMeter {
 
   read(session: Session, options: MeasureOptions): TokenReading {
     const events = session.events
-    let anchor: AnySessionEvent | undefined
-    let header: AnySessionEvent | undefined
+    /** The latest assistant message with reported usage, and its seq. */
+    let anchor: { usage: Usage; seq: number } | undefined
+    let header: SessionEvent<'request/header'> | undefined
     let recorded: number | undefined
     let replaced = false
     let since = 0
@@ -164,19 +171,15 @@ export class TokenMeterService extends Service implements TokenMeter {
       const event = events[seq] as AnySessionEvent
       if (!anchor && event.surfaceOp) {
         if (event.surfaceOp.op === 'replace') replaced = true
-        else if (
-          event.type === 'assistant/message' &&
-          (event.data as { message: Message & { usage?: Usage } }).message.usage
-        )
-          anchor = event
-        else since += estimateMessage((event.data as { message: Message }).message, this.charsPerToken)
+        else if (event.type === 'assistant/message' && event.data.message.usage)
+          anchor = { usage: event.data.message.usage, seq: event.seq }
+        else if (isSurfaceEvent(event)) since += estimateMessage(event.data.message, this.charsPerToken)
       }
-      if (!header && event.type === 'request/context' && recorded === undefined)
-        recorded = (event.data as { contextWindow?: number }).contextWindow
+      if (!header && event.type === 'request/context' && recorded === undefined) recorded = event.data.contextWindow
       if (!header && event.type === 'request/header') header = event
       if (header && (anchor || replaced)) break
     }
-    const config = (header?.data as { config?: LlmCallConfig; system?: string; tools?: unknown[] } | undefined) ?? {}
+    const config: Partial<SessionEventMap['request/header']> = header?.data ?? {}
     const provider = options.provider ?? config.config?.provider
     const model = options.model ?? config.config?.model
     const sameModel = options.provider === undefined && options.model === undefined
@@ -185,14 +188,14 @@ export class TokenMeterService extends Service implements TokenMeter {
     let estimated: number
     let usageSeq: number | undefined
     if (anchor && !replaced) {
-      const usage = (anchor.data as { message: { usage: Usage } }).message.usage
+      const usage = anchor.usage
       tokens = usage.inputTokens + usage.outputTokens + since
       estimated = since
       usageSeq = anchor.seq
     } else {
       tokens = this.estimate({
         system: config.system,
-        tools: (config.tools ?? []) as never,
+        tools: config.tools ?? [],
         messages: session.deriveMessages(),
       })
       estimated = tokens

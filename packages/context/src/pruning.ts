@@ -87,7 +87,7 @@ export function pruneToolResults(
       { type: 'text', text: cut },
       ...message.content.filter((block) => block.type !== 'text'),
     ]
-    const code = (node.event.data as { code?: string }).code
+    const code = node.event.type === 'tool/result' ? node.event.data.code : undefined
     const replacement: ToolResultMessage = { ...message, content }
     const event = session.append('tool/result', code ? { message: replacement, code } : { message: replacement }, {
       surfaceOp: { op: 'replace', start: node.index, end: node.index },

@@ -2,14 +2,14 @@
 // positions where the surface may be cut without separating a tool call from its result, and a
 // bounded plain-text rendering of a range for the summariser.
 import type { Message } from '@dsh/llm'
-import type { AnySessionEvent, Session } from '@dsh/session'
+import type { Session, SurfaceEvent } from '@dsh/session'
 
 /** One node of the current model surface. */
 export interface SurfaceNode {
   /** Position on the surface (what `replace { start, end }` counts). */
   index: number
   seq: number
-  event: AnySessionEvent
+  event: SurfaceEvent
   message: Message
 }
 
@@ -17,8 +17,9 @@ export interface SurfaceNode {
 export function surfaceNodes(session: Session): SurfaceNode[] {
   const events = session.events
   return session.surface().map((seq, index) => {
-    const event = events[seq] as AnySessionEvent
-    return { index, seq, event, message: (event.data as { message: Message }).message }
+    // The surface holds only model-visible events (the log checks it on append and load).
+    const event = events[seq] as SurfaceEvent
+    return { index, seq, event, message: event.data.message }
   })
 }
 
@@ -60,7 +61,7 @@ export function headTail(text: string, max: number, marker = (left: number) => `
 
 /** The `origin` of a user message event (`context` for dynamic context, `compaction` for a summary). */
 export function originOf(node: SurfaceNode): string | undefined {
-  return (node.event.data as { origin?: string }).origin
+  return node.event.type === 'user/message' ? node.event.data.origin : undefined
 }
 
 /**

@@ -9,7 +9,7 @@ import ApprovalService from '@dsh/approval'
 import { Context } from '@dsh/kernel'
 import { type AssistantMessage, LlmService, type ToolCallBlock } from '@dsh/llm'
 import { createScriptedAdapter, type ScriptedResponse } from '@dsh/llm/scripted'
-import { type Session, SessionService } from '@dsh/session'
+import { eventData, type Session, type SessionEventMap, type SessionEventType, SessionService } from '@dsh/session'
 import { SystemPromptService } from '@dsh/system-prompt'
 import { defineTool, ToolsService } from '@dsh/tools'
 import HooksBridge, { type HooksConfig } from '../src/index.js'
@@ -80,8 +80,9 @@ export const text = (value: string): AssistantMessage => ({
   finishReason: 'stop',
 })
 
-export function dataOf<T = Record<string, unknown>>(session: Session, type: string): T[] {
-  return session.events.filter((event) => event.type === type).map((event) => event.data as T)
+/** The payloads of every `type` event of the session, typed by the declared map. */
+export function dataOf<T extends SessionEventType>(session: Session, type: T): SessionEventMap[T][] {
+  return eventData(session.events, type)
 }
 
 export function types(session: Session): string[] {

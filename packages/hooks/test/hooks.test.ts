@@ -1,8 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { ToolResultMessage, UserMessage } from '@dsh/llm'
+import type { UserMessage } from '@dsh/llm'
 import { describe, expect, it, vi } from 'vitest'
-import type { HookRunEvent } from '../src/index.js'
 import { calls, createDsh, dataOf, tempDir, text, turn, types } from './harness.js'
 
 // Real child processes on a shared, loaded machine: generous bounds, few slow steps.
@@ -24,11 +23,11 @@ describe('PreToolUse', () => {
     )
     const agent = await turn(root, 'clean up')
     expect(received).toEqual([{ tool: 'write', command: 'w' }])
-    const results = dataOf<{ message: ToolResultMessage; code?: string }>(agent.session, 'tool/result')
+    const results = dataOf(agent.session, 'tool/result')
     expect(results[0]).toMatchObject({ code: 'DENIED', message: { toolCallId: 'c1', isError: true } })
     expect(JSON.stringify(results[0]?.message.content)).toContain('rm is not allowed here')
     expect(results[1]?.message.isError).toBe(false)
-    const runs = dataOf<HookRunEvent>(agent.session, 'hook/run')
+    const runs = dataOf(agent.session, 'hook/run')
     expect(runs).toHaveLength(1)
     expect(runs[0]).toMatchObject({
       event: 'PreToolUse',
@@ -92,11 +91,11 @@ describe('PreToolUse', () => {
     const agent = await turn(root, 'go')
     // The allow hook neither rewrote the arguments nor overrode the native deny.
     expect(received).toEqual([{ tool: 'bash', command: 'original' }])
-    const results = dataOf<{ message: ToolResultMessage; code?: string }>(agent.session, 'tool/result')
+    const results = dataOf(agent.session, 'tool/result')
     expect(results.map((result) => result.code)).toEqual(['DENIED', undefined, 'DENIED'])
     expect(JSON.stringify(results[0]?.message.content)).toContain('writes are frozen')
     expect(JSON.stringify(results[2]?.message.content)).toContain('native policy')
-    const runs = dataOf<HookRunEvent>(agent.session, 'hook/run')
+    const runs = dataOf(agent.session, 'hook/run')
     expect(runs.map((run) => [run.toolCallId, run.decision, run.ignored])).toEqual([
       ['c1', 'deny', undefined],
       ['c2', 'allow', ['updatedInput']],
@@ -117,11 +116,11 @@ describe('PostToolUse', () => {
       [calls(['c1', 'bash', { command: 'ls' }]), text('ok')],
     )
     const agent = await turn(root, 'go')
-    const [result] = dataOf<{ message: ToolResultMessage }>(agent.session, 'tool/result')
+    const [result] = dataOf(agent.session, 'tool/result')
     expect(result?.message.content).toEqual([{ type: 'text', text: 'ran bash: ls' }])
-    const texts = userTexts(dataOf<{ message: UserMessage }>(agent.session, 'user/message'))
+    const texts = userTexts(dataOf(agent.session, 'user/message'))
     expect(texts).toEqual(['go', 'PostToolUse hook feedback: saw ran bash: ls', 'lint found 2 warnings'])
-    expect(dataOf<HookRunEvent>(agent.session, 'hook/run')).toMatchObject([{ event: 'PostToolUse', decision: 'block' }])
+    expect(dataOf(agent.session, 'hook/run')).toMatchObject([{ event: 'PostToolUse', decision: 'block' }])
     await agent.dispose()
   })
 })
@@ -143,10 +142,7 @@ describe('UserPromptSubmit', () => {
       { reason: 'blocked', message: 'prompt blocked by a hook: no secrets in prompts' },
     ])
     const ok = await turn(root, 'hello')
-    expect(userTexts(dataOf<{ message: UserMessage }>(ok.session, 'user/message'))).toEqual([
-      'hello',
-      'Current branch: main',
-    ])
+    expect(userTexts(dataOf(ok.session, 'user/message'))).toEqual(['hello', 'Current branch: main'])
     expect(dataOf(ok.session, 'turn/end')).toEqual([{ reason: 'completed' }])
   })
 })
@@ -163,13 +159,13 @@ describe('Stop', () => {
       [text('first answer'), text('tests pass')],
     )
     const agent = await turn(root, 'fix it')
-    expect(userTexts(dataOf<{ message: UserMessage }>(agent.session, 'user/message'))).toEqual([
+    expect(userTexts(dataOf(agent.session, 'user/message'))).toEqual([
       'fix it',
       'Stop hook feedback: run the tests first',
     ])
     expect(dataOf(agent.session, 'assistant/message')).toHaveLength(2)
     expect(dataOf(agent.session, 'turn/end')).toEqual([{ reason: 'completed' }])
-    expect(dataOf<HookRunEvent>(agent.session, 'hook/run').map((run) => run.decision)).toEqual(['block', 'none'])
+    expect(dataOf(agent.session, 'hook/run').map((run) => run.decision)).toEqual(['block', 'none'])
   })
 
   it('stops on continue:false even when the hook also says block', async () => {
@@ -185,7 +181,7 @@ describe('Stop', () => {
     const agent = await turn(root, 'go')
     expect(dataOf(agent.session, 'assistant/message')).toHaveLength(1)
     expect(dataOf(agent.session, 'turn/end')).toEqual([{ reason: 'completed' }])
-    expect(dataOf<HookRunEvent>(agent.session, 'hook/run')).toMatchObject([
+    expect(dataOf(agent.session, 'hook/run')).toMatchObject([
       { event: 'Stop', decision: 'stop', reason: 'budget spent' },
     ])
   })
@@ -224,7 +220,7 @@ describe('hook processes', () => {
     ])
     const agent = await turn(root, 'go')
     expect(received).toEqual([{ tool: 'bash', command: 'x' }])
-    expect(dataOf<HookRunEvent>(agent.session, 'hook/run')).toMatchObject([
+    expect(dataOf(agent.session, 'hook/run')).toMatchObject([
       { source: userSettings, exitCode: 1, decision: 'error', stderr: 'linter crashed\n' },
     ])
     await agent.dispose()
@@ -242,7 +238,7 @@ describe('hook processes', () => {
     const agent = await turn(root, 'go')
     expect(Date.now() - started).toBeLessThan(8_000)
     expect(received).toEqual([{ tool: 'bash', command: 'x' }])
-    expect(dataOf<HookRunEvent>(agent.session, 'hook/run')).toMatchObject([{ timedOut: true, decision: 'error' }])
+    expect(dataOf(agent.session, 'hook/run')).toMatchObject([{ timedOut: true, decision: 'error' }])
     const pid = Number(readFileSync(pidFile, 'utf8'))
     // Gone, or a zombie waiting for a reaper that is not us (its process group was killed).
     const alive = () => {

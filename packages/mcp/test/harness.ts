@@ -10,7 +10,7 @@ import ApprovalService from '@dsh/approval'
 import { Context } from '@dsh/kernel'
 import { type AssistantMessage, LlmService, type ToolCallBlock } from '@dsh/llm'
 import { createScriptedAdapter, type ScriptedResponse } from '@dsh/llm/scripted'
-import { type Session, SessionService } from '@dsh/session'
+import { eventData, type Session, type SessionEventMap, type SessionEventType, SessionService } from '@dsh/session'
 import { SystemPromptService } from '@dsh/system-prompt'
 import { ToolsService } from '@dsh/tools'
 import type { McpConfig } from '../src/index.js'
@@ -75,8 +75,9 @@ export const text = (value: string): AssistantMessage => ({
   finishReason: 'stop',
 })
 
-export function dataOf<T = Record<string, unknown>>(session: Session, type: string): T[] {
-  return session.events.filter((event) => event.type === type).map((event) => event.data as T)
+/** The payloads of every `type` event of the session, typed by the declared map. */
+export function dataOf<T extends SessionEventType>(session: Session, type: T): SessionEventMap[T][] {
+  return eventData(session.events, type)
 }
 
 /** Polls until `check` returns a value (or throws after `ms`). */

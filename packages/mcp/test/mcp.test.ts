@@ -2,7 +2,6 @@ import { spawn } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { ToolResultMessage } from '@dsh/llm'
 import { isAlive } from '@dsh/test-support'
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest'
 import { checkServer } from '../src/config.js'
@@ -150,7 +149,7 @@ describe('MCP client against server-everything (stdio)', () => {
     const agent = await root.agents.create()
     agent.followup('echo something')
     await agent.whenIdle()
-    const results = dataOf<{ message: ToolResultMessage }>(agent.session, 'tool/result')
+    const results = dataOf(agent.session, 'tool/result')
     expect(results.map((result) => result.message)).toEqual([
       {
         role: 'tool',

@@ -94,7 +94,8 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
     for (let i = events.length - 1; i >= 0; i--) {
       const event = events[i]
       if (event?.type !== 'sandbox/mode') continue
-      const mode = (event.data as { mode?: unknown }).mode
+      // Checked, not trusted: a log may name a preset, or come from a hand-edited file.
+      const mode: unknown = event.data.mode
       if (isSandboxMode(mode)) return mode
       const preset = this.presetTable[String(mode)]
       if (preset) return preset.mode
@@ -111,7 +112,7 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
     for (let i = events.length - 1; i >= 0; i--) {
       const event = events[i]
       if (event?.type !== 'sandbox/mode') continue
-      const network = (event.data as { network?: unknown }).network
+      const network: unknown = event.data.network
       if (isNetworkPolicy(network)) return network
     }
     return this.defaultNetwork

@@ -5,7 +5,7 @@ import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type {} from '@dsh/composition'
 import type { Context } from '@dsh/kernel'
-import type { SessionEvent, SessionHeader } from '@dsh/session'
+import { isSurfaceEvent, type SessionEvent, type SessionHeader } from '@dsh/session'
 
 export type { Lease, LeaseOwner } from './lease.js'
 export { acquireLease, readLease } from './lease.js'
@@ -90,12 +90,10 @@ export function sessionsDir(ctx: Context, dir: string | undefined): string {
  */
 export function titleOf(event: SessionEvent): string | undefined {
   if (event.type !== 'user/message') return undefined
-  const data = event.data as { origin?: string; message?: { content?: { type: string; text?: string }[] } }
-  if (data.origin === 'context') return undefined
-  const message = data.message
-  const text = (message?.content ?? [])
-    .filter((block) => block.type === 'text')
-    .map((block) => block.text ?? '')
+  if (event.data.origin === 'context') return undefined
+  const text = event.data.message.content
+    .map((block) => (block.type === 'text' ? block.text : ''))
+    .filter((part) => part !== '')
     .join(' ')
     .replace(/\s+/g, ' ')
     .trim()
@@ -105,10 +103,10 @@ export function titleOf(event: SessionEvent): string | undefined {
 
 /** The searchable text of an event: the text blocks of a model-visible message. */
 export function textOf(event: SessionEvent): string {
-  const message = (event.data as { message?: { content?: { type: string; text?: string }[] } }).message
-  if (!message || !Array.isArray(message.content)) return ''
-  return message.content
-    .filter((block) => block.type === 'text' || block.type === 'reasoning')
-    .map((block) => block.text ?? '')
-    .join('\n')
+  if (!isSurfaceEvent(event)) return ''
+  const parts: string[] = []
+  for (const block of event.data.message.content) {
+    if (block.type === 'text' || block.type === 'reasoning') parts.push(block.text)
+  }
+  return parts.join('\n')
 }

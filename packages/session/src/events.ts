@@ -112,6 +112,16 @@ export function isEvent<T extends SessionEventType>(
   return types.length === 1 ? event.type === types[0] : (types as string[]).includes(event.type)
 }
 
+/** The payloads of every event of `type` in `events`, in log order. */
+export function eventData<T extends SessionEventType>(
+  events: readonly { readonly type: string }[],
+  type: T,
+): SessionEventMap[T][] {
+  const out: SessionEventMap[T][] = []
+  for (const event of events) if (isEvent(event, type)) out.push(event.data)
+  return out
+}
+
 /** The events whose `data.message` enters the model surface. */
 export type SurfaceEvent = SessionEvent<'user/message' | 'assistant/message' | 'tool/result'>
 

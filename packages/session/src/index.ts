@@ -28,6 +28,7 @@ export type {
 } from './events.js'
 export {
   BUILTIN_EVENT_TYPES,
+  eventData,
   isEvent,
   isSurfaceEvent,
   SESSION_FORMAT_VERSION,

@@ -1,6 +1,15 @@
 // The fold that reads a parent's log back into one record per child, and the outcome of a turn.
-import type { AnySessionEvent, TurnEndReason } from '@dsh/session'
-import type { SubagentFinishedData, SubagentOutcome, SubagentRecord, SubagentStartedData } from './index.js'
+import { type AnySessionEvent, isEvent, type TurnEndReason } from '@dsh/session'
+import type { SubagentOutcome, SubagentRecord } from './index.js'
+
+/** The session events this package declares (`ctx.sessions.defineEvent` on apply). */
+export const SUBAGENT_EVENT_TYPES = [
+  'subagent/started',
+  'subagent/message',
+  'subagent/finished',
+  'subagent/closed',
+  'subagent/reopened',
+] as const
 
 /** Maps a turn's end reason to a run outcome. */
 export function outcomeOf(reason: TurnEndReason): SubagentOutcome {
@@ -14,11 +23,10 @@ export function outcomeOf(reason: TurnEndReason): SubagentOutcome {
 export function foldSubagents(events: readonly AnySessionEvent[]): SubagentRecord[] {
   const records = new Map<string, SubagentRecord>()
   for (const event of events) {
-    if (!event.type.startsWith('subagent/')) continue
-    const data = event.data as unknown as Record<string, unknown>
-    const id = data.subagentId as string
+    if (!isEvent(event, ...SUBAGENT_EVENT_TYPES)) continue
+    const id = event.data.subagentId
     if (event.type === 'subagent/started') {
-      const started = data as unknown as SubagentStartedData
+      const started = event.data
       const record: SubagentRecord = {
         subagentId: id,
         provider: started.provider,
@@ -37,17 +45,17 @@ export function foldSubagents(events: readonly AnySessionEvent[]): SubagentRecor
     const record = records.get(id)
     if (!record) continue
     if (event.type === 'subagent/message') {
-      record.runs = Math.max(record.runs, (data.run as number) + 1)
+      record.runs = Math.max(record.runs, event.data.run + 1)
       if (record.status !== 'closed') record.status = 'running'
     } else if (event.type === 'subagent/finished') {
-      const finished = data as unknown as SubagentFinishedData
+      const finished = event.data
       record.last = { run: finished.run, outcome: finished.outcome, text: finished.text }
       if (finished.reason !== undefined) record.last.reason = finished.reason
       if (finished.synthetic) record.last.synthetic = true
       if (record.status !== 'closed') record.status = finished.run + 1 >= record.runs ? 'idle' : 'running'
     } else if (event.type === 'subagent/closed') {
       record.status = 'closed'
-      record.reopenable = record.mode === 'continuable' && data.final !== true
+      record.reopenable = record.mode === 'continuable' && event.data.final !== true
     } else if (event.type === 'subagent/reopened') {
       record.status = 'idle'
       record.reopenable = false

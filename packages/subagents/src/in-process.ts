@@ -4,8 +4,7 @@
 import { type Agent, foldInbox, type InboxSplice } from '@dsh/agent'
 import type {} from '@dsh/approval'
 import { type Context, HarnessError } from '@dsh/kernel'
-import type { AssistantMessage } from '@dsh/llm'
-import type { Session, TurnEndReason } from '@dsh/session'
+import type { Session } from '@dsh/session'
 import type {} from '@dsh/system-prompt'
 import type {} from '@dsh/tools'
 import { type ChildRunResult, outcomeOf, permitted, type SubagentChild, type SubagentLaunch } from './index.js'
@@ -32,8 +31,7 @@ function finalText(events: Session['events'], from: number): string {
   for (let seq = events.length - 1; seq >= from; seq--) {
     const event = events[seq]
     if (event?.type !== 'assistant/message') continue
-    const message = (event.data as unknown as { message: AssistantMessage }).message
-    const text = message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('')
+    const text = event.data.message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('')
     if (text.trim()) return text
   }
   return ''
@@ -151,7 +149,7 @@ class InProcessChild implements SubagentChild {
       if (session !== agent.session) return
       if (event.type === 'turn/start') this.turnStart = event.seq
       if (event.type !== 'turn/end') return
-      const data = event.data as unknown as { reason: TurnEndReason; message?: string }
+      const data = event.data
       const result: ChildRunResult = {
         outcome: outcomeOf(data.reason),
         reason: data.reason,

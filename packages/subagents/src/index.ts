@@ -6,9 +6,9 @@ import { randomUUID } from 'node:crypto'
 import type { Agent } from '@dsh/agent'
 import { type Context, HarnessError, type JsonValue, Service } from '@dsh/kernel'
 import type { LlmCallConfig } from '@dsh/llm'
-import type { AnySessionEvent, Session, TurnEndReason } from '@dsh/session'
+import { type AnySessionEvent, eventData, type Session, type TurnEndReason } from '@dsh/session'
 import type { ToolRestriction } from '@dsh/tools'
-import { foldSubagents } from './fold.js'
+import { foldSubagents, SUBAGENT_EVENT_TYPES } from './fold.js'
 import { LiveSubagent } from './handle.js'
 
 export { foldSubagents, outcomeOf } from './fold.js'
@@ -185,13 +185,7 @@ declare module 'cordis' {
   }
 }
 
-export const SUBAGENT_EVENT_TYPES = [
-  'subagent/started',
-  'subagent/message',
-  'subagent/finished',
-  'subagent/closed',
-  'subagent/reopened',
-]
+export { SUBAGENT_EVENT_TYPES } from './fold.js'
 
 export interface SubagentsConfig {
   /** Children of children... up to this depth (a root agent is depth 0). Default 2. */
@@ -353,12 +347,10 @@ export class SubagentsService extends Service {
    */
   async reopen(parent: Agent, subagentId: string): Promise<SubagentHandle> {
     const record = this.records(parent.session).find((item) => item.subagentId === subagentId)
-    const started = parent.session.events
-      .slice(parent.session.header.seedLength ?? 0)
-      .find(
-        (event) =>
-          event.type === 'subagent/started' && (event.data as { subagentId?: string }).subagentId === subagentId,
-      )?.data as SubagentStartedData | undefined
+    const started = eventData(
+      parent.session.events.slice(parent.session.header.seedLength ?? 0),
+      'subagent/started',
+    ).find((data) => data.subagentId === subagentId)
     if (!record || !started || !record.reopenable || this.live.has(subagentId)) {
       throw new HarnessError(
         'SUBAGENT_NOT_REOPENABLE',

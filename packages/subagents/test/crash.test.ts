@@ -7,7 +7,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
-import type { SubagentFinishedData } from '../src/index.js'
 import { createHarness, dataOf, text } from './harness.js'
 
 const fixture = fileURLToPath(new URL('./fixtures/crash-parent.mjs', import.meta.url))
@@ -33,15 +32,13 @@ it('after SIGKILL during a subagent run, resume reports the child as interrupted
 
     const { root, adapter } = await createHarness({ dir, route: () => text('I will check the database first.') })
     const parent = await root.sessionPersistence.resume(parentId)
-    expect(dataOf<{ code?: string }>(parent, 'tool/result').map((r) => r.code)).toEqual(['TOOL_OUTCOME_UNKNOWN'])
-    expect(dataOf<SubagentFinishedData>(parent, 'subagent/finished').map((f) => [f.outcome, f.synthetic])).toEqual([
-      ['interrupted', true],
-    ])
+    expect(dataOf(parent, 'tool/result').map((r) => r.code)).toEqual(['TOOL_OUTCOME_UNKNOWN'])
+    expect(dataOf(parent, 'subagent/finished').map((f) => [f.outcome, f.synthetic])).toEqual([['interrupted', true]])
     expect(root.subagents.records(parent)[0]).toMatchObject({ childSession: childId, status: 'closed' })
 
     const child = await root.sessionPersistence.resume(childId)
     expect(child.header.parentSession).toBe(parentId)
-    expect(dataOf<{ reason: string }>(child, 'turn/end').map((d) => d.reason)).toEqual(['interrupted'])
+    expect(dataOf(child, 'turn/end').map((d) => d.reason)).toEqual(['interrupted'])
 
     const agent = await root.agents.create({ session: parent })
     agent.followup('did the migration run?')

@@ -14,7 +14,7 @@ import {
   messageToChunks,
   type ToolCallBlock,
 } from '@dsh/llm'
-import { type Session, SessionService } from '@dsh/session'
+import { eventData, type Session, type SessionEventMap, type SessionEventType, SessionService } from '@dsh/session'
 import SessionPersistence from '@dsh/session-store/coordinator'
 import JsonlSessionStore from '@dsh/session-store/jsonl'
 import { SystemPromptService } from '@dsh/system-prompt'
@@ -107,8 +107,9 @@ export function texts(dispatch: LlmDispatch): string[] {
 /** The last user/tool text of a request. */
 export const lastText = (dispatch: LlmDispatch): string => texts(dispatch).at(-1) ?? ''
 
-export function dataOf<T = Record<string, unknown>>(session: Session, type: string): T[] {
-  return session.events.filter((event) => event.type === type).map((event) => event.data as T)
+/** The payloads of every `type` event of the session, typed by the declared map. */
+export function dataOf<T extends SessionEventType>(session: Session, type: T): SessionEventMap[T][] {
+  return eventData(session.events, type)
 }
 
 /** A promise with its resolver, for latches in tests. */

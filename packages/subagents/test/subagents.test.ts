@@ -4,13 +4,7 @@
 import type { LlmDispatch } from '@dsh/llm'
 import { defineTool } from '@dsh/tools'
 import { describe, expect, it } from 'vitest'
-import type { SubagentFinishedData, SubagentStartedData } from '../src/index.js'
 import { calls, createHarness, dataOf, isChild, lastText, latch, text, texts } from './harness.js'
-
-type ToolResultData = {
-  message: { toolCallId: string; isError: boolean; content: Array<{ text: string }> }
-  code?: string
-}
 
 describe('subagents', () => {
   it('runs two children in parallel and the parent merges their reports', async () => {
@@ -46,10 +40,10 @@ describe('subagents', () => {
     parent.followup('count the fruit')
     await parent.whenIdle()
 
-    const final = dataOf<{ message: { content: Array<{ text: string }> } }>(parent.session, 'assistant/message').at(-1)
-    expect(final?.message.content[0]?.text).toMatch(/^merged: .*apples: 3.* \| .*pears: 5/s)
-    const started = dataOf<SubagentStartedData>(parent.session, 'subagent/started')
-    const finished = dataOf<SubagentFinishedData>(parent.session, 'subagent/finished')
+    const final = dataOf(parent.session, 'assistant/message').at(-1)
+    expect(final?.message.content.find((b) => b.type === 'text')?.text).toMatch(/^merged: .*apples: 3.* \| .*pears: 5/s)
+    const started = dataOf(parent.session, 'subagent/started')
+    const finished = dataOf(parent.session, 'subagent/finished')
     expect(started.map((s) => [s.provider, s.mode, s.depth, s.callId, s.description])).toEqual([
       ['spawn', 'one-shot', 1, 't1', 'apples'],
       ['spawn', 'one-shot', 1, 't2', 'pears'],
@@ -98,15 +92,17 @@ describe('subagents', () => {
     await parent.whenIdle()
 
     expect(childMessages).toEqual(['remember: the secret word is heron', 'noted', 'what is the secret word?'])
-    const [started] = dataOf<SubagentStartedData>(parent.session, 'subagent/started')
+    const [started] = dataOf(parent.session, 'subagent/started')
     expect(started?.provider).toBe('fork')
     // A later fork of the parent carries the parent's subagent events in its seed, but not as its own.
     const later = root.sessions.fork(parent.session)
     expect(root.subagents.records(later)).toEqual([])
     expect(root.subagents.records(parent.session)).toHaveLength(1)
-    const result = dataOf<ToolResultData>(parent.session, 'tool/result')[0]
+    const result = dataOf(parent.session, 'tool/result')[0]
     expect(result?.message.isError).toBe(false)
-    expect(result?.message.content[0]?.text).toMatch(/completed; child session .*\nthe word is heron$/)
+    expect(result?.message.content.find((b) => b.type === 'text')?.text).toMatch(
+      /completed; child session .*\nthe word is heron$/,
+    )
     root.invariants.assert()
     await parent.dispose()
   })
@@ -160,15 +156,15 @@ describe('subagents', () => {
     if (!childAgent) throw new Error('the child has no in-process agent')
     await parent.cancel('the user pressed stop')
 
-    expect(dataOf<{ reason: string }>(parent.session, 'turn/end').map((d) => d.reason)).toEqual(['aborted'])
-    const [finished] = dataOf<SubagentFinishedData>(parent.session, 'subagent/finished')
+    expect(dataOf(parent.session, 'turn/end').map((d) => d.reason)).toEqual(['aborted'])
+    const [finished] = dataOf(parent.session, 'subagent/finished')
     expect(finished?.outcome).toBe('cancelled')
     expect(finished?.reason).toBe('aborted')
-    const [result] = dataOf<ToolResultData>(parent.session, 'tool/result')
+    const [result] = dataOf(parent.session, 'tool/result')
     expect(result?.message.isError).toBe(true)
-    expect(result?.message.content[0]?.text).toMatch(/cancelled \(aborted\)/)
+    expect(result?.message.content.find((b) => b.type === 'text')?.text).toMatch(/cancelled \(aborted\)/)
     expect(childAgent.disposed).toBe(true)
-    expect(dataOf<{ reason: string }>(childAgent.session, 'turn/end').map((d) => d.reason)).toEqual(['aborted'])
+    expect(dataOf(childAgent.session, 'turn/end').map((d) => d.reason)).toEqual(['aborted'])
     expect(root.subagents.list()).toEqual([])
     await parent.dispose()
   })
@@ -193,7 +189,7 @@ describe('subagents', () => {
     await parent.whenIdle()
     expect(childTools[0]).not.toContain('task')
     expect(childTools[0]).toContain('subagent_list')
-    const [report] = dataOf<SubagentFinishedData>(parent.session, 'subagent/finished')
+    const [report] = dataOf(parent.session, 'subagent/finished')
     expect(report?.outcome).toBe('completed')
     expect(report?.text).toMatch(/^child saw: .*not available to this subagent/s)
     expect(dataOf(parent.session, 'subagent/started')).toHaveLength(1)
@@ -235,7 +231,7 @@ describe('subagents', () => {
     parent.followup('go')
     await parent.whenIdle()
     expect(ran).toBe(0)
-    const [report] = dataOf<SubagentFinishedData>(parent.session, 'subagent/finished')
+    const [report] = dataOf(parent.session, 'subagent/finished')
     expect(report?.text).toMatch(/not available to this subagent/)
     await parent.dispose()
   })
@@ -263,7 +259,7 @@ describe('subagents', () => {
     parent.followup('go')
     await parent.whenIdle()
     expect(asked).toEqual([parent.session.id])
-    const [report] = dataOf<SubagentFinishedData>(parent.session, 'subagent/finished')
+    const [report] = dataOf(parent.session, 'subagent/finished')
     expect(report?.text).toMatch(/^child: Tool "probe" was not run: .*never asks for approval/)
     expect(root.approval.policy(report?.childSession)).toBe('ask') // released with the child
     await parent.dispose()
@@ -291,7 +287,9 @@ describe('subagents', () => {
     const parent = await root.agents.create()
     parent.followup('go')
     await parent.whenIdle()
-    const results = dataOf<ToolResultData>(parent.session, 'tool/result').map((r) => r.message.content[0]?.text ?? '')
+    const results = dataOf(parent.session, 'tool/result').map(
+      (r) => r.message.content.find((b) => b.type === 'text')?.text ?? '',
+    )
     expect(results[0]).toMatch(/run 0 completed.*\nchild turn 1: first\n/s)
     expect(results[1]).toMatch(/run 1 completed.*\nchild turn 2: second/s)
     expect(results[2]).toMatch(/run 2 completed.*\nchild turn 3: third/s)

@@ -6,7 +6,7 @@
 import type { TurnContinuation, TurnStopping } from '@dsh/agent'
 import type {} from '@dsh/interaction'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
-import type { AnySessionEvent, Session } from '@dsh/session'
+import type { AnySessionEvent, Session, SessionEventMap } from '@dsh/session'
 import type { PromptScope } from '@dsh/system-prompt'
 import type { ToolCallInput, ToolPreExecuteDecision } from '@dsh/tools'
 import { registerCommands } from './commands.js'
@@ -84,7 +84,7 @@ export const WORK_STATE_EVENT_TYPES = [
   'goal/set',
   'goal/continued',
   'goal/end',
-]
+] as const
 
 export interface WorkStateConfig {
   /** Tools refused in plan mode besides those presented as `diff` or `terminal`. */
@@ -104,33 +104,32 @@ export function emptyState(): WorkState {
 /** Applies work-state events to `state` (mutated and returned); other events are ignored. */
 export function foldWorkState(events: readonly AnySessionEvent[], state: WorkState = emptyState()): WorkState {
   for (const event of events) {
-    const data = event.data as unknown as Record<string, unknown>
     switch (event.type) {
       case 'todo/write':
-        state.todos = (data.todos as TodoItem[]).map((item) => ({ ...item }))
+        state.todos = event.data.todos.map((item) => ({ ...item }))
         break
       case 'plan/mode':
-        state.plan = data.on ? { on: true } : { on: false }
+        state.plan = event.data.on ? { on: true } : { on: false }
         break
       case 'plan/proposed':
-        state.plan = { ...state.plan, proposed: data.plan as string }
+        state.plan = { ...state.plan, proposed: event.data.plan }
         break
       case 'goal/set':
         state.goal = {
-          text: data.text as string,
+          text: event.data.text,
           status: 'active',
           continuations: 0,
-          maxContinuations: data.maxContinuations as number,
+          maxContinuations: event.data.maxContinuations,
           setAt: event.seq,
         }
         break
       case 'goal/continued':
-        if (state.goal) state.goal.continuations = data.count as number
+        if (state.goal) state.goal.continuations = event.data.count
         break
       case 'goal/end':
         if (state.goal) {
-          state.goal.status = data.status as GoalStatus
-          if (typeof data.summary === 'string') state.goal.summary = data.summary
+          state.goal.status = event.data.status
+          if (typeof event.data.summary === 'string') state.goal.summary = event.data.summary
         }
         break
       default:
@@ -343,10 +342,10 @@ export class WorkStateService extends Service {
     return this.state(session).goal as GoalState
   }
 
-  private append<T extends (typeof WORK_STATE_EVENT_TYPES)[number] & keyof import('@dsh/session').SessionEventMap>(
+  private append<T extends (typeof WORK_STATE_EVENT_TYPES)[number]>(
     session: Session | string,
     type: T,
-    data: import('@dsh/session').SessionEventMap[T],
+    data: SessionEventMap[T],
   ): void {
     const live = typeof session === 'string' ? this.home.sessions.get(session) : session
     if (!live || this.home.sessions.get(live.id) !== live) {
