@@ -12,7 +12,7 @@ describe('architecture', () => {
     expect(findViolations(root)).toEqual([])
   })
 
-  it('the check catches relative and package imports of a provider', () => {
+  it('the check catches relative and package imports of a provider, and source importing test support', () => {
     const fake = mkdtempSync(join(tmpdir(), 'dsh-arch-'))
     try {
       const write = (path: string, text: string) => {
@@ -30,15 +30,29 @@ describe('architecture', () => {
       write('packages/fs/src/index.ts', 'export interface Fs {}\n')
       write('packages/fs/src/local.ts', "import type { Fs } from './index.js'\n")
       write('packages/fs/src/tool.ts', "import { LocalFs } from './local.js'\n")
+      write(
+        'packages/test-support/package.json',
+        JSON.stringify({
+          name: '@dsh/test-support',
+          exports: { '.': { source: './src/index.ts' } },
+          dsh: { testSupport: true },
+        }),
+      )
+      write('packages/test-support/src/index.ts', "export { LocalFs } from '@dsh/fs/local'\n")
       write('packages/tools/package.json', JSON.stringify({ name: '@dsh/tools' }))
       write(
         'packages/tools/src/read.ts',
-        "export { default } from '@dsh/fs/local'\nconst x = await import('@dsh/fs/local')\n",
+        "export { default } from '@dsh/fs/local'\nconst x = await import('@dsh/fs/local')\nimport { boot } from '@dsh/test-support'\n",
       )
       expect(findViolations(fake)).toEqual([
         { importer: 'packages/fs/src/tool.ts', specifier: './local.js', provider: 'packages/fs/src/local.ts' },
         { importer: 'packages/tools/src/read.ts', specifier: '@dsh/fs/local', provider: 'packages/fs/src/local.ts' },
         { importer: 'packages/tools/src/read.ts', specifier: '@dsh/fs/local', provider: 'packages/fs/src/local.ts' },
+        {
+          importer: 'packages/tools/src/read.ts',
+          specifier: '@dsh/test-support',
+          provider: 'packages/test-support/src/index.ts',
+        },
       ])
     } finally {
       rmSync(fake, { recursive: true, force: true })

@@ -1,6 +1,7 @@
 // The seam rule as code: a module that is not a provider never imports a provider module.
 // Providers are declared per package in package.json as "dsh": { "providers": ["./src/x.ts", ...] }
-// and are referenced only from bundle rows and tests.
+// and are referenced only from bundle rows and tests. A package marked "dsh": { "testSupport": true }
+// is test code (it composes trees from providers) and no other package's source may import it.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 
@@ -16,6 +17,8 @@ export interface PackageInfo {
   providers: Set<string>
   /** Subpath export ("@dsh/x/y") -> source file. */
   exports: Map<string, string>
+  /** Test code: may import providers; only tests may import it. */
+  testSupport: boolean
 }
 
 export function readPackages(root: string): PackageInfo[] {
@@ -30,7 +33,7 @@ export function readPackages(root: string): PackageInfo[] {
       const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as {
         name: string
         exports?: Record<string, { source?: string } | string>
-        dsh?: { providers?: string[] }
+        dsh?: { providers?: string[]; testSupport?: boolean }
       }
       const exports = new Map<string, string>()
       for (const [key, value] of Object.entries(manifest.exports ?? {})) {
@@ -38,7 +41,7 @@ export function readPackages(root: string): PackageInfo[] {
         if (source) exports.set(key === '.' ? manifest.name : `${manifest.name}/${key.slice(2)}`, resolve(dir, source))
       }
       const providers = new Set((manifest.dsh?.providers ?? []).map((p) => resolve(dir, p)))
-      out.push({ name: manifest.name, dir, providers, exports })
+      out.push({ name: manifest.name, dir, providers, exports, testSupport: manifest.dsh?.testSupport === true })
     }
   }
   return out
@@ -61,8 +64,10 @@ export function findViolations(root: string): Violation[] {
   const packages = readPackages(root)
   const providers = new Set(packages.flatMap((p) => [...p.providers]))
   const bySpecifier = new Map(packages.flatMap((p) => [...p.exports]))
+  const testSupport = new Set(packages.filter((p) => p.testSupport).flatMap((p) => [...p.exports.values()]))
   const violations: Violation[] = []
   for (const pkg of packages) {
+    if (pkg.testSupport) continue
     for (const file of sourceFiles(join(pkg.dir, 'src'))) {
       if (providers.has(file)) continue
       const text = readFileSync(file, 'utf8')
@@ -72,7 +77,7 @@ export function findViolations(root: string): Violation[] {
         const target = specifier.startsWith('.')
           ? resolve(dirname(file), specifier).replace(/\.js$/, '.ts')
           : bySpecifier.get(specifier)
-        if (target && providers.has(target)) {
+        if (target && (providers.has(target) || testSupport.has(target))) {
           violations.push({ importer: relative(root, file), specifier, provider: relative(root, target) })
         }
       }

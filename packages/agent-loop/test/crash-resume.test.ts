@@ -5,18 +5,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { AgentsService } from '@dsh/agent'
-import { Context, InvariantsService } from '@dsh/kernel'
-import { LlmService } from '@dsh/llm'
-import { createScriptedAdapter } from '@dsh/llm/scripted'
-import { SessionService } from '@dsh/session'
-import SessionPersistence from '@dsh/session-store/coordinator'
-import JsonlSessionStore from '@dsh/session-store/jsonl'
-import { SystemPromptService } from '@dsh/system-prompt'
-import { ToolsService } from '@dsh/tools'
+import { dataOf, startInProcess, text } from '@dsh/test-support/in-process'
 import { expect, it } from 'vitest'
-import AgentLoopService from '../src/index.js'
-import { dataOf, text } from './harness.js'
 
 const child = fileURLToPath(new URL('./fixtures/crash-child.mjs', import.meta.url))
 
@@ -40,18 +30,12 @@ it('resumes after SIGKILL in a tool body and shows TOOL_OUTCOME_UNKNOWN to the m
     proc.kill('SIGKILL')
     await exited
 
-    const root = new Context()
-    root.plugin(InvariantsService)
-    root.plugin(SessionService, { cwd: dir })
-    root.plugin(JsonlSessionStore, { dir })
-    root.plugin(SessionPersistence)
-    root.plugin(LlmService, { provider: 'scripted' })
-    root.plugin(ToolsService)
-    root.plugin(SystemPromptService)
-    root.plugin(AgentsService)
-    await root.plugin(AgentLoopService, { model: { provider: 'scripted', model: 'scripted' } })
-    const adapter = createScriptedAdapter([text('I will check whether the deploy happened before retrying.')])
-    root.llm.registerAdapter('scripted', adapter)
+    const { root, adapter } = await startInProcess({
+      cwd: dir,
+      sessionsDir: dir,
+      approval: false,
+      script: [text('I will check whether the deploy happened before retrying.')],
+    })
 
     const session = await root.sessionPersistence.resume(id)
     const results = dataOf(session, 'tool/result')

@@ -4,15 +4,8 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { AgentsService } from '@dsh/agent'
-import AgentLoopService from '@dsh/agent-loop'
-import { ApprovalService } from '@dsh/approval'
-import { Context, InvariantsService } from '@dsh/kernel'
-import { type AssistantMessage, LlmService, type ToolResultMessage } from '@dsh/llm'
-import { createScriptedAdapter } from '@dsh/llm/scripted'
-import SessionService from '@dsh/session'
-import { SystemPromptService } from '@dsh/system-prompt'
-import { ToolsService } from '@dsh/tools'
+import type { AssistantMessage, ToolResultMessage } from '@dsh/llm'
+import { calls, startInProcess } from '@dsh/test-support/in-process'
 import { afterEach, describe, expect, it } from 'vitest'
 import { hasBwrap, mountWorld } from './harness.js'
 
@@ -22,12 +15,6 @@ if (skip) console.warn('\n!!! bubblewrap is NOT usable on this machine: the end-
 const dirs: string[] = []
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
-})
-
-const calls = (...blocks: [string, string, Record<string, unknown>][]): AssistantMessage => ({
-  role: 'assistant',
-  content: blocks.map(([id, name, args]) => ({ type: 'tool-call' as const, id, name, arguments: args })),
-  finishReason: 'tool-calls',
 })
 
 function repo(): string {
@@ -46,19 +33,7 @@ function repo(): string {
 }
 
 async function boot(ws: string, script: AssistantMessage[]) {
-  const root = new Context()
-  root.plugin(InvariantsService)
-  root.plugin(SessionService, { cwd: ws })
-  root.plugin(LlmService, { provider: 'scripted' })
-  root.plugin(ToolsService)
-  root.plugin(SystemPromptService)
-  root.plugin(AgentsService)
-  root.plugin(ApprovalService)
-  await root.plugin(AgentLoopService, { model: { provider: 'scripted', model: 'scripted' } })
-  await mountWorld(root, ws)
-  const adapter = createScriptedAdapter(script)
-  root.llm.registerAdapter('scripted', adapter)
-  return { root, adapter }
+  return startInProcess({ script, cwd: ws, after: (root) => mountWorld(root, ws) })
 }
 
 function resultsOf(session: { events: readonly { type: string; data: unknown }[] }) {

@@ -1,12 +1,8 @@
-// An in-process dsh with the context rows: the real runtime plugins under one Context, a model adapter
-// given by the test, and the meter, pruning, compaction and retry rows as the test asks.
-import { AgentsService } from '@dsh/agent'
-import AgentLoopService from '@dsh/agent-loop'
-import { Context, InvariantsService } from '@dsh/kernel'
-import { type LlmAdapter, LlmService } from '@dsh/llm'
-import { SessionService } from '@dsh/session'
-import { SystemPromptService } from '@dsh/system-prompt'
-import { ToolsService } from '@dsh/tools'
+// An in-process dsh with the context rows: the in-process tree of @dsh/test-support (no approval row),
+// a model adapter given by the test, and the meter, pruning, compaction and retry rows as it asks.
+import type { Context } from '@dsh/kernel'
+import type { LlmAdapter } from '@dsh/llm'
+import { startInProcess } from '@dsh/test-support/in-process'
 import CompactionService, { type CompactionConfig } from '../src/compaction.js'
 import TokenMeterService, { type TokenMeterConfig } from '../src/meter.js'
 import * as pruning from '../src/pruning.js'
@@ -26,26 +22,22 @@ export interface HarnessOptions {
 }
 
 export async function createContextHarness(options: HarnessOptions = {}) {
-  const provider = options.provider ?? 'scripted'
-  const root = new Context()
-  await root.plugin(InvariantsService)
-  await root.plugin(SessionService, { cwd: '/work' })
-  await root.plugin(LlmService, { provider })
-  await root.plugin(ToolsService)
-  await root.plugin(SystemPromptService)
-  await root.plugin(AgentsService)
-  await root.plugin(AgentLoopService, {
-    model: { provider, model: options.model ?? 'scripted' },
+  const { root } = await startInProcess({
+    ...(options.provider === undefined ? {} : { provider: options.provider }),
+    ...(options.model === undefined ? {} : { model: options.model }),
     maxSteps: options.maxSteps ?? 200,
+    approval: false,
+    adapter: options.adapter ?? false,
+    after: async (root) => {
+      await options.before?.(root)
+      if (options.meter !== false) await root.plugin(TokenMeterService, options.meter ?? {})
+      if (options.pruning !== false) await root.plugin(pruning, options.pruning ?? {})
+      if (options.compaction !== false && options.meter !== false) {
+        await root.plugin(CompactionService, options.compaction ?? {})
+      }
+      if (options.retry !== false && options.retry !== undefined) await root.plugin(retry, options.retry)
+    },
   })
-  if (options.adapter) root.llm.registerAdapter(provider, options.adapter)
-  await options.before?.(root)
-  if (options.meter !== false) await root.plugin(TokenMeterService, options.meter ?? {})
-  if (options.pruning !== false) await root.plugin(pruning, options.pruning ?? {})
-  if (options.compaction !== false && options.meter !== false) {
-    await root.plugin(CompactionService, options.compaction ?? {})
-  }
-  if (options.retry !== false && options.retry !== undefined) await root.plugin(retry, options.retry)
   return root
 }
 

@@ -3,15 +3,10 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { AgentsService } from '@dsh/agent'
-import AgentLoopService from '@dsh/agent-loop'
-import ApprovalService from '@dsh/approval'
-import { Context } from '@dsh/kernel'
-import { type AssistantMessage, LlmService, type ToolCallBlock } from '@dsh/llm'
-import { createScriptedAdapter, type ScriptedResponse } from '@dsh/llm/scripted'
-import { eventData, type Session, type SessionEventMap, type SessionEventType, SessionService } from '@dsh/session'
-import { SystemPromptService } from '@dsh/system-prompt'
-import { defineTool, ToolsService } from '@dsh/tools'
+import type { Context } from '@dsh/kernel'
+import type { ScriptedResponse } from '@dsh/llm/scripted'
+import { startInProcess } from '@dsh/test-support/in-process'
+import { defineTool } from '@dsh/tools'
 import HooksBridge, { type HooksConfig } from '../src/index.js'
 
 export function tempDir() {
@@ -30,15 +25,7 @@ export function tempDir() {
 }
 
 export async function createDsh(hooks: HooksConfig, script: ScriptedResponse[]) {
-  const root = new Context()
-  root.plugin(SessionService, { cwd: hooks.cwd ?? tmpdir() })
-  root.plugin(LlmService, { provider: 'scripted' })
-  root.plugin(ToolsService)
-  root.plugin(ApprovalService)
-  root.plugin(SystemPromptService)
-  root.plugin(AgentsService)
-  await root.plugin(AgentLoopService, { model: { provider: 'scripted', model: 'scripted' } })
-  root.llm.registerAdapter('scripted', createScriptedAdapter(script))
+  const { root } = await startInProcess({ cwd: hooks.cwd ?? tmpdir(), script, invariants: false })
   const received: Record<string, unknown>[] = []
   for (const name of ['bash', 'write']) {
     root.tools.register(
@@ -66,25 +53,4 @@ export async function turn(root: Context, prompt: string) {
   return agent
 }
 
-export const calls = (
-  ...blocks: Array<[id: string, name: string, args: Record<string, unknown>]>
-): AssistantMessage => ({
-  role: 'assistant',
-  content: blocks.map(([id, name, args]): ToolCallBlock => ({ type: 'tool-call', id, name, arguments: args })),
-  finishReason: 'tool-calls',
-})
-
-export const text = (value: string): AssistantMessage => ({
-  role: 'assistant',
-  content: [{ type: 'text', text: value }],
-  finishReason: 'stop',
-})
-
-/** The payloads of every `type` event of the session, typed by the declared map. */
-export function dataOf<T extends SessionEventType>(session: Session, type: T): SessionEventMap[T][] {
-  return eventData(session.events, type)
-}
-
-export function types(session: Session): string[] {
-  return session.events.map((event) => event.type).filter((type) => type !== 'assistant/chunk')
-}
+export { calls, dataOf, text, types } from '@dsh/test-support/in-process'

@@ -1,25 +1,16 @@
 // ctx.commands and ctx.userQuestions through a real in-process dsh with the scripted model.
-import { AgentsService } from '@dsh/agent'
-import AgentLoopService from '@dsh/agent-loop'
-import { ApprovalService } from '@dsh/approval'
-import { Context, Service } from '@dsh/kernel'
-import { type AssistantMessage, LlmService } from '@dsh/llm'
-import { createScriptedAdapter, type ScriptedResponse } from '@dsh/llm/scripted'
+import { type Context, Service } from '@dsh/kernel'
+import type { AssistantMessage } from '@dsh/llm'
+import type { ScriptedResponse } from '@dsh/llm/scripted'
 import SandboxPolicy from '@dsh/sandbox/policy'
-import { type Session, SessionService } from '@dsh/session'
-import { SystemPromptService } from '@dsh/system-prompt'
-import { ToolsService } from '@dsh/tools'
+import type { Session } from '@dsh/session'
+import { startInProcess, text } from '@dsh/test-support/in-process'
 import { describe, expect, it } from 'vitest'
 import askUser from '../src/ask-user.js'
 import builtin from '../src/builtin-commands.js'
 import { CommandsService, parseCommand } from '../src/commands.js'
 import { UserQuestionsService } from '../src/questions.js'
 
-const text = (value: string): AssistantMessage => ({
-  role: 'assistant',
-  content: [{ type: 'text', text: value }],
-  finishReason: 'stop',
-})
 const ask = (question: string): AssistantMessage => ({
   role: 'assistant',
   content: [{ type: 'tool-call', id: 'q1', name: 'ask_user', arguments: { question, options: ['red', 'blue'] } }],
@@ -27,22 +18,17 @@ const ask = (question: string): AssistantMessage => ({
 })
 
 async function createRoot(script: ScriptedResponse[] = [], extra?: (root: Context) => void) {
-  const root = new Context()
-  root.plugin(SessionService, { cwd: '/work' })
-  root.plugin(LlmService, { provider: 'scripted' })
-  root.plugin(ApprovalService)
-  root.plugin(ToolsService)
-  root.plugin(SystemPromptService)
-  root.plugin(AgentsService)
-  root.plugin(CommandsService)
-  root.plugin(builtin)
-  root.plugin(UserQuestionsService)
-  root.plugin(askUser)
-  extra?.(root)
-  await root.plugin(AgentLoopService, { model: { provider: 'scripted', model: 'scripted' } })
-  const adapter = createScriptedAdapter(script)
-  root.llm.registerAdapter('scripted', adapter)
-  return { root, adapter }
+  return startInProcess({
+    script,
+    invariants: false,
+    before: (root) => {
+      root.plugin(CommandsService)
+      root.plugin(builtin)
+      root.plugin(UserQuestionsService)
+      root.plugin(askUser)
+      extra?.(root)
+    },
+  })
 }
 
 function lastResult(session: Session): { text: string; isError: boolean; code?: string } {

@@ -4,15 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { AgentsService } from '@dsh/agent'
-import AgentLoopService from '@dsh/agent-loop'
-import ApprovalService from '@dsh/approval'
-import { Context } from '@dsh/kernel'
-import { type AssistantMessage, LlmService, type ToolCallBlock } from '@dsh/llm'
-import { createScriptedAdapter, type ScriptedResponse } from '@dsh/llm/scripted'
-import { eventData, type Session, type SessionEventMap, type SessionEventType, SessionService } from '@dsh/session'
-import { SystemPromptService } from '@dsh/system-prompt'
-import { ToolsService } from '@dsh/tools'
+import type { ScriptedResponse } from '@dsh/llm/scripted'
+import { startInProcess } from '@dsh/test-support/in-process'
 import type { McpConfig } from '../src/index.js'
 import McpService from '../src/manager.js'
 
@@ -35,15 +28,7 @@ export const filesystem = (...dirs: string[]) => ({
 })
 
 export async function createDsh(mcp: McpConfig, script: ScriptedResponse[] = []) {
-  const root = new Context()
-  root.plugin(SessionService, { cwd: tmpdir() })
-  root.plugin(LlmService, { provider: 'scripted' })
-  root.plugin(ToolsService)
-  root.plugin(ApprovalService)
-  root.plugin(SystemPromptService)
-  root.plugin(AgentsService)
-  await root.plugin(AgentLoopService, { model: { provider: 'scripted', model: 'scripted' } })
-  root.llm.registerAdapter('scripted', createScriptedAdapter(script))
+  const { root } = await startInProcess({ cwd: tmpdir(), script, invariants: false })
   const fiber = root.plugin(McpService, { mcpJson: false, ...mcp })
   await fiber
   await root.mcp.whenSettled()
@@ -61,34 +46,6 @@ export function tempDir() {
   return { path, [Symbol.dispose]: () => rmSync(path, { recursive: true, force: true }) }
 }
 
-export const calls = (
-  ...blocks: Array<[id: string, name: string, args: Record<string, unknown>]>
-): AssistantMessage => ({
-  role: 'assistant',
-  content: blocks.map(([id, name, args]): ToolCallBlock => ({ type: 'tool-call', id, name, arguments: args })),
-  finishReason: 'tool-calls',
-})
-
-export const text = (value: string): AssistantMessage => ({
-  role: 'assistant',
-  content: [{ type: 'text', text: value }],
-  finishReason: 'stop',
-})
-
-/** The payloads of every `type` event of the session, typed by the declared map. */
-export function dataOf<T extends SessionEventType>(session: Session, type: T): SessionEventMap[T][] {
-  return eventData(session.events, type)
-}
-
-/** Polls until `check` returns a value (or throws after `ms`). */
-export async function until<T>(check: () => T | undefined | false, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms
-  for (;;) {
-    const value = check()
-    if (value) return value
-    if (Date.now() > end) throw new Error('condition not met in time')
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}
+export { calls, dataOf, text, until } from '@dsh/test-support/in-process'
 
 export const signal = () => new AbortController().signal

@@ -3,14 +3,9 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { AgentsService } from '@dsh/agent'
-import AgentLoopService from '@dsh/agent-loop'
 import { Context } from '@dsh/kernel'
-import { LlmService, type ToolResultMessage } from '@dsh/llm'
-import { createScriptedAdapter } from '@dsh/llm/scripted'
-import { SessionService } from '@dsh/session'
-import { SystemPromptService } from '@dsh/system-prompt'
-import { ToolsService } from '@dsh/tools'
+import type { ToolResultMessage } from '@dsh/llm'
+import { startInProcess } from '@dsh/test-support/in-process'
 import { afterEach, describe, expect, it } from 'vitest'
 import SkillsService, { parseSkill } from '../src/index.js'
 import skillTool from '../src/tool.js'
@@ -72,27 +67,26 @@ describe('skills', () => {
 
   it('puts the catalog in the system prompt and loads a body through the logged skill tool', async () => {
     const { cwd, home } = await fixture()
-    const adapter = createScriptedAdapter([
-      {
-        role: 'assistant',
-        content: [
-          { type: 'tool-call', id: 'k1', name: 'skill', arguments: { name: 'release' } },
-          { type: 'tool-call', id: 'k2', name: 'skill', arguments: { name: 'deploy' } },
-        ],
-        finishReason: 'tool-calls',
+    const { root } = await startInProcess({
+      cwd,
+      approval: false,
+      invariants: false,
+      after: async (root) => {
+        await root.plugin(SkillsService, { cwd, home })
+        await root.plugin(skillTool)
       },
-      { role: 'assistant', content: [{ type: 'text', text: 'following the skill' }], finishReason: 'stop' },
-    ])
-    const root = new Context()
-    await root.plugin(SessionService, { cwd })
-    await root.plugin(LlmService, { provider: 'scripted' })
-    await root.plugin(ToolsService)
-    await root.plugin(SystemPromptService)
-    await root.plugin(AgentsService)
-    await root.plugin(AgentLoopService, { model: { provider: 'scripted', model: 'scripted' } })
-    root.llm.registerAdapter('scripted', adapter)
-    await root.plugin(SkillsService, { cwd, home })
-    await root.plugin(skillTool)
+      script: [
+        {
+          role: 'assistant',
+          content: [
+            { type: 'tool-call', id: 'k1', name: 'skill', arguments: { name: 'release' } },
+            { type: 'tool-call', id: 'k2', name: 'skill', arguments: { name: 'deploy' } },
+          ],
+          finishReason: 'tool-calls',
+        },
+        { role: 'assistant', content: [{ type: 'text', text: 'following the skill' }], finishReason: 'stop' },
+      ],
+    })
     const agent = await root.agents.create()
     agent.followup('cut a release')
     await agent.whenIdle()

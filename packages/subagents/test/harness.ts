@@ -1,24 +1,14 @@
 // An in-process dsh with subagents: the real plugins under one Context, optional JSONL persistence,
 // and a routed model adapter that answers each request by looking at it (parent or which child).
-import { AgentsService } from '@dsh/agent'
-import AgentLoopService from '@dsh/agent-loop'
-import { ApprovalService } from '@dsh/approval'
-import { Context, InvariantsService } from '@dsh/kernel'
 import {
   type AssistantMessage,
   errorFinish,
   type LlmAdapter,
   type LlmDispatch,
-  LlmService,
   llmError,
   messageToChunks,
-  type ToolCallBlock,
 } from '@dsh/llm'
-import { eventData, type Session, type SessionEventMap, type SessionEventType, SessionService } from '@dsh/session'
-import SessionPersistence from '@dsh/session-store/coordinator'
-import JsonlSessionStore from '@dsh/session-store/jsonl'
-import { SystemPromptService } from '@dsh/system-prompt'
-import { ToolsService } from '@dsh/tools'
+import { startInProcess } from '@dsh/test-support/in-process'
 import fork from '../src/fork.js'
 import { DEFAULT_PERSONA, type SubagentsConfig, SubagentsService } from '../src/index.js'
 import spawn from '../src/spawn.js'
@@ -58,41 +48,21 @@ export interface HarnessOptions {
 }
 
 export async function createHarness(options: HarnessOptions) {
-  const root = new Context()
-  root.plugin(InvariantsService)
-  root.plugin(SessionService, { cwd: '/work' })
-  if (options.dir) {
-    root.plugin(JsonlSessionStore, { dir: options.dir })
-    root.plugin(SessionPersistence)
-  }
-  root.plugin(LlmService, { provider: 'scripted' })
-  root.plugin(ApprovalService)
-  root.plugin(ToolsService)
-  root.plugin(SystemPromptService)
-  root.plugin(AgentsService)
-  root.plugin(SubagentsService, options.subagents ?? {})
-  root.plugin(spawn)
-  root.plugin(fork)
-  root.plugin(tools)
-  await root.plugin(AgentLoopService, { model: { provider: 'scripted', model: 'scripted' } })
   const adapter = createRoutedAdapter(options.route)
-  root.llm.registerAdapter('scripted', adapter)
+  const { root } = await startInProcess({
+    adapter,
+    ...(options.dir === undefined ? {} : { sessionsDir: options.dir }),
+    before: (root) => {
+      root.plugin(SubagentsService, options.subagents ?? {})
+      root.plugin(spawn)
+      root.plugin(fork)
+      root.plugin(tools)
+    },
+  })
   return { root, adapter }
 }
 
-export const text = (value: string): AssistantMessage => ({
-  role: 'assistant',
-  content: [{ type: 'text', text: value }],
-  finishReason: 'stop',
-})
-
-export const calls = (
-  ...blocks: Array<[id: string, name: string, args: Record<string, unknown>]>
-): AssistantMessage => ({
-  role: 'assistant',
-  content: blocks.map(([id, name, args]): ToolCallBlock => ({ type: 'tool-call', id, name, arguments: args })),
-  finishReason: 'tool-calls',
-})
+export { calls, dataOf, latch, text } from '@dsh/test-support/in-process'
 
 /** True for a request made by a subagent (its system prompt carries the persona). */
 export const isChild = (dispatch: LlmDispatch): boolean => (dispatch.request.system ?? '').includes(DEFAULT_PERSONA)
@@ -106,17 +76,3 @@ export function texts(dispatch: LlmDispatch): string[] {
 
 /** The last user/tool text of a request. */
 export const lastText = (dispatch: LlmDispatch): string => texts(dispatch).at(-1) ?? ''
-
-/** The payloads of every `type` event of the session, typed by the declared map. */
-export function dataOf<T extends SessionEventType>(session: Session, type: T): SessionEventMap[T][] {
-  return eventData(session.events, type)
-}
-
-/** A promise with its resolver, for latches in tests. */
-export function latch<T = void>() {
-  let resolve!: (value: T) => void
-  const promise = new Promise<T>((done) => {
-    resolve = done
-  })
-  return { promise, resolve }
-}

@@ -4,27 +4,19 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { AgentsService } from '@dsh/agent'
-import AgentLoopService from '@dsh/agent-loop'
 import BuiltinCommands from '@dsh/interaction/builtin-commands'
 import { CommandsService } from '@dsh/interaction/commands'
-import { Context, InvariantsService } from '@dsh/kernel'
-import { type AssistantMessage, LlmService, type ToolCallBlock } from '@dsh/llm'
-import { createScriptedAdapter, type ScriptedResponse } from '@dsh/llm/scripted'
+import { Context } from '@dsh/kernel'
+import type { AssistantMessage, ToolCallBlock } from '@dsh/llm'
+import type { ScriptedResponse } from '@dsh/llm/scripted'
 import { type Session, SessionService } from '@dsh/session'
-import SessionPersistence from '@dsh/session-store/coordinator'
-import JsonlSessionStore from '@dsh/session-store/jsonl'
 import { SystemPromptService } from '@dsh/system-prompt'
-import { defineTool, ToolsService } from '@dsh/tools'
+import { startInProcess, text } from '@dsh/test-support/in-process'
+import { defineTool } from '@dsh/tools'
 import { describe, expect, it } from 'vitest'
 import { foldWorkState, renderWorkState, WorkStateService } from '../src/index.js'
 import workStateTools from '../src/tools.js'
 
-const text = (value: string): AssistantMessage => ({
-  role: 'assistant',
-  content: [{ type: 'text', text: value }],
-  finishReason: 'stop',
-})
 const call = (id: string, name: string, args: Record<string, unknown>): AssistantMessage => ({
   role: 'assistant',
   content: [{ type: 'tool-call', id, name, arguments: args } satisfies ToolCallBlock],
@@ -32,22 +24,18 @@ const call = (id: string, name: string, args: Record<string, unknown>): Assistan
 })
 
 async function createRoot(dir: string, script: ScriptedResponse[]) {
-  const root = new Context()
-  root.plugin(InvariantsService)
-  root.plugin(SessionService, { cwd: dir })
-  root.plugin(JsonlSessionStore, { dir })
-  root.plugin(SessionPersistence)
-  root.plugin(LlmService, { provider: 'scripted' })
-  root.plugin(ToolsService)
-  root.plugin(SystemPromptService)
-  root.plugin(AgentsService)
-  root.plugin(CommandsService)
-  root.plugin(BuiltinCommands)
-  root.plugin(WorkStateService, { maxContinuations: 3 })
-  root.plugin(workStateTools)
-  await root.plugin(AgentLoopService, { model: { provider: 'scripted', model: 'scripted' } })
-  const adapter = createScriptedAdapter(script)
-  root.llm.registerAdapter('scripted', adapter)
+  const { root, adapter } = await startInProcess({
+    script,
+    cwd: dir,
+    sessionsDir: dir,
+    approval: false,
+    before: (root) => {
+      root.plugin(CommandsService)
+      root.plugin(BuiltinCommands)
+      root.plugin(WorkStateService, { maxContinuations: 3 })
+      root.plugin(workStateTools)
+    },
+  })
   const writes: string[] = []
   root.tools.register(
     defineTool<{ path: string }>({
