@@ -21,9 +21,7 @@ export interface AccessViolation {
 export const SURFACE_ALLOWLIST: readonly string[] = [
   'packages/surface-acp/src/agent.ts',
   'packages/surface-headless/src/runner.ts',
-  'packages/surface-rpc/src/server.ts',
   'packages/surface-web/src/server.ts',
-  'packages/surface-web/src/state.ts',
 ]
 
 /** `declare module 'cordis' { interface Context { name: ... } }` blocks: service name -> declaring file. */

@@ -134,7 +134,9 @@ describe('commands', () => {
       expect.stringMatching(/^presets: /),
       'approval: never',
     ])
-    expect(session.events.map((e) => [e.type, e.data])).toEqual([['sandbox/mode', { mode: 'danger-full-access' }]])
+    expect(session.events.map((e) => [e.type, e.data])).toEqual([
+      ['sandbox/mode', { mode: 'danger-full-access', network: 'on' }],
+    ])
     expect(await root.commands.dispatch('/permissions sideways', { session })).toMatchObject({ ok: false })
   })
 })
