@@ -18,11 +18,7 @@ export interface AccessViolation {
  * allowed until then. TEMPORARY: the target is an empty list (the shared session host reaches
  * questions, jobs, policy and commands through typed `ctx.get`).
  */
-export const SURFACE_ALLOWLIST: readonly string[] = [
-  'packages/surface-acp/src/agent.ts',
-  'packages/surface-headless/src/runner.ts',
-  'packages/surface-web/src/server.ts',
-]
+export const SURFACE_ALLOWLIST: readonly string[] = []
 
 /** `declare module 'cordis' { interface Context { name: ... } }` blocks: service name -> declaring file. */
 function declaredServices(files: string[]): Map<string, string> {

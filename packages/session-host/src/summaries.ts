@@ -16,6 +16,8 @@ export interface HostedSession {
   /** Whether this host drives the session. */
   attached: boolean
   status: 'detached' | 'idle' | 'running'
+  /** Set when the store could not read the log (`CODE: message`); the other fields are best effort. */
+  error?: string
 }
 
 export function mergeSessionList(
@@ -35,6 +37,7 @@ export function mergeSessionList(
       eventCount: summary.eventCount,
       attached: false,
       status: 'detached',
+      ...(summary.error ? { error: summary.error } : {}),
     })
   }
   for (const agent of agents) {

@@ -4,13 +4,13 @@
 import { isAbsolute, resolve } from 'node:path'
 import { Readable, Writable } from 'node:stream'
 import * as acp from '@agentclientprotocol/sdk'
-import { type Agent, releaseAgent, releaseAgents } from '@dsh/agent'
+import type { Agent } from '@dsh/agent'
 import type { ApprovalAnswer, ApprovalQuestion } from '@dsh/approval'
 import type {} from '@dsh/fs'
-import type { CommandsService } from '@dsh/interaction'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { ToolCallBlock } from '@dsh/llm'
-import type { Session, SessionEvent, TurnEndReason } from '@dsh/session'
+import type { Session, TurnEndReason } from '@dsh/session'
+import { type LoggedEvent, type Pending, SessionHost } from '@dsh/session-host'
 import type {} from '@dsh/session-store/coordinator'
 import type { ToolPresentation } from '@dsh/tools'
 import { answering, checkedSessionId } from './errors.js'
@@ -23,13 +23,13 @@ import { liveUpdates, type PresentationOf, replayUpdates } from './updates.js'
 
 const AGENT_INFO = { name: 'dsh', title: 'dsh', version: '0.1.0' }
 
-/** One editor session: the dsh agent behind it and its in-flight prompt. */
-interface Attached {
+/** What the connection keeps per editor session (the session host keeps the agent). */
+interface EditorSession {
   agent: Agent
-  /** Sessions restored by `session/load` (the agent closes the ones it created). */
-  ownsSession: boolean
   prompt?: { cancelled: boolean; start: number }
   presentations: Map<string, ToolPresentation | undefined>
+  /** Live events that arrived before the session's replay was queued (then undefined). */
+  early?: LoggedEvent[]
 }
 
 export class AcpServerService extends AcpServer {
@@ -65,10 +65,8 @@ export function stopReasonOf(reason: TurnEndReason | undefined, message?: string
 class AcpLink implements AcpConnection {
   readonly closed: Promise<void>
   private readonly connection: acp.AgentConnection
-  private readonly attached = new Map<string, Attached>()
-  private readonly disposers: Array<() => void> = []
-  /** Agent creations in progress (teardown waits for them). */
-  private readonly attaching = new Set<Promise<Agent>>()
+  private readonly host: SessionHost
+  private readonly editorSessions = new Map<string, EditorSession>()
   /** Every update goes through this chain, so a prompt's answer follows all of its updates. */
   private sending: Promise<void> = Promise.resolve()
   private tearingDown: Promise<void> | undefined
@@ -79,6 +77,14 @@ class AcpLink implements AcpConnection {
     options: AcpServeOptions,
   ) {
     this.log = options.log ?? (() => {})
+    this.host = new SessionHost(ctx, {
+      name: 'this editor connection',
+      closeReason: 'the editor disconnected',
+      // ACP v1 has no request for free-form questions: `ask_user` stays unanswered here (fails closed).
+      answerQuestions: false,
+      log: this.log,
+      on: { approvalRequested: (pending) => void this.askPermission(pending) },
+    })
     const app = acp
       .agent({ name: 'dsh' })
       .onRequest(acp.methods.agent.initialize, ({ params }) => this.initialize(params))
@@ -86,13 +92,7 @@ class AcpLink implements AcpConnection {
       .onRequest(acp.methods.agent.session.new, ({ params }) => answering(() => this.newSession(params)))
       .onRequest(acp.methods.agent.session.load, ({ params }) => answering(() => this.loadSession(params)))
       .onRequest(acp.methods.agent.session.list, ({ params }) =>
-        answering(() =>
-          listSessions(
-            this.ctx,
-            params,
-            [...this.attached.values()].map(({ agent }) => agent.session),
-          ),
-        ),
+        answering(() => listSessions(this.ctx, params, () => this.host.list())),
       )
       .onRequest(acp.methods.agent.session.close, ({ params }) => answering(() => this.closeSession(params.sessionId)))
       .onRequest(acp.methods.agent.session.prompt, ({ params }) => answering(() => this.prompt(params)))
@@ -100,7 +100,6 @@ class AcpLink implements AcpConnection {
     const output = Writable.toWeb(options.output as Writable) as WritableStream<Uint8Array>
     const input = Readable.toWeb(options.input as Readable) as ReadableStream<Uint8Array>
     this.connection = app.connect(acp.ndJsonStream(output, input))
-    this.listen()
     this.closed = this.connection.closed.catch(() => {}).then(() => this.teardown())
   }
 
@@ -109,22 +108,40 @@ class AcpLink implements AcpConnection {
     return this.closed
   }
 
-  private listen(): void {
-    this.disposers.push(
-      this.ctx.on('session/event', (session, event) => {
-        const attached = this.attached.get(session.id)
-        if (!attached || attached.agent.session !== session) return
-        for (const update of liveUpdates(
-          event as SessionEvent,
-          this.presentationsIn(session),
-          attached.presentations,
-        )) {
-          this.send(session.id, update)
-        }
-      }),
-    )
-    const approval = this.ctx.get('approval')
-    if (approval) this.disposers.push(approval.answer((question, signal) => this.askPermission(question, signal)))
+  /**
+   * The host's `setup` of every session the editor opens: its MCP servers (their tools live in the
+   * agent's layer and stop with it), its editor state, and its live updates from `since`.
+   */
+  private async openSession(agent: Agent, mcp: Record<string, unknown>, since: number) {
+    await attachSessionMcp(agent, mcp, (line) => this.log(line))
+    const sessionId = agent.session.id
+    const editor: EditorSession = { agent, presentations: new Map(), early: [] }
+    const subscription = await this.host.subscribe(sessionId, since, (event, session) => {
+      if (editor.early) editor.early.push(event)
+      else this.sendLive(editor, event, session)
+    })
+    this.editorSessions.set(sessionId, editor)
+    return {
+      replay: subscription.events,
+      dispose: () => {
+        subscription.dispose()
+        if (editor.prompt) editor.prompt.cancelled = true
+        if (this.editorSessions.get(sessionId) === editor) this.editorSessions.delete(sessionId)
+      },
+    }
+  }
+
+  /** Starts live updates of a session once what came before them is queued. */
+  private goLive(editor: EditorSession): void {
+    const early = editor.early ?? []
+    editor.early = undefined
+    for (const event of early) this.sendLive(editor, event, editor.agent.session)
+  }
+
+  private sendLive(editor: EditorSession, event: LoggedEvent, session: Session): void {
+    for (const update of liveUpdates(event, this.presentationsIn(session), editor.presentations)) {
+      void this.send(session.id, update)
+    }
   }
 
   private send(sessionId: string, update: acp.SessionUpdate): Promise<void> {
@@ -191,84 +208,51 @@ class AcpLink implements AcpConnection {
     return mcpConfigOf(this.ctx, params.mcpServers)
   }
 
-  /** Connects the session's MCP servers; on failure lets go of the agent (and the session it owns). */
-  private async withSessionMcp(attached: Attached, configs: Record<string, unknown>): Promise<void> {
-    try {
-      await attachSessionMcp(attached.agent, configs, (line) => this.log(line))
-    } catch (error) {
-      await this.detach(attached, 'its MCP servers could not be attached')
-      throw error
-    }
-  }
-
-  /** Lets go of one session: cancels and disposes its agent (and what hangs on it), closes what it owns. */
-  private async detach(attached: Attached, reason: string): Promise<void> {
-    this.attached.delete(attached.agent.session.id)
-    if (attached.prompt) attached.prompt.cancelled = true
-    await releaseAgent(this.ctx.sessions, attached.agent, {
-      reason,
-      ownsSession: attached.ownsSession,
-      onError: (error, step) =>
-        this.log(`releasing session ${attached.agent.session.id} (${step}) failed: ${String(error)}`),
-    })
-  }
-
-  private async attach(session: Session | undefined, cwd: string, ownsSession: boolean): Promise<Attached> {
-    if (this.tearingDown) throw acp.RequestError.internalError(undefined, 'the connection is closing')
-    const creating = this.ctx.agents.create({ session, cwd })
-    this.attaching.add(creating)
-    let agent: Agent
-    try {
-      agent = await creating
-    } finally {
-      this.attaching.delete(creating)
-    }
-    const attached: Attached = { agent, ownsSession, presentations: new Map() }
-    this.attached.set(agent.session.id, attached)
-    return attached
-  }
-
   private async newSession(params: acp.NewSessionRequest): Promise<acp.NewSessionResponse> {
     const mcp = this.checkSessionParams(params)
-    const attached = await this.attach(undefined, params.cwd, false)
-    await this.withSessionMcp(attached, mcp)
-    return { sessionId: attached.agent.session.id }
+    let replay: readonly LoggedEvent[] = []
+    const agent = await this.host.create({
+      cwd: params.cwd,
+      setup: async (created) => {
+        const opened = await this.openSession(created, mcp, 0)
+        replay = opened.replay
+        return opened.dispose
+      },
+    })
+    const editor = this.editorSessions.get(agent.session.id)
+    if (editor) {
+      for (const event of replay) this.sendLive(editor, event, agent.session)
+      this.goLive(editor)
+    }
+    return { sessionId: agent.session.id }
   }
 
   private async loadSession(params: acp.LoadSessionRequest): Promise<acp.LoadSessionResponse> {
     checkedSessionId(params.sessionId)
     const mcp = this.checkSessionParams(params)
-    const persistence = this.ctx.get('sessionPersistence')
-    if (!persistence) throw acp.RequestError.methodNotFound(acp.methods.agent.session.load)
-    let attached = this.attached.get(params.sessionId)
-    if (!attached) {
-      if (this.ctx.sessions.get(params.sessionId)) {
-        throw acp.RequestError.invalidRequest(
-          undefined,
-          `session ${params.sessionId} is open elsewhere in this process`,
-        )
+    if (!this.ctx.get('sessionPersistence')) throw acp.RequestError.methodNotFound(acp.methods.agent.session.load)
+    let replay: readonly LoggedEvent[] | undefined
+    let agent: Agent
+    try {
+      agent = await this.host.resume(params.sessionId, {
+        setup: async (created) => {
+          const opened = await this.openSession(created, mcp, 0)
+          replay = opened.replay
+          return opened.dispose
+        },
+      })
+    } catch (error) {
+      if (HarnessError.is(error) && error.code === 'SESSION_NOT_FOUND') {
+        throw acp.RequestError.sessionNotFound(params.sessionId)
       }
-      let session: Session
-      try {
-        session = await persistence.resume(params.sessionId)
-      } catch (error) {
-        if (HarnessError.is(error) && error.code === 'SESSION_NOT_FOUND') {
-          throw acp.RequestError.sessionNotFound(params.sessionId)
-        }
-        throw error
-      }
-      try {
-        attached = await this.attach(session, session.header.cwd, true)
-      } catch (error) {
-        this.ctx.sessions.close(session)
-        throw error
-      }
-      await this.withSessionMcp(attached, mcp)
+      throw error
     }
-    const events = attached.agent.session.events as SessionEvent[]
-    for (const update of replayUpdates(events, this.presentationsIn(attached.agent.session))) {
+    // A session this connection already had is replayed whole again (the editor asked for it).
+    for (const update of replayUpdates(replay ?? agent.session.events, this.presentationsIn(agent.session))) {
       void this.send(params.sessionId, update)
     }
+    const editor = this.editorSessions.get(params.sessionId)
+    if (editor) this.goLive(editor)
     await this.sending
     return {}
   }
@@ -284,7 +268,7 @@ class AcpLink implements AcpConnection {
   }
 
   private async prompt(params: acp.PromptRequest): Promise<acp.PromptResponse> {
-    const attached = this.attached.get(checkedSessionId(params.sessionId))
+    const attached = this.editorSessions.get(checkedSessionId(params.sessionId))
     if (!attached) throw acp.RequestError.sessionNotFound(params.sessionId)
     if (attached.prompt) {
       throw acp.RequestError.invalidRequest(undefined, 'a prompt is already in flight for this session; wait or cancel')
@@ -296,9 +280,8 @@ class AcpLink implements AcpConnection {
     attached.prompt = state
     try {
       // A registered human /command (`/compact`, `/plan on`...) runs through ctx.commands, no model turn.
-      const commands = this.ctx.get('commands') as CommandsService | undefined
-      if (commands?.isCommand(text)) {
-        const outcome = await commands.dispatch(text, { session: agent.session, agent })
+      if (this.host.isCommand(text)) {
+        const outcome = await this.host.command(params.sessionId, text)
         if (outcome.text)
           await this.send(params.sessionId, {
             sessionUpdate: 'agent_message_chunk',
@@ -340,7 +323,7 @@ class AcpLink implements AcpConnection {
   }
 
   private async cancel(sessionId: string): Promise<void> {
-    const attached = this.attached.get(sessionId)
+    const attached = this.editorSessions.get(sessionId)
     if (!attached?.prompt) return
     attached.prompt.cancelled = true
     await attached.agent.cancel('cancelled by the editor')
@@ -348,33 +331,37 @@ class AcpLink implements AcpConnection {
 
   /** `session/close`: cancels the session's work and lets go of its agent, MCP servers and session. */
   private async closeSession(sessionId: string): Promise<acp.CloseSessionResponse> {
-    const attached = this.attached.get(checkedSessionId(sessionId))
-    if (!attached) throw acp.RequestError.sessionNotFound(sessionId)
-    await this.detach(attached, 'the editor closed the session')
+    if (!this.host.attached(checkedSessionId(sessionId))) throw acp.RequestError.sessionNotFound(sessionId)
+    await this.host.release(sessionId, 'the editor closed the session')
     return {}
   }
 
-  /** Routes a question to the editor of the session it belongs to (else the only prompt in flight). */
-  private async askPermission(question: ApprovalQuestion, signal: AbortSignal): Promise<ApprovalAnswer> {
-    let sessionId = question.sessionId && this.attached.has(question.sessionId) ? question.sessionId : undefined
+  /**
+   * Routes a held approval to the editor of the session it belongs to (else the only prompt in flight)
+   * and answers it with the editor's choice; the host cancels it when the turn aborts first.
+   */
+  private async askPermission({ id, question, signal }: Pending<ApprovalQuestion>): Promise<void> {
+    const answer = (decided: ApprovalAnswer) => {
+      // Settled meanwhile (the turn was cancelled, or the connection closed).
+      if (this.host.approvals().some((pending) => pending.id === id)) this.host.respond(id, decided)
+    }
+    let sessionId = question.sessionId && this.editorSessions.has(question.sessionId) ? question.sessionId : undefined
     if (!sessionId) {
-      const busy = [...this.attached.entries()].filter(([, attached]) => attached.prompt)
+      const busy = [...this.editorSessions.entries()].filter(([, editor]) => editor.prompt)
       if (busy.length === 1) sessionId = busy[0]?.[0]
     }
-    if (!sessionId) return { decision: 'unavailable', reason: 'no editor session to ask' }
+    if (!sessionId) return answer({ decision: 'unavailable', reason: 'no editor session to ask' })
     await this.sending
-    const cancelled = new Promise<ApprovalAnswer>((resolve) => {
-      if (signal.aborted) resolve({ decision: 'cancelled' })
-      signal.addEventListener('abort', () => resolve({ decision: 'cancelled' }), { once: true })
-    })
-    const asked = this.connection.client
+    const decided = await this.connection.client
       .request(
         acp.methods.client.session.requestPermission,
         {
           sessionId,
           toolCall: permissionToolCall(
             question,
-            question.toolCallId ? this.attached.get(sessionId)?.presentations.get(question.toolCallId) : undefined,
+            question.toolCallId
+              ? this.editorSessions.get(sessionId)?.presentations.get(question.toolCallId)
+              : undefined,
           ),
           options: [
             { optionId: 'allow-once', name: 'Allow once', kind: 'allow_once' },
@@ -392,21 +379,12 @@ class AcpLink implements AcpConnection {
       .catch(
         (error): ApprovalAnswer => ({ decision: 'unavailable', reason: `the editor did not answer: ${String(error)}` }),
       )
-    return Promise.race([asked, cancelled])
+    answer(decided)
   }
 
   /** Cancels and disposes the connection's agents, flushes and closes its sessions. Idempotent. */
   private teardown(): Promise<void> {
-    this.tearingDown ??= (async () => {
-      await Promise.allSettled([...this.attaching])
-      const attached = [...this.attached.values()]
-      this.attached.clear()
-      await releaseAgents(this.ctx.sessions, attached, {
-        reason: 'the editor disconnected',
-        log: (line) => this.log(line),
-      })
-      for (const dispose of this.disposers.splice(0).reverse()) dispose()
-    })()
+    this.tearingDown ??= this.host.close()
     return this.tearingDown
   }
 }

@@ -13,6 +13,7 @@ export function requestErrorOf(error: unknown): unknown {
   if (INVALID_PARAMS.has(error.code)) return acp.RequestError.invalidParams({ code: error.code }, error.message)
   const id = error.facts.id
   if (error.code === 'SESSION_NOT_FOUND' && typeof id === 'string') return acp.RequestError.sessionNotFound(id)
+  if (error.code === 'SESSION_BUSY') return acp.RequestError.invalidRequest({ code: error.code }, error.message)
   return error
 }
 

@@ -1,10 +1,10 @@
-// `session/list`: the durable sessions (`ctx.sessionQuery`) plus the connection's live sessions whose
-// first write has not landed yet, most recent first, optionally only those of one `cwd`, in pages
+// `session/list`: the session host's list (durable sessions plus the connection's live ones whose
+// first write has not landed yet), most recent first, optionally only those of one `cwd`, in pages
 // whose cursor is an opaque offset.
 import { isAbsolute } from 'node:path'
 import * as acp from '@agentclientprotocol/sdk'
 import type { Context } from '@dsh/kernel'
-import type { Session } from '@dsh/session'
+import type { HostedSession } from '@dsh/session-host'
 import type {} from '@dsh/session-store/query'
 
 const PAGE = 100
@@ -26,27 +26,21 @@ export function canListSessions(ctx: Context): boolean {
 export async function listSessions(
   ctx: Context,
   params: acp.ListSessionsRequest,
-  live: readonly Session[],
+  list: () => Promise<HostedSession[]>,
 ): Promise<acp.ListSessionsResponse> {
   const offset = offsetOf(params.cursor)
   if (params.cwd && !isAbsolute(params.cwd)) {
     throw acp.RequestError.invalidParams({ cwd: params.cwd }, 'cwd must be an absolute path (or left out)')
   }
-  const query = ctx.get('sessionQuery')
-  if (!query) throw acp.RequestError.methodNotFound(acp.methods.agent.session.list)
-  const sessions: acp.SessionInfo[] = (await query.list())
+  if (!canListSessions(ctx)) throw acp.RequestError.methodNotFound(acp.methods.agent.session.list)
+  const sessions: acp.SessionInfo[] = (await list())
     .filter((summary) => !summary.error)
     .map((summary) => ({
-      sessionId: summary.id,
+      sessionId: summary.sessionId,
       cwd: summary.cwd,
       ...(summary.title ? { title: summary.title } : {}),
       updatedAt: new Date(summary.updatedAt).toISOString(),
     }))
-  for (const session of live) {
-    if (sessions.some((info) => info.sessionId === session.id)) continue
-    const updatedAt = session.events.at(-1)?.time ?? session.header.createdAt
-    sessions.unshift({ sessionId: session.id, cwd: session.header.cwd, updatedAt: new Date(updatedAt).toISOString() })
-  }
   const wanted = params.cwd ? sessions.filter((info) => info.cwd === params.cwd) : sessions
   const page = wanted.slice(offset, offset + PAGE)
   const next = offset + PAGE

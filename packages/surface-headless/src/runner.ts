@@ -1,14 +1,12 @@
 // The headless runner row: one task, one agent, to whole-agent idle, then flush and report.
-import type {} from '@dsh/agent'
+import type { Agent } from '@dsh/agent'
 import { type ApprovalAnswerer, createStaticAnswerer } from '@dsh/approval'
-import type { CommandsService } from '@dsh/interaction'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { AssistantMessage, Usage } from '@dsh/llm'
-import type { SandboxPolicyService } from '@dsh/sandbox'
-import type { Session, SessionEvent, TurnEndReason } from '@dsh/session'
-import type {} from '@dsh/session-store'
+import type {} from '@dsh/sandbox'
+import type { SessionEvent, TurnEndReason } from '@dsh/session'
+import { SessionHost } from '@dsh/session-host'
 import type {} from '@dsh/session-store/coordinator'
-import type {} from '@dsh/session-store/query'
 import { HeadlessRunner, type HeadlessRunRequest, type HeadlessRunResult } from './index.js'
 
 const NOBODY_TO_ASK =
@@ -31,10 +29,11 @@ export class HeadlessRunnerService extends HeadlessRunner {
     super(ctx, 'headless')
   }
 
-  private async resolveSession(request: HeadlessRunRequest): Promise<Session | undefined> {
-    if (!request.resume && !request.continue) return undefined
-    const persistence = this.ctx.get('sessionPersistence')
-    if (!persistence) {
+  /** A fresh session, or the one `--resume` / `--continue` names, with the run's agent attached. */
+  private async attach(host: SessionHost, request: HeadlessRunRequest): Promise<Agent> {
+    const options = { model: request.model, maxSteps: request.maxSteps }
+    if (!request.resume && !request.continue) return host.create({ ...options, cwd: request.cwd })
+    if (!this.ctx.get('sessionPersistence')) {
       throw new HarnessError(
         'CONFIG_NO_PERSISTENCE',
         'resuming needs a session persistence row (session-persistence) in the profile; it is disabled',
@@ -43,30 +42,35 @@ export class HeadlessRunnerService extends HeadlessRunner {
     }
     let id = request.resume
     if (!id) {
-      const query = this.ctx.get('sessionQuery')
-      const latest = (await query?.list())?.find((summary) => summary.cwd === request.cwd)
+      const latest = await host.latest(request.cwd)
       if (!latest) {
         throw new HarnessError(
           'SESSION_NOT_FOUND',
           `no session to continue in ${request.cwd}; start one with dsh run "<task>"`,
-          {
-            cwd: request.cwd,
-          },
+          { cwd: request.cwd },
         )
       }
-      id = latest.id
+      id = latest.sessionId
     }
-    return persistence.resume(id)
+    return host.resume(id, options)
   }
 
   async run(request: HeadlessRunRequest): Promise<HeadlessRunResult> {
-    const session = await this.resolveSession(request)
-    const agent = await this.ctx.agents.create({
-      session,
+    // Nobody is there to answer: approvals get a static answer below, `ask_user` stays unanswered.
+    const host = new SessionHost(this.ctx, {
+      name: 'this headless run',
+      closeReason: 'the run ended',
       cwd: request.cwd,
-      model: request.model,
-      maxSteps: request.maxSteps,
+      answerApprovals: false,
+      answerQuestions: false,
     })
+    let agent: Agent
+    try {
+      agent = await this.attach(host, request)
+    } catch (error) {
+      await host.close()
+      throw error
+    }
     const start = agent.session.length
     const disposers: Array<() => unknown> = []
     try {
@@ -88,7 +92,7 @@ export class HeadlessRunnerService extends HeadlessRunner {
         }),
       )
       if (request.permissionMode || request.network) {
-        const policy = this.ctx.get('sandboxPolicy') as SandboxPolicyService | undefined
+        const policy = this.ctx.get('sandboxPolicy')
         // The chosen mode is a durable fact of the session (`sandbox/mode`), and binds the approval policy.
         policy?.setMode(agent.session.id, request.permissionMode ?? policy.mode(agent.session.id), {
           ...(request.network ? { network: request.network } : {}),
@@ -98,9 +102,8 @@ export class HeadlessRunnerService extends HeadlessRunner {
       request.signal?.addEventListener('abort', onAbort)
       disposers.push(() => request.signal?.removeEventListener('abort', onAbort))
       // A human /command (`dsh run --resume <id> /compact`) runs through ctx.commands, without a turn.
-      const commands = this.ctx.get('commands') as CommandsService | undefined
-      if (commands?.isCommand(request.task)) {
-        const outcome = await commands.dispatch(request.task, { session: agent.session, agent, signal: request.signal })
+      if (host.isCommand(request.task)) {
+        const outcome = await host.command(agent.session.id, request.task, request.signal)
         const durable = await this.ctx.sessions.flush(agent.session)
         const result = summarize(agent.session.id, agent.session.events.slice(start) as SessionEvent[], 0, durable)
         return outcome.ok
@@ -114,7 +117,7 @@ export class HeadlessRunnerService extends HeadlessRunner {
       return summarize(agent.session.id, agent.session.events.slice(start) as SessionEvent[], turns, durable)
     } finally {
       for (const dispose of disposers.reverse()) dispose()
-      await agent.dispose()
+      await host.close()
     }
   }
 }

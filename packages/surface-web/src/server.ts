@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createRequire } from 'node:module'
 import type { Socket } from 'node:net'
 import { dirname, extname, isAbsolute, join, normalize, resolve, sep } from 'node:path'
+import type {} from '@dsh/credentials'
 import { type Context, HarnessError, toJsonSafe } from '@dsh/kernel'
 import { WebSocketServer } from 'ws'
 import { WebHost, type WebHostHandle, type WebListenOptions } from './index.js'
