@@ -1,41 +1,29 @@
-// An in-process web host: the real session, tools, approval, agent and loop plugins under one
-// Context, the scripted model, and small HTTP / WebSocket clients that can forge headers.
+// An in-process web host: the in-process dsh of @dsh/test-support with questions, commands, jobs and
+// the sandbox policy, the web host row, and small HTTP / WebSocket clients that can forge headers.
 import { request } from 'node:http'
-import { AgentsService } from '@dsh/agent'
-import AgentLoopService from '@dsh/agent-loop'
-import { ApprovalService } from '@dsh/approval'
 import builtinCommands from '@dsh/interaction/builtin-commands'
 import CommandsService from '@dsh/interaction/commands'
 import UserQuestionsService from '@dsh/interaction/questions'
 import JobsService from '@dsh/jobs'
-import { Context, InvariantsService } from '@dsh/kernel'
-import { type AssistantMessage, LlmService } from '@dsh/llm'
-import { createScriptedAdapter, type ScriptedResponse } from '@dsh/llm/scripted'
+import type { ScriptedResponse } from '@dsh/llm/scripted'
 import LocalSandboxPolicy from '@dsh/sandbox/policy'
-import { SessionService } from '@dsh/session'
-import { SystemPromptService } from '@dsh/system-prompt'
-import { defineTool, ToolsService } from '@dsh/tools'
+import { startInProcess } from '@dsh/test-support/in-process'
+import { defineTool } from '@dsh/tools'
 import WebSocket from 'ws'
 import type { WebHostHandle, WebListenOptions } from '../src/index.js'
 import WebHostService from '../src/server.js'
 
 export async function startHost(script: ScriptedResponse[] = [], listen: WebListenOptions = {}) {
-  const root = new Context()
-  root.plugin(InvariantsService)
-  root.plugin(SessionService, { cwd: '/work' })
-  root.plugin(LlmService, { provider: 'scripted' })
-  root.plugin(ToolsService)
-  root.plugin(ApprovalService)
-  root.plugin(UserQuestionsService)
-  root.plugin(CommandsService)
-  root.plugin(JobsService)
-  root.plugin(builtinCommands)
-  root.plugin(LocalSandboxPolicy, { mode: 'workspace-write' })
-  root.plugin(SystemPromptService)
-  root.plugin(AgentsService)
-  await root.plugin(AgentLoopService, { model: { provider: 'scripted', model: 'scripted' } })
-  const adapter = createScriptedAdapter(script)
-  root.llm.registerAdapter('scripted', adapter)
+  const { root, adapter } = await startInProcess({
+    script,
+    before: (root) => {
+      root.plugin(UserQuestionsService)
+      root.plugin(CommandsService)
+      root.plugin(JobsService)
+      root.plugin(builtinCommands)
+      root.plugin(LocalSandboxPolicy, { mode: 'workspace-write' })
+    },
+  })
   const written: string[] = []
   root.tools.register(
     defineTool<{ text: string }>({
@@ -125,11 +113,7 @@ export function stream(base: string, path: string, headers: Record<string, strin
   }
 }
 
-export const text = (value: string): AssistantMessage => ({
-  role: 'assistant',
-  content: [{ type: 'text', text: value }],
-  finishReason: 'stop',
-})
+export { text } from '@dsh/test-support/in-process'
 
 /** Seqs of the events in session frames (baseline events and live events), in arrival order. */
 export function seqsOf(frames: Array<Record<string, unknown>>): number[] {
