@@ -16,6 +16,8 @@ const EXIT_CODES = {
   ABORTED: { code: 7, meaning: '`run`: the turn was aborted (not by a signal to this process)' },
   BLOCKED: { code: 8, meaning: '`run`: a policy blocked the turn (pre-step rejection, step limit)' },
   MAX_TOKENS: { code: 9, meaning: "`run`: the model's answer was cut off at its output limit" },
+  SESSION_BUSY: { code: 10, meaning: 'the session is open in another process (the message names it)' },
+  SESSION_CORRUPT: { code: 11, meaning: 'the session file is damaged: `dsh sessions repair ID` keeps its good prefix' },
   SIGINT: { code: 130, meaning: 'interrupted by SIGINT (the session is saved and resumable)' },
   SIGTERM: { code: 143, meaning: 'stopped by SIGTERM (the session is saved and resumable)' },
 } as const satisfies Record<string, { code: number; meaning: string }>
@@ -41,6 +43,8 @@ export function exitCodeFor(code: string | undefined): number {
   if (code === 'BOOT_FAILED') return ExitCode.BOOT
   if (code === 'NOT_AVAILABLE') return ExitCode.NOT_AVAILABLE
   if (code === 'USAGE') return ExitCode.USAGE
+  if (code === 'SESSION_LEASED') return ExitCode.SESSION_BUSY
+  if (code === 'SESSION_CORRUPT') return ExitCode.SESSION_CORRUPT
   return CONFIG_CODES.test(code) ? ExitCode.CONFIG : ExitCode.ERROR
 }
 

@@ -1,5 +1,6 @@
 // The `dsh` command line: global composition options, dumps, and the subcommands.
 import { readFileSync } from 'node:fs'
+import { basename } from 'node:path'
 import { dumpTree } from '@dsh/composition'
 import { HarnessError } from '@dsh/kernel'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
@@ -7,7 +8,7 @@ import { check } from './commands/check.js'
 import { demo } from './commands/demo.js'
 import { type RunOptions, run } from './commands/run.js'
 import { serve } from './commands/serve.js'
-import { sessionsExport, sessionsFork, sessionsList, sessionsShow } from './commands/sessions.js'
+import { sessionsExport, sessionsFork, sessionsList, sessionsRepair, sessionsShow } from './commands/sessions.js'
 import { type WebOptions, web } from './commands/web.js'
 import { type ComposeRequest, compose, type GlobalOptions } from './config.js'
 import { ExitCode, exitCodeFor, exitCodeHelp } from './exit-codes.js'
@@ -150,6 +151,12 @@ ${exitCodeHelp()}`,
       setCode(await sessionsFork(request('sessions'), id, options, io)),
     )
 
+  sessions
+    .command('repair')
+    .description('keep the readable prefix of a damaged session; move the rest to a side file next to it')
+    .argument('<id>', 'session id')
+    .action(async (id: string) => setCode(await sessionsRepair(request('sessions'), id, io)))
+
   program
     .command('rpc')
     .description('serve newline-delimited JSON-RPC 2.0 over stdio (for SDK clients); logs go to stderr')
@@ -197,6 +204,14 @@ function restoreTerminal(): void {
   if (process.stdin.isTTY && process.stdin.isRaw) process.stdin.setRawMode(false)
 }
 
+/** What the user can do about a session that cannot be opened (the lease message names its own way out). */
+function nextStep(error: HarnessError): string | undefined {
+  if (error.code !== 'SESSION_CORRUPT') return undefined
+  const file = typeof error.facts.file === 'string' ? error.facts.file : undefined
+  const id = typeof error.facts.id === 'string' ? error.facts.id : file ? basename(file, '.jsonl') : 'ID'
+  return `to keep the readable part and move the damaged rest to a side file: dsh sessions repair ${id}`
+}
+
 /** Runs the CLI and resolves with the exit code; never throws. */
 export async function main(
   argv: string[],
@@ -217,6 +232,8 @@ export async function main(
     }
     const harness = HarnessError.is(error) ? error : undefined
     io.err(`dsh: ${harness ? harness.message : error instanceof Error ? error.message : String(error)}`)
+    const next = harness && nextStep(harness)
+    if (next) io.err(`dsh: ${next}`)
     if (env.DSH_DEBUG === '1' && error instanceof Error) io.err(error.stack ?? '')
     else if (!harness) io.err('dsh: (set DSH_DEBUG=1 for the stack trace)')
     return exitCodeFor(harness?.code)

@@ -66,6 +66,20 @@ export interface SessionStore {
   summaries(): Promise<SessionSummary[]>
   /** Releases per-session handles (after the last write of a closed session). */
   release(id: string): Promise<void>
+  /**
+   * Keeps the longest readable prefix of a damaged session and moves the rest, byte for byte, to a
+   * side file next to it. The caller holds the lease. Optional: stores without it cannot repair.
+   */
+  repair?(id: string): Promise<SessionRepair>
+}
+
+/** What `repair` did. `sideFile` is absent when nothing had to move. */
+export interface SessionRepair {
+  location: string
+  /** Lines kept: the header and the events before the first damaged line. */
+  keptLines: number
+  movedBytes: number
+  sideFile?: string
 }
 
 declare module 'cordis' {

@@ -3,11 +3,12 @@
 // by repair. A `<id>.meta.json` sidecar (a derived cache, never trusted when stale) lets the session
 // list skip reading whole logs.
 import { mkdirSync } from 'node:fs'
-import { type FileHandle, open, readdir, readFile, rename, stat, truncate, writeFile } from 'node:fs/promises'
+import { type FileHandle, open, readdir, readFile, rename, stat, truncate, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import { checkSessionId, type SessionEvent } from '@dsh/session'
 import {
+  type SessionRepair,
   type SessionStore,
   type SessionSummary,
   type StoredSession,
@@ -15,6 +16,7 @@ import {
   titleOf,
   type WriteBatch,
 } from './index.js'
+import { openLine, sealLine } from './line-seal.js'
 
 export interface JsonlConfig {
   /** The sessions directory; empty means `$DSH_HOME/sessions`. */
@@ -52,18 +54,43 @@ function corrupt(location: string, message: string, facts: Record<string, unknow
   return new HarnessError('SESSION_CORRUPT', `${location}: ${message}`, { file: location, ...facts })
 }
 
+function shrunk(location: string, size: number, recorded: number): HarnessError {
+  return corrupt(
+    location,
+    `the log has ${size} bytes but held ${recorded} when last saved: lines at its end were removed`,
+    {
+      bytes: size,
+      recordedBytes: recorded,
+    },
+  )
+}
+
 /** Splits a session file into its complete lines and the bytes after the last newline. */
 export function parseJsonl(buffer: Buffer, location: string): StoredSession {
   const records: unknown[] = []
   let header: unknown
   let position = 0
   let line = 0
+  let sealedSeen = false
   while (position < buffer.length) {
     const end = buffer.indexOf(NEWLINE, position)
     if (end < 0) break
+    const opened = openLine(buffer.toString('utf8', position, end))
+    if ('mismatch' in opened) {
+      throw corrupt(location, `line ${line + 1} was changed after it was written (${opened.mismatch})`, {
+        line: line + 1,
+      })
+    }
+    // Lines written before checksums existed may precede sealed ones (an old session resumed), never follow.
+    if (opened.sealed) sealedSeen = true
+    else if (sealedSeen) {
+      throw corrupt(location, `line ${line + 1} lost its checksum (a changed byte, or a line inserted by hand)`, {
+        line: line + 1,
+      })
+    }
     let value: unknown
     try {
-      value = JSON.parse(buffer.toString('utf8', position, end))
+      value = JSON.parse(opened.body)
     } catch (error) {
       throw corrupt(location, `line ${line + 1} is not JSON (${(error as Error).message})`, { line: line + 1 })
     }
@@ -86,6 +113,34 @@ export function parseJsonl(buffer: Buffer, location: string): StoredSession {
     stored.torn = { bytes: buffer.length - position, reason: `line ${line + 1} was cut off by an interrupted write` }
   }
   return stored
+}
+
+/**
+ * The longest prefix of `buffer` that reads as a session: whole lines whose seal (when present)
+ * matches, that are JSON objects, the header first and envelopes with dense `seq` after it.
+ */
+export function goodPrefix(buffer: Buffer): { bytes: number; lines: number } {
+  let position = 0
+  let lines = 0
+  let sealedSeen = false
+  while (position < buffer.length) {
+    const end = buffer.indexOf(NEWLINE, position)
+    if (end < 0) break
+    const opened = openLine(buffer.toString('utf8', position, end))
+    if ('mismatch' in opened || (sealedSeen && !opened.sealed)) break
+    sealedSeen ||= opened.sealed
+    let value: { type?: unknown; seq?: unknown } | undefined
+    try {
+      value = JSON.parse(opened.body)
+    } catch {
+      break
+    }
+    if (typeof value !== 'object' || value === null) break
+    if (lines === 0 ? value.type !== 'session' : value.seq !== lines - 1) break
+    position = end + 1
+    lines++
+  }
+  return { bytes: position, lines }
 }
 
 /** The JSONL backend; a plain class so the Service below can hold it (Cordis proxies services). */
@@ -115,9 +170,29 @@ export class JsonlBackend implements SessionStore {
       throw error
     }
     const stored = parseJsonl(buffer, location)
+    if (!stored.torn) await this.#checkLength(id, location, buffer.length)
     if (stored.header && !stored.torn) this.#lastRead.set(id, metaOf(id, stored, buffer.length))
     else this.#lastRead.delete(id)
     return stored
+  }
+
+  /**
+   * A log shorter than the size its meta sidecar recorded after a sync lost lines at its end (a crash
+   * cannot shrink synced data; a torn tail only adds bytes): SESSION_CORRUPT.
+   */
+  async #checkLength(id: string, location: string, size: number): Promise<void> {
+    if (this.#files.has(id)) return
+    let meta: Meta | undefined
+    try {
+      meta = JSON.parse(await readFile(this.#metaPath(id), 'utf8')) as Meta
+    } catch {
+      return
+    }
+    if (typeof meta?.bytes === 'number' && meta.bytes > size) throw shrunk(location, size, meta.bytes)
+  }
+
+  #metaPath(id: string): string {
+    return join(this.dir, `${id}.meta.json`)
   }
 
   async repairTail(id: string, stored: StoredSession): Promise<void> {
@@ -125,19 +200,39 @@ export class JsonlBackend implements SessionStore {
     await this.release(id)
     const location = this.locate(id)
     const size = (await stat(location)).size
-    await truncate(location, size - stored.torn.bytes)
-    const handle = await open(location, 'r+')
-    try {
-      await handle.sync()
-    } finally {
-      await handle.close()
+    await truncateSynced(location, size - stored.torn.bytes)
+  }
+
+  async repair(id: string): Promise<SessionRepair> {
+    await this.release(id)
+    const location = this.locate(id)
+    const buffer = await readFile(location)
+    const good = goodPrefix(buffer)
+    if (good.lines === 0) {
+      throw corrupt(location, 'has no readable session header to keep; nothing can be repaired', { id })
     }
+    const moved = buffer.subarray(good.bytes)
+    let sideFile: string | undefined
+    if (moved.length > 0) {
+      sideFile = `${location}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`
+      const handle = await open(sideFile, 'wx')
+      try {
+        await handle.writeFile(moved)
+        await handle.sync()
+      } finally {
+        await handle.close()
+      }
+      await truncateSynced(location, good.bytes)
+    }
+    // The sidecar recorded the damaged length; it is a cache and is rebuilt on the next listing.
+    await unlink(this.#metaPath(id)).catch(() => {})
+    return { location, keptLines: good.lines, movedBytes: moved.length, ...(sideFile ? { sideFile } : {}) }
   }
 
   async write(id: string, batch: WriteBatch): Promise<void> {
     const file = this.#files.get(id) ?? (await this.#open(id, batch))
-    const lines = batch.header ? [JSON.stringify(batch.header)] : []
-    for (const event of batch.events) lines.push(JSON.stringify(event))
+    const lines = batch.header ? [sealLine(batch.header)] : []
+    for (const event of batch.events) lines.push(sealLine(event))
     if (file.dirtyTail) {
       await file.handle.truncate(file.size)
       file.dirtyTail = false
@@ -243,7 +338,7 @@ export class JsonlBackend implements SessionStore {
   }
 
   async #writeMeta(meta: Meta): Promise<void> {
-    const path = join(this.dir, `${meta.id}.meta.json`)
+    const path = this.#metaPath(meta.id)
     const temp = `${path}.${process.pid}.tmp`
     await writeFile(temp, JSON.stringify(meta))
     await rename(temp, path)
@@ -267,6 +362,7 @@ export class JsonlBackend implements SessionStore {
         if (meta?.bytes !== size) {
           const buffer = await readFile(location)
           const stored = parseJsonl(buffer, location)
+          if (meta !== undefined && meta.bytes > size && !stored.torn) throw shrunk(location, size, meta.bytes)
           if (!stored.header) continue
           meta = metaOf(id, stored, buffer.length)
           await this.#writeMeta(meta).catch(() => {})
@@ -315,6 +411,16 @@ function metaOf(id: string, stored: StoredSession, bytes: number): Meta {
   }
 }
 
+async function truncateSynced(location: string, size: number): Promise<void> {
+  await truncate(location, size)
+  const handle = await open(location, 'r+')
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
 async function syncDir(dir: string): Promise<void> {
   const handle = await open(dir, 'r')
   try {
@@ -351,6 +457,9 @@ export class JsonlSessionStore extends Service implements SessionStore {
   }
   repairTail(id: string, stored: StoredSession): Promise<void> {
     return this.backend.repairTail(id, stored)
+  }
+  repair(id: string): Promise<SessionRepair> {
+    return this.backend.repair(id)
   }
   summaries(): Promise<SessionSummary[]> {
     return this.backend.summaries()

@@ -2,8 +2,8 @@
 // ctx.sessions of the booted profile (never by parsing files here).
 import { boot } from '@dsh/composition'
 import { HarnessError } from '@dsh/kernel'
-import type {} from '@dsh/session'
-import type { SessionSummary } from '@dsh/session-store'
+import { checkSessionId } from '@dsh/session'
+import { acquireLease, type SessionStore, type SessionSummary } from '@dsh/session-store'
 import type {} from '@dsh/session-store/query'
 import { type ComposeRequest, compose } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
@@ -124,5 +124,37 @@ export async function sessionsFork(
       `dsh: forked ${id} after event ${child.header.seedLength !== undefined ? child.header.seedLength - 1 : '?'}; continue it with: dsh run --resume ${child.id} "<message>"`,
     )
     return ExitCode.OK
+  })
+}
+
+/**
+ * `dsh sessions repair ID`: under the session's lease, keeps the longest readable prefix of a damaged
+ * session file and moves the rest, byte for byte, to a side file; the next resume closes the open
+ * tail as after a crash. A second process holding the session makes it fail with SESSION_LEASED.
+ */
+export async function sessionsRepair(request: ComposeRequest, id: string, io: Io): Promise<number> {
+  return withRuntime(request, io, async (runtime) => {
+    const store = runtime.root.get('sessionStore') as SessionStore | undefined
+    if (!store?.repair) {
+      throw new HarnessError(
+        'NOT_AVAILABLE',
+        `the ${store?.kind ?? 'configured'} session store cannot repair sessions (the JSONL store can)`,
+        {},
+      )
+    }
+    const lease = acquireLease(store.leaseDir, checkSessionId(id))
+    try {
+      const report = await store.repair(id)
+      if (!report.sideFile) {
+        io.err(`dsh: ${report.location} reads whole (${report.keptLines} lines); nothing to repair`)
+        return ExitCode.OK
+      }
+      io.err(
+        `dsh: kept the first ${report.keptLines} lines of ${report.location}; moved the damaged rest (${report.movedBytes} bytes) to ${report.sideFile}. Continue with: dsh run --resume ${id} "<message>"`,
+      )
+      return ExitCode.OK
+    } finally {
+      lease.release()
+    }
   })
 }
