@@ -53,7 +53,11 @@ function durableLog(): { header: Record<string, unknown>; events: Array<{ type: 
   const lines = readFileSync(join(home, 'sessions', files[0] as string), 'utf8')
     .trim()
     .split('\n')
-  const [header, ...events] = lines.map((line) => JSON.parse(line))
+  // Each line ends with its checksum member (`crc`), which is the file's, not the event's.
+  const [header, ...events] = lines.map((line) => {
+    const { crc: _crc, ...value } = JSON.parse(line)
+    return value
+  })
   return { header, events }
 }
 

@@ -30,7 +30,11 @@ function durableEvents(sessionId: string): Array<{ type: string; seq: number; da
   const lines = readFileSync(join(home, 'sessions', `${sessionId}.jsonl`), 'utf8')
     .trim()
     .split('\n')
-  return lines.slice(1).map((line) => JSON.parse(line))
+  // Each line ends with its checksum member (`crc`), which is the file's, not the event's.
+  return lines.slice(1).map((line) => {
+    const { crc: _crc, ...event } = JSON.parse(line)
+    return event
+  })
 }
 
 async function until(check: () => boolean, timeoutMs = 45_000): Promise<void> {
