@@ -1,11 +1,14 @@
-// `dsh sessions` against sessions that `dsh run` really wrote (built binary, mock model server).
+// `dsh sessions` against sessions that `dsh run` really wrote (built binary, mock model server); a
+// session dsh cannot open says why and what to do, with its own exit code (busy 10, damaged 11).
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { acquireLease } from '@dsh/session-store'
 import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ExitCode } from '../src/exit-codes.js'
 
 const bin = fileURLToPath(new URL('../bin/dsh.js', import.meta.url))
 let home: string
@@ -100,5 +103,52 @@ describe('dsh sessions', () => {
     const missing = await dsh('sessions', 'show', 'no-such-session')
     expect(missing.code).toBe(1)
     expect(missing.stderr).toMatch(/^dsh: no durable session no-such-session/)
+  })
+})
+
+describe('a session dsh cannot open', () => {
+  let damagedId: string
+  const logPath = () => join(home, 'sessions', `${damagedId}.jsonl`)
+  beforeAll(async () => {
+    for (let i = 0; i < 3; i++) server.enqueue(completionResponse({ text: 'ok' }))
+    const first = await dsh('run', '--output', 'json', 'first')
+    damagedId = JSON.parse(first.stdout).sessionId
+    expect((await dsh('run', '--resume', damagedId, 'second')).code).toBe(0)
+  })
+
+  it('busy in another process: exit 10, naming the holder', async () => {
+    const lease = acquireLease(join(home, 'sessions'), damagedId)
+    try {
+      const result = await dsh('run', '--resume', damagedId, 'more')
+      expect(result.code).toBe(ExitCode.SESSION_BUSY)
+      expect(result.stderr).toContain(`is open in another process (pid ${process.pid}`)
+    } finally {
+      lease.release()
+    }
+  })
+
+  it('damaged: exit 11 with the repair command; repair keeps every good line; the session resumes', async () => {
+    const original = readFileSync(logPath(), 'utf8')
+    const lines = original.trimEnd().split('\n')
+    const bad = lines.findIndex((line) => line.includes('"second"'))
+    expect(bad).toBeGreaterThan(1)
+    const damaged = [...lines]
+    damaged[bad] = (damaged[bad] as string).replace('"second"', '"sekond"')
+    writeFileSync(logPath(), `${damaged.join('\n')}\n`)
+
+    const refused = await dsh('run', '--resume', damagedId, 'more')
+    expect(refused.code).toBe(ExitCode.SESSION_CORRUPT)
+    expect(refused.stderr).toContain(`line ${bad + 1} was changed after it was written`)
+    expect(refused.stderr).toContain(`dsh sessions repair ${damagedId}`)
+
+    const repaired = await dsh('sessions', 'repair', damagedId)
+    expect(repaired.code).toBe(0)
+    expect(readFileSync(logPath(), 'utf8')).toBe(`${lines.slice(0, bad).join('\n')}\n`)
+    const side = readdirSync(join(home, 'sessions')).find((name) => name.startsWith(`${damagedId}.jsonl.damaged-`))
+    expect(readFileSync(join(home, 'sessions', side as string), 'utf8')).toBe(`${damaged.slice(bad).join('\n')}\n`)
+
+    const resumed = await dsh('run', '--resume', damagedId, 'again')
+    expect(resumed.code).toBe(0)
+    expect(readFileSync(logPath(), 'utf8').startsWith(`${lines.slice(0, bad).join('\n')}\n`)).toBe(true)
   })
 })
