@@ -269,7 +269,7 @@ export class CompactionService extends Service implements Compaction {
     const model = result.config.model
     const reading = meter.measure(session, { provider, model })
     if (!reading.window) return result
-    const estimate = meter.estimate({ system: result.system, tools: result.tools, messages: session.deriveMessages() })
+    const estimate = meter.estimateNext(session, { system: result.system, tools: result.tools })
     if (Math.max(reading.tokens, estimate) < reading.window * this.config.threshold) return result
     if (this.coolingDown(session)) return result
     // Stops with the turn (the draft's signal) or after the configured time.

@@ -50,10 +50,14 @@ export interface RequestShape {
   messages: readonly Message[]
 }
 
+/** Estimated tokens of tool schemas (as the JSON a request carries). */
+export function estimateTools(tools: readonly ToolSchema[] | undefined, charsPerToken = CHARS_PER_TOKEN): number {
+  return tools && tools.length > 0 ? tokensOfChars(JSON.stringify(tools).length, charsPerToken) : 0
+}
+
 /** Estimated input tokens of a whole request: system prompt, tool schemas (as JSON) and messages. */
 export function estimateRequest(request: RequestShape, charsPerToken = CHARS_PER_TOKEN): number {
-  let tokens = tokensOfChars(request.system?.length ?? 0, charsPerToken)
-  if (request.tools && request.tools.length > 0) tokens += tokensOfChars(JSON.stringify(request.tools).length)
+  let tokens = tokensOfChars(request.system?.length ?? 0, charsPerToken) + estimateTools(request.tools, charsPerToken)
   for (const message of request.messages) tokens += estimateMessage(message, charsPerToken)
   return tokens
 }
@@ -105,6 +109,12 @@ export interface TokenMeter {
   windowOf(provider?: string, model?: string): number | undefined
   /** The estimator with the meter's factor. */
   estimate(request: RequestShape): number
+  /**
+   * `estimate` of the session's next request: its current surface with this system prompt and these
+   * tools. Kept as running totals per session (a message is estimated once, tools once per frozen
+   * list), so it costs what the surface gained since the last call, not the whole history.
+   */
+  estimateNext(session: Session, request?: Omit<RequestShape, 'messages'>): number
 }
 
 // ---- ctx.compaction ----

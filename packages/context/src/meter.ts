@@ -3,7 +3,7 @@
 // estimate of the current surface when a replacement made the usage stale. Emits `context/pressure`
 // when a session's level (thresholds reached) changes.
 import { type Context, HarnessError, Service } from '@dsh/kernel'
-import type { Usage } from '@dsh/llm'
+import type { Message, ToolSchema, Usage } from '@dsh/llm'
 import {
   type AnySessionEvent,
   isSurfaceEvent,
@@ -15,10 +15,12 @@ import {
   CHARS_PER_TOKEN,
   estimateMessage,
   estimateRequest,
+  estimateTools,
   type MeasureOptions,
   type RequestShape,
   type TokenMeter,
   type TokenReading,
+  tokensOfChars,
 } from './index.js'
 
 export interface TokenMeterConfig {
@@ -63,6 +65,31 @@ interface Cached {
   reading: TokenReading
 }
 
+/**
+ * What the meter folded from one session's log so far (the log only grows, so each read folds only
+ * the events appended since): the last usage anchor and whether a replacement came after it, the
+ * estimate of surface appends after it, and the last request's header and recorded window.
+ */
+interface Fold {
+  scanned: number
+  /** The last `assistant/message` carrying provider usage: the usage and its seq. */
+  anchor: { usage: Usage; seq: number } | undefined
+  /** A surface replacement came after the anchor (or there is none): the usage no longer describes the surface. */
+  replaced: boolean
+  /** Estimated tokens of the surface appends after the anchor. */
+  since: number
+  header: SessionEvent<'request/header'> | undefined
+  /** The context window the last request's `request/context` recorded. */
+  recorded: number | undefined
+}
+
+/** Running token totals of a session's derived messages, valid while its surface generation holds. */
+interface Totals {
+  generation: number
+  count: number
+  tokens: number
+}
+
 const WATCHED = new Set(['user/message', 'assistant/message', 'tool/result', 'request/context'])
 
 export class TokenMeterService extends Service implements TokenMeter {
@@ -74,6 +101,10 @@ export class TokenMeterService extends Service implements TokenMeter {
   readonly charsPerToken: number
   private readonly _cache = new WeakMap<Session, Cached>()
   private readonly _levels = new WeakMap<Session, number>()
+  private readonly _folds = new WeakMap<Session, Fold>()
+  private readonly _totals = new WeakMap<Session, Totals>()
+  /** Estimates of frozen tool lists (the tools service hands out one frozen list per version). */
+  private readonly _tools = new WeakMap<readonly ToolSchema[], number>()
   readonly home: Context
 
   constructor(ctx: Context, config: TokenMeterConfig = {}) {
@@ -121,6 +152,38 @@ export class TokenMeterService extends Service implements TokenMeter {
     return estimateRequest(request, this.charsPerToken)
   }
 
+  estimateNext(session: Session, request: Omit<RequestShape, 'messages'> = {}): number {
+    return (
+      tokensOfChars(request.system?.length ?? 0, this.charsPerToken) +
+      this.toolTokens(request.tools) +
+      this.surfaceTokens(session)
+    )
+  }
+
+  toolTokens(tools: readonly ToolSchema[] | undefined): number {
+    if (!tools || !Object.isFrozen(tools)) return estimateTools(tools, this.charsPerToken)
+    let tokens = this._tools.get(tools)
+    if (tokens === undefined) {
+      tokens = estimateTools(tools, this.charsPerToken)
+      this._tools.set(tools, tokens)
+    }
+    return tokens
+  }
+
+  /** Estimated tokens of the session's derived messages: appends add to the total, a replacement restarts it. */
+  surfaceTokens(session: Session): number {
+    const messages = session.deriveMessages()
+    let totals = this._totals.get(session)
+    if (!totals || totals.generation !== session.generation || totals.count > messages.length) {
+      totals = { generation: session.generation, count: 0, tokens: 0 }
+      this._totals.set(session, totals)
+    }
+    for (; totals.count < messages.length; totals.count++) {
+      totals.tokens += estimateMessage(messages[totals.count] as Message, this.charsPerToken)
+    }
+    return totals.tokens
+  }
+
   windowOf(provider?: string, model?: string): number | undefined {
     const name = provider ?? this.home.llm.defaultProvider
     const catalog = this.home.llm.catalog(name)[0]
@@ -159,26 +222,35 @@ export class TokenMeterService extends Service implements TokenMeter {
     return cap === undefined ? window : Math.min(cap, window)
   }
 
-  read(session: Session, options: MeasureOptions): TokenReading {
-    const events = session.events
-    /** The latest assistant message with reported usage, and its seq. */
-    let anchor: { usage: Usage; seq: number } | undefined
-    let header: SessionEvent<'request/header'> | undefined
-    let recorded: number | undefined
-    let replaced = false
-    let since = 0
-    for (let seq = events.length - 1; seq >= 0; seq--) {
-      const event = events[seq] as AnySessionEvent
-      if (!anchor && event.surfaceOp) {
-        if (event.surfaceOp.op === 'replace') replaced = true
-        else if (event.type === 'assistant/message' && event.data.message.usage)
-          anchor = { usage: event.data.message.usage, seq: event.seq }
-        else if (isSurfaceEvent(event)) since += estimateMessage(event.data.message, this.charsPerToken)
-      }
-      if (!header && event.type === 'request/context' && recorded === undefined) recorded = event.data.contextWindow
-      if (!header && event.type === 'request/header') header = event
-      if (header && (anchor || replaced)) break
+  /** Folds the events appended since the last read into the session's fold. */
+  fold(session: Session): Fold {
+    let fold = this._folds.get(session)
+    if (!fold) {
+      fold = { scanned: 0, anchor: undefined, replaced: false, since: 0, header: undefined, recorded: undefined }
+      this._folds.set(session, fold)
     }
+    const events = session.events
+    for (; fold.scanned < events.length; fold.scanned++) {
+      const event = events[fold.scanned] as AnySessionEvent
+      if (event.type === 'request/header') {
+        fold.header = event
+        fold.recorded = undefined
+      } else if (event.type === 'request/context') {
+        if (event.data.contextWindow !== undefined) fold.recorded = event.data.contextWindow
+      }
+      if (!event.surfaceOp || !isSurfaceEvent(event)) continue
+      if (event.surfaceOp.op === 'replace') fold.replaced = true
+      else if (event.type === 'assistant/message' && event.data.message.usage) {
+        fold.anchor = { usage: event.data.message.usage, seq: event.seq }
+        fold.replaced = false
+        fold.since = 0
+      } else fold.since += estimateMessage(event.data.message, this.charsPerToken)
+    }
+    return fold
+  }
+
+  read(session: Session, options: MeasureOptions): TokenReading {
+    const { anchor, replaced, since, header, recorded } = this.fold(session)
     const config: Partial<SessionEventMap['request/header']> = header?.data ?? {}
     const provider = options.provider ?? config.config?.provider
     const model = options.model ?? config.config?.model
@@ -193,11 +265,7 @@ export class TokenMeterService extends Service implements TokenMeter {
       estimated = since
       usageSeq = anchor.seq
     } else {
-      tokens = this.estimate({
-        system: config.system,
-        tools: config.tools ?? [],
-        messages: session.deriveMessages(),
-      })
+      tokens = this.estimateNext(session, { system: config.system, tools: config.tools })
       estimated = tokens
     }
     const pressure = window ? tokens / window : undefined

@@ -6,9 +6,9 @@
 import type { RequestDraft } from '@dsh/agent'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { ToolResultContent, ToolResultMessage } from '@dsh/llm'
-import type { Session } from '@dsh/session'
+import type { AnySessionEvent, Session } from '@dsh/session'
 import type {} from './index.js'
-import { headTail, surfaceNodes } from './surface.js'
+import { headTail } from './surface.js'
 
 export const name = 'context-pruning'
 export const inject = ['sessions']
@@ -28,6 +28,8 @@ export interface PruningConfig {
 export interface PruneOptions {
   /** Also prune results no assistant message has followed yet. Default true. */
   includeFresh?: boolean
+  /** Surface position to start from: the nodes before it are known to need nothing. Default 0. */
+  from?: number
 }
 
 /** One pruned result. */
@@ -64,51 +66,82 @@ export function pruneToolResults(
   config: PruningConfig = {},
   options: PruneOptions = {},
 ): PrunedResult[] {
-  const { maxChars, keepChars } = resolve(config)
-  const nodes = surfaceNodes(session)
-  const lastAssistant = nodes.findLastIndex((node) => node.message.role === 'assistant')
+  return prune(session, resolve(config), options).pruned
+}
+
+/** Prunes from `options.from`; also says up to where the surface is settled (nothing left to prune). */
+function prune(
+  session: Session,
+  { maxChars, keepChars }: Required<PruningConfig>,
+  options: PruneOptions,
+): { pruned: PrunedResult[]; settled: number } {
+  const surface = session.surface()
+  const events = session.events
+  let end = surface.length
+  if (options.includeFresh === false) {
+    // Results after the last assistant message are fresh: the model has not answered them yet.
+    while (end > 0 && (events[surface[end - 1] as number] as AnySessionEvent).type !== 'assistant/message') end--
+  }
   const pruned: PrunedResult[] = []
-  for (const node of nodes) {
-    if (node.event.type !== 'tool/result' || node.event.surfaceOp?.op !== 'append') continue
-    if (options.includeFresh === false && node.index > lastAssistant) continue
-    const message = node.message as ToolResultMessage
+  for (let index = options.from ?? 0; index < end; index++) {
+    const seq = surface[index] as number
+    const event = events[seq] as AnySessionEvent
+    if (event.type !== 'tool/result' || event.surfaceOp?.op !== 'append') continue
+    const message = (event.data as { message: ToolResultMessage }).message
+    if (textLength(message) <= maxChars) continue
     const text = message.content
       .filter((block) => block.type === 'text')
       .map((block) => block.text)
       .join('\n')
-    if (text.length <= maxChars) continue
     const cut = headTail(
       text,
       keepChars,
       (left) =>
-        `[... ${left} of ${text.length} characters of this tool result were pruned from the model context; the full result is in the session log (event ${node.seq}). Run the tool again with a narrower range if the middle matters ...]`,
+        `[... ${left} of ${text.length} characters of this tool result were pruned from the model context; the full result is in the session log (event ${seq}). Run the tool again with a narrower range if the middle matters ...]`,
     )
     const content: ToolResultContent[] = [
       { type: 'text', text: cut },
       ...message.content.filter((block) => block.type !== 'text'),
     ]
-    const code = node.event.type === 'tool/result' ? node.event.data.code : undefined
+    const code = event.data.code
     const replacement: ToolResultMessage = { ...message, content }
-    const event = session.append('tool/result', code ? { message: replacement, code } : { message: replacement }, {
-      surfaceOp: { op: 'replace', start: node.index, end: node.index },
-      sourceEventSeqs: [node.seq],
+    const replaced = session.append('tool/result', code ? { message: replacement, code } : { message: replacement }, {
+      surfaceOp: { op: 'replace', start: index, end: index },
+      sourceEventSeqs: [seq],
     })
-    pruned.push({ sourceSeq: node.seq, seq: event.seq, originalChars: text.length })
+    pruned.push({ sourceSeq: seq, seq: replaced.seq, originalChars: text.length })
   }
-  return pruned
+  return { pruned, settled: end }
+}
+
+/** Characters of the text blocks joined by newlines, without joining them. */
+function textLength(message: ToolResultMessage): number {
+  let length = -1
+  for (const block of message.content) if (block.type === 'text') length += block.text.length + 1
+  return Math.max(0, length)
 }
 
 export function apply(ctx: Context, config: PruningConfig = {}): void {
   const resolved = resolve(config)
+  // Per session: the surface generation this row last left it at, and the prefix it already settled.
+  // A single-node replacement keeps every position, so pruning's own replacements keep the prefix;
+  // anyone else's replacement (compaction) moves the generation and the next request scans again.
+  const settled = new WeakMap<Session, { generation: number; upTo: number }>()
   ctx.on('agent/request', async (draft: RequestDraft, next: () => Promise<RequestDraft>) => {
     const session = draft.session
-    pruneToolResults(session, resolved, { includeFresh: false })
+    const known = settled.get(session)
+    const from = known && known.generation === session.generation ? known.upTo : 0
+    const pass = prune(session, resolved, { includeFresh: false, from })
+    settled.set(session, { generation: session.generation, upTo: pass.settled })
     const meter = ctx.get('tokenMeter')
     if (meter) {
       const { provider, model } = draft.config
       const window = meter.measure(session, { provider, model }).window
-      const tokens = meter.estimate({ system: draft.system, tools: draft.tools, messages: session.deriveMessages() })
-      if (window && tokens >= window * resolved.freshLimit) pruneToolResults(session, resolved)
+      const tokens = meter.estimateNext(session, { system: draft.system, tools: draft.tools })
+      if (window && tokens >= window * resolved.freshLimit) {
+        prune(session, resolved, { from })
+        settled.set(session, { generation: session.generation, upTo: pass.settled })
+      }
     }
     return next()
   })
