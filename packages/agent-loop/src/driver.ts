@@ -34,7 +34,7 @@ export interface TurnHost {
 export interface SentRequest {
   headerSeq: number
   system: string
-  tools: ToolSchema[]
+  tools: readonly ToolSchema[]
   messages: readonly Message[]
 }
 

@@ -101,7 +101,8 @@ export interface RequestDraft {
   session: Session
   config: Partial<LlmCallConfig>
   system: string
-  tools: ToolSchema[]
+  /** Frozen: a listener that changes the tools sets a new list. */
+  tools: readonly ToolSchema[]
   /** Aborts when the turn is cancelled: work done here (e.g. compaction) should stop with it. */
   signal: AbortSignal
 }
@@ -143,7 +144,7 @@ export interface RequestSent {
   /** Seq of the `request/header` event of this request. */
   headerSeq: number
   system: string
-  tools: ToolSchema[]
+  tools: readonly ToolSchema[]
   messages: readonly Message[]
 }
 

@@ -2,7 +2,7 @@
 // the guarded per-call pipeline (pipeline.ts) and the scheduler for a model's batch of calls
 // (scheduler.ts). Approval is consumed through the optional `ctx.approval` service (@dsh/approval).
 import type {} from '@dsh/approval'
-import { type Context, HarnessError, Service } from '@dsh/kernel'
+import { type Context, deepFreeze, HarnessError, Service } from '@dsh/kernel'
 import type { ToolCallBlock, ToolSchema } from '@dsh/llm'
 import type { ToolDefinition } from './define.js'
 import { abortedBeforeDispatch, gate, type PipelineHost, runBody } from './pipeline.js'
@@ -93,6 +93,11 @@ export class ToolsService extends Service {
   private readonly layers = new Map<string, Map<string, Entry>>()
   private readonly guardList: { name: string; guard: ToolGuard }[] = []
   private readonly concurrency: number
+  /** `version` is bumped by every registration and removal: cached schema lists of older ones are stale. */
+  private readonly listed = {
+    version: 0,
+    lists: new Map<string, { version: number; schemas: readonly ToolSchema[] }>(),
+  }
 
   constructor(ctx: Context, config: ToolsConfig = {}) {
     const concurrency = checkConcurrency(config?.concurrency ?? 4, 'tools config')
@@ -125,9 +130,11 @@ export class ToolsService extends Service {
       this.layers.set(key, entries)
       const entry = { tool: definition }
       entries.set(definition.name, entry)
+      this.listed.version++
       return () => {
         if (entries.get(definition.name) === entry) entries.delete(definition.name)
         if (entries.size === 0 && this.layers.get(key) === entries) this.layers.delete(key)
+        this.listed.version++
       }
     }, `tools.register(${definition.name}@${key})`)
   }
@@ -176,9 +183,22 @@ export class ToolsService extends Service {
     return [...seen.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
   }
 
-  /** The model-facing schemas of a scope, sorted by name (deterministic request headers). */
-  list(scope: ToolScope = {}): ToolSchema[] {
-    return this.tools(scope).map((tool) => structuredClone(tool.schema) as ToolSchema)
+  /**
+   * The model-facing schemas of a scope, sorted by name (deterministic request headers): one deep-frozen
+   * list per scope and registration version, so an unchanged tool set is the same list (callers may
+   * cache what they derive from it by identity).
+   */
+  list(scope: ToolScope = {}): readonly ToolSchema[] {
+    const build = () => deepFreeze(this.tools(scope).map((tool) => structuredClone(tool.schema) as ToolSchema))
+    if (scope.restriction) return build()
+    const { version, lists } = this.listed
+    const key = `${scope.agentId ?? ''}\u0000${scope.preset ?? ''}`
+    const cached = lists.get(key)
+    if (cached?.version === version) return cached.schemas
+    const schemas = build()
+    if (lists.size >= 64) lists.clear() // one entry per agent scope: keep it bounded
+    lists.set(key, { version, schemas })
+    return schemas
   }
 
   /**

@@ -143,11 +143,23 @@ describe('ctx.tools registry', () => {
     expect(codeOf(() => new ToolsService(root, { concurrency: 1.5 }))).toBe('INVALID_CONCURRENCY')
   })
 
-  it('hands out copies of schemas, so callers cannot edit the registry', async () => {
+  it('hands out frozen schemas, one list per tool-set version, so callers cannot edit the registry', async () => {
     const { root } = await setup()
-    root.tools.register(named('read'))
-    const [schema] = root.tools.list()
-    ;(schema as { description: string }).description = 'edited'
+    const off = root.tools.register(named('read'))
+    const list = root.tools.list()
+    const [schema] = list
+    expect(() => {
+      ;(schema as { description: string }).description = 'edited'
+    }).toThrow(TypeError)
+    expect(() => (list as unknown[]).push({})).toThrow(TypeError)
     expect(root.tools.list()[0]?.description).toBe('the read tool')
+    // Unchanged tool set: the same list; a registration or a removal: a new one.
+    expect(root.tools.list()).toBe(list)
+    root.tools.register(named('grep'))
+    const grown = root.tools.list()
+    expect(grown).not.toBe(list)
+    expect(grown.map((s) => s.name)).toEqual(['grep', 'read'])
+    off()
+    expect(root.tools.list().map((s) => s.name)).toEqual(['grep'])
   })
 })
