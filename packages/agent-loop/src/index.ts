@@ -96,11 +96,12 @@ export class AgentLoopService extends Service {
       if (!sent) continue
       const events = agent.session.events
       const header = events[sent.headerSeq]
-      const data = header?.type === 'request/header' ? header.data : undefined
-      if (data === undefined || data.system !== sent.system) {
+      // The request as the log records it, bodies resolved through their content hashes.
+      const logged = header?.type === 'request/header' ? agent.session.requestOf(sent.headerSeq) : undefined
+      if (logged?.system !== sent.system) {
         problems.push(`agent ${agent.id}: the system prompt sent differs from request/header ${sent.headerSeq}`)
       }
-      if (JSON.stringify(data?.tools ?? []) !== JSON.stringify(sent.tools)) {
+      if (JSON.stringify(logged?.tools ?? []) !== JSON.stringify(sent.tools)) {
         problems.push(`agent ${agent.id}: the tools sent differ from request/header ${sent.headerSeq}`)
       }
       const derived = foldMessages(events.slice(0, sent.headerSeq))

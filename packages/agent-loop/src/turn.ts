@@ -7,7 +7,8 @@
 //     claim input (all next-step items; on the first step also one next-turn item)
 //     agent/pre-step waterfall -> reject (closes the turn, stepless if first) | enter(messages)
 //     checkpoint(pre-step); step/start; dynamic context snapshot; user/message per entered message
-//     request: render prompt + tools, agent/request waterfall, prepareCall, request/header,
+//     request: render prompt + tools, agent/request waterfall, prepareCall, request/header (prompt and
+//              tools by content hash, bodies logged once),
 //              request/context, derive messages from the log, checkpoint(model-dispatch)
 //     stream: llm/stream -> assistant/chunk* -> assistant/message
 //             failed/aborted -> agent/request-error waterfall -> retry (new request/header) | end
@@ -177,12 +178,16 @@ async function requestAndStream(host: TurnHost, baseSystem: string, signal: Abor
       async () => ({ agent, session, config: { ...agent.model }, system: baseSystem, tools, signal }),
     )
     const prepared = root.llm.prepareCall(draft.config)
-    const header = session.append('request/header', {
-      config: prepared.config,
-      system: draft.system,
-      tools: draft.tools,
-      ...(attempt > 0 ? { reason: `retry ${attempt}${retryReason ? ` (${retryReason})` : ''}` } : {}),
-    })
+    // The system prompt and tools are logged by content: in full the first time, by hash after.
+    const header = session.append(
+      'request/header',
+      session.requestHeader({
+        config: prepared.config,
+        system: draft.system,
+        tools: draft.tools,
+        ...(attempt > 0 ? { reason: `retry ${attempt}${retryReason ? ` (${retryReason})` : ''}` } : {}),
+      }),
+    )
     const catalog = root.llm.catalog(prepared.config.provider)[0]
     const contextWindow = catalog?.models.find((model) => model.id === prepared.config.model)?.contextWindow
     session.append('request/context', contextWindow === undefined ? {} : { contextWindow })

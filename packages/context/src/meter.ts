@@ -4,13 +4,7 @@
 // when a session's level (thresholds reached) changes.
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type { Message, ToolSchema, Usage } from '@dsh/llm'
-import {
-  type AnySessionEvent,
-  isSurfaceEvent,
-  type Session,
-  type SessionEvent,
-  type SessionEventMap,
-} from '@dsh/session'
+import { type AnySessionEvent, isSurfaceEvent, type RequestRecord, type Session, type SessionEvent } from '@dsh/session'
 import {
   CHARS_PER_TOKEN,
   estimateMessage,
@@ -251,9 +245,10 @@ export class TokenMeterService extends Service implements TokenMeter {
 
   read(session: Session, options: MeasureOptions): TokenReading {
     const { anchor, replaced, since, header, recorded } = this.fold(session)
-    const config: Partial<SessionEventMap['request/header']> = header?.data ?? {}
-    const provider = options.provider ?? config.config?.provider
-    const model = options.model ?? config.config?.model
+    // The last request as sent: its system prompt and tools resolved through their content hashes.
+    const request: Partial<RequestRecord> = header ? session.requestOf(header.seq) : {}
+    const provider = options.provider ?? request.config?.provider
+    const model = options.model ?? request.config?.model
     const sameModel = options.provider === undefined && options.model === undefined
     const window = sameModel && recorded !== undefined ? this.cap(recorded) : this.windowOf(provider, model)
     let tokens: number
@@ -265,7 +260,7 @@ export class TokenMeterService extends Service implements TokenMeter {
       estimated = since
       usageSeq = anchor.seq
     } else {
-      tokens = this.estimateNext(session, { system: config.system, tools: config.tools })
+      tokens = this.estimateNext(session, { system: request.system, tools: request.tools })
       estimated = tokens
     }
     const pressure = window ? tokens / window : undefined

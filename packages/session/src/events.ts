@@ -50,8 +50,20 @@ export interface SessionEventMap {
   'step/end': { reason?: string }
   /** `origin` names who added input the person did not type (`context`, `compaction`, `goal`...). */
   'user/message': { message: UserMessage; origin?: string }
-  /** What the next model request is made of: the call config, the system prompt and the tool schemas. */
-  'request/header': { config: LlmCallConfig; system?: string; tools?: ToolSchema[]; reason?: string }
+  /**
+   * What the next model request is made of: the call config, the system prompt and the tool schemas.
+   * Bodies are stored by content: `systemHash`/`toolsHash` name them, and a body is carried only by
+   * the first header of the log with that hash (`session.requestOf(seq)` resolves a header whole).
+   * Headers without hashes (older logs) carry their bodies every time.
+   */
+  'request/header': {
+    config: LlmCallConfig
+    system?: string
+    systemHash?: string
+    tools?: readonly ToolSchema[]
+    toolsHash?: string
+    reason?: string
+  }
   'request/context': { contextWindow?: number }
   'assistant/chunk': { chunk: StreamChunk }
   'assistant/message': { message: AssistantMessage }

@@ -40,6 +40,8 @@ export type { OpenTail, PendingCall, Vocabulary } from './log.js'
 export { checkHeader, foldMessages, SessionLog } from './log.js'
 export type { RepairCode, RepairEvent } from './repair.js'
 export { repairEvents } from './repair.js'
+export type { RequestRecord } from './request.js'
+export { contentHash } from './request.js'
 export type { CommitHook } from './session.js'
 export { Session } from './session.js'
 

@@ -17,6 +17,7 @@ import {
   type UnknownSessionEvent,
 } from './events.js'
 import { cloneJson, JsonFailure } from './json.js'
+import { RequestContents, type RequestRecord } from './request.js'
 
 /** What a reader knows about event types: the known set and whether unknown ones may be skipped. */
 export interface Vocabulary {
@@ -114,6 +115,7 @@ export class SessionLog {
   #openTurn: number | undefined
   #openStep: number | undefined
   readonly #pending = new Map<string, PendingCall>()
+  readonly #requests = new RequestContents()
 
   constructor(header: SessionHeader, vocabulary: Vocabulary) {
     this.header = Object.freeze({ ...header })
@@ -232,12 +234,16 @@ export class SessionLog {
     if (type === 'session/end-seed' && (typeof data.parentSession !== 'string' || !Number.isInteger(data.seedLength))) {
       return 'bad end-seed'
     }
+    if (type === 'request/header') return this.#requests.check(data)
     return undefined
   }
 
   #accept(event: AnySessionEvent): void {
     this.#events.push(event)
     switch (event.type) {
+      case 'request/header':
+        this.#requests.accept(event.data)
+        break
       case 'turn/start':
         this.#openTurn = event.seq
         break
@@ -277,6 +283,26 @@ export class SessionLog {
       this.#surface.splice(op.start, op.end - op.start + 1, event.seq)
       this.#generation++
     }
+  }
+
+  /**
+   * The `request/header` data that records `request`: the system prompt and tools by hash, with their
+   * bodies only when this log does not hold them yet. Append it as `request/header`.
+   */
+  requestHeader(request: RequestRecord): SessionEvent<'request/header'>['data'] {
+    return this.#requests.compose(request)
+  }
+
+  /**
+   * The request the `request/header` at `seq` records, bodies resolved from the log. Throws
+   * SESSION_EVENT_INVALID when `seq` is not a request header.
+   */
+  requestOf(seq: number): RequestRecord {
+    const event = this.#events[seq]
+    if (event?.type !== 'request/header') {
+      throw invalid(`event ${seq} is not a request/header`, { seq, type: event?.type ?? null })
+    }
+    return this.#requests.resolve((event as SessionEvent<'request/header'>).data)
   }
 
   /**
