@@ -91,14 +91,12 @@ describe('skills', () => {
     agent.followup('cut a release')
     await agent.whenIdle()
 
-    const header = agent.session.events.find((e) => e.type === 'request/header')?.data as {
-      system: string
-      tools: Array<{ name: string }>
-    }
+    const seq = agent.session.events.findIndex((e) => e.type === 'request/header')
+    const header = agent.session.requestOf(seq)
     expect(header.system).toContain(
       '# Skills\nLoad a skill with the skill tool when the task matches its description:\n- notes: Keep notes in NOTES.md.\n- release: Cut a release: tag, changelog, publish.\n- review: Review a diff for bugs.',
     )
-    expect(header.tools.map((t) => t.name)).toContain('skill')
+    expect(header.tools?.map((t) => t.name)).toContain('skill')
     const results = agent.session.events
       .filter((e) => e.type === 'tool/result')
       .map((e) => e.data as { message: ToolResultMessage; code?: string })
