@@ -67,6 +67,18 @@ function rpc() {
 
 // Each test boots real processes; the machine may be loaded, so the budget is generous.
 describe('dsh rpc on the wire', { timeout: 90_000 }, () => {
+  it('refuses a 32 MiB line with -32600 and answers the request after it', async () => {
+    const server = rpc()
+    const chunk = 'y'.repeat(1024 * 1024)
+    for (let i = 0; i < 32; i++) server.proc.stdin.write(chunk)
+    server.send('')
+    server.send('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}')
+    expect((await server.reply(null)).error).toMatchObject({ code: -32600 })
+    expect(await server.reply(1)).toMatchObject({ id: 1, result: expect.any(Object) })
+    server.proc.stdin.end()
+    expect(await server.exited).toBe(0)
+  })
+
   it('answers malformed, unknown and invalid input with JSON-RPC errors and keeps serving', async () => {
     const server = rpc()
     server.send('garbage')

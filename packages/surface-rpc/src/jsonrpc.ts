@@ -58,7 +58,9 @@ export function toErrorObject(error: unknown): JsonRpcErrorObject {
 
 /** Reads lines, dispatches requests, writes responses and notifications. */
 export class JsonRpcEndpoint {
-  private buffer = ''
+  /** Pieces of the line being received (its newline has not arrived yet). */
+  private pending: string[] = []
+  private pendingLength = 0
   private ended = false
   private writable = true
   private inFlight = 0
@@ -111,33 +113,51 @@ export class JsonRpcEndpoint {
   private end(): void {
     if (this.ended) return
     this.ended = true
-    const rest = this.buffer.trim()
-    this.buffer = ''
+    const rest = this.skipping ? '' : this.pending.join('').trim()
+    this.pending = []
+    this.pendingLength = 0
     if (rest) this.line(rest)
     this.options.onEnd?.()
   }
 
+  /**
+   * Splits input into lines in time linear in the input: only the new chunk is searched for a
+   * newline, and the pieces of an unfinished line are joined once, at its newline. A line past
+   * `maxLine` is answered with -32600 as soon as it is known to be too long and the rest of it is
+   * skipped unread, so at most `maxLine` characters are ever held.
+   */
   private receive(chunk: string): void {
-    if (this.skipping) {
-      const newline = chunk.indexOf('\n')
-      if (newline < 0) return
-      this.skipping = false
-      chunk = chunk.slice(newline + 1)
-    }
-    this.buffer += chunk
-    let newline = this.buffer.indexOf('\n')
-    while (newline >= 0) {
-      const line = this.buffer.slice(0, newline)
-      this.buffer = this.buffer.slice(newline + 1)
-      if (line.length > this.maxLine) this.tooLong()
-      else if (line.trim()) this.line(line)
-      newline = this.buffer.indexOf('\n')
-    }
-    if (this.buffer.length > this.maxLine) {
-      // Drop the rest of this line too: skip input up to the next newline.
-      this.buffer = ''
-      this.skipping = true
-      this.tooLong()
+    let start = 0
+    while (start <= chunk.length) {
+      const newline = chunk.indexOf('\n', start)
+      if (this.skipping) {
+        if (newline < 0) return
+        this.skipping = false
+        start = newline + 1
+        continue
+      }
+      const piece = newline < 0 ? chunk.slice(start) : chunk.slice(start, newline)
+      if (this.pendingLength + piece.length > this.maxLine) {
+        this.pending = []
+        this.pendingLength = 0
+        this.tooLong()
+        if (newline < 0) {
+          this.skipping = true
+          return
+        }
+      } else if (newline < 0) {
+        if (piece) {
+          this.pending.push(piece)
+          this.pendingLength += piece.length
+        }
+        return
+      } else {
+        const line = this.pending.length > 0 ? this.pending.join('') + piece : piece
+        this.pending = []
+        this.pendingLength = 0
+        if (line.trim()) this.line(line)
+      }
+      start = newline + 1
     }
   }
 

@@ -103,6 +103,21 @@ describe('JsonRpcEndpoint', () => {
     expect(lines).toHaveLength(11)
   })
 
+  it('refuses a 32 MiB line as soon as it passes the limit, without holding it, and answers the next request', async () => {
+    const { input, lines, settle } = endpoint(1024 * 1024)
+    const chunk = 'x'.repeat(64 * 1024)
+    // Half of the line is written: the refusal must already be out (the line is never held whole).
+    for (let i = 0; i < 256; i++) input.write(chunk)
+    await settle()
+    expect(lines).toEqual([
+      { jsonrpc: '2.0', id: null, error: expect.objectContaining({ code: -32600, data: { code: 'INVALID_REQUEST' } }) },
+    ])
+    for (let i = 0; i < 256; i++) input.write(chunk)
+    input.write('\n{"jsonrpc":"2.0","id":9,"method":"echo","params":{"text":"after"}}\n')
+    await settle()
+    expect(lines.slice(1)).toEqual([{ jsonrpc: '2.0', id: 9, result: { said: 'after' } }])
+  })
+
   it('drains in-flight requests and reports the end of input once', async () => {
     const { input, rpc, lines, ended } = endpoint()
     input.write('{"jsonrpc":"2.0","id":1,"method":"slow"}\n')
