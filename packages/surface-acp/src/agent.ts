@@ -15,6 +15,7 @@ import type {} from '@dsh/session-store/coordinator'
 import type { ToolPresentation } from '@dsh/tools'
 import { answering, checkedSessionId } from './errors.js'
 import { type AcpConnection, type AcpServeOptions, AcpServer } from './index.js'
+import { limitLines, MAX_LINE_BYTES, tooLongReply } from './line-limit.js'
 import { permissionToolCall } from './permission.js'
 import { canListSessions, listSessions } from './session-list.js'
 import { attachSessionMcp, MCP_CAPABILITIES, mcpConfigOf } from './session-mcp.js'
@@ -98,7 +99,10 @@ class AcpLink implements AcpConnection {
       .onRequest(acp.methods.agent.session.prompt, ({ params }) => answering(() => this.prompt(params)))
       .onNotification(acp.methods.agent.session.cancel, ({ params }) => this.cancel(params.sessionId))
     const output = Writable.toWeb(options.output as Writable) as WritableStream<Uint8Array>
-    const input = Readable.toWeb(options.input as Readable) as ReadableStream<Uint8Array>
+    // The SDK's reader would hold a line of any length; an over-long one is refused here instead.
+    const input = (Readable.toWeb(options.input as Readable) as ReadableStream<Uint8Array>).pipeThrough(
+      limitLines(MAX_LINE_BYTES, () => (options.output as Writable).write(tooLongReply(MAX_LINE_BYTES))),
+    )
     this.connection = app.connect(acp.ndJsonStream(output, input))
     this.closed = this.connection.closed.catch(() => {}).then(() => this.teardown())
   }
