@@ -48,6 +48,7 @@ describe('service access convention', () => {
           "ctx.on('jobs/finished' as never, (() => {}) as never)",
           "const c = (ctx as unknown as { get(name: string): unknown }).get('x')",
           "const d = ctx.get('nothing')",
+          'ctx.tools.register(tool as never)',
           '',
         ].join('\n'),
       )
@@ -56,6 +57,7 @@ describe('service access convention', () => {
         { file: 'packages/plain/src/bad.ts', line: 5, rule: 'cast', text: 'as unknown as { get(' },
         { file: 'packages/plain/src/bad.ts', line: 3, rule: 'never', text: ".get('jobs' as never" },
         { file: 'packages/plain/src/bad.ts', line: 4, rule: 'never', text: ".on('jobs/finished' as never" },
+        { file: 'packages/plain/src/bad.ts', line: 7, rule: 'never', text: '.register(tool as never)' },
         { file: 'packages/plain/src/bad.ts', line: 1, rule: 'seam', text: 'interface JobsSeam' },
         // `jobs` is declared, but nothing in @dsh/plain imports @dsh/jobs: the call is `any`.
         { file: 'packages/plain/src/bad.ts', line: 2, rule: 'untyped', text: "ctx.get('jobs')" },

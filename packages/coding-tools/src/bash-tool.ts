@@ -144,7 +144,7 @@ export function apply(ctx: Context, config: BashToolConfig = {}): void {
       }
     },
   })
-  ctx.tools.register(tool as never)
+  ctx.tools.register(tool)
 
   // The model learns its sandbox from a dynamic prompt section: the loop logs it whenever it changes.
   const prompt = ctx.get('systemPrompt')

@@ -99,7 +99,7 @@ export function apply(ctx: Context): void {
     },
   })
 
-  for (const tool of [jobOutput, jobList, jobKill]) ctx.tools.register(tool as never)
+  for (const tool of [jobOutput, jobList, jobKill]) ctx.tools.register(tool)
 }
 
 /** The plugin (bundle rows use this default export). */

@@ -48,6 +48,6 @@ export default {
         )
       },
     })
-    ctx.tools.register(tool as never)
+    ctx.tools.register(tool)
   },
 }

@@ -205,6 +205,6 @@ export default {
       },
     })
 
-    for (const tool of [task, send, list, close]) ctx.tools.register(tool as never)
+    for (const tool of [task, send, list, close]) ctx.tools.register(tool)
   },
 }

@@ -129,6 +129,6 @@ export default {
       },
     })
 
-    for (const tool of [todoWrite, exitPlanMode, goalDone]) ctx.tools.register(tool as never)
+    for (const tool of [todoWrite, exitPlanMode, goalDone]) ctx.tools.register(tool)
   },
 }
