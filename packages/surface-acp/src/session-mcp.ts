@@ -50,16 +50,17 @@ export function mcpConfigOf(ctx: Context, servers: readonly acp.McpServer[]): Re
 /**
  * Connects `configs` (from `mcpConfigOf`) for `agent` and waits for each server's first connection
  * attempt, so the session's first request offers their tools. A server that fails to connect is
- * logged, not fatal (the MCP client keeps retrying it). Registered on the agent's scope, so everything
- * stops when the agent is disposed. Throws `MCP_CONFIG_INVALID` for a bad entry (e.g. an empty command).
+ * logged, not fatal (the MCP client keeps retrying it). The servers live in the agent's scope, so they
+ * stop when the agent is disposed; the returned disposer stops them sooner (the shape of a session
+ * host's `setup`). Throws `MCP_CONFIG_INVALID` for a bad entry (e.g. an empty command).
  */
 export async function attachSessionMcp(
   agent: Agent,
   configs: Record<string, unknown>,
   log: (line: string) => void,
-): Promise<void> {
+): Promise<(() => Promise<void>) | undefined> {
   const mcp = agent.ctx.get('mcp')
-  if (!mcp || Object.keys(configs).length === 0) return
+  if (!mcp || Object.keys(configs).length === 0) return undefined
   const attached = await mcp.attach(configs, {
     cwd: agent.session.header.cwd,
     layer: { agentId: agent.id },
@@ -69,4 +70,5 @@ export async function attachSessionMcp(
   for (const status of attached.servers()) {
     if (status.state !== 'ready') log(`MCP server ${status.name} is ${status.state}: ${status.error ?? 'no detail'}`)
   }
+  return () => attached.dispose()
 }

@@ -57,7 +57,16 @@ export function editorPresentation(
         title: naming(presentation.title, shown(path, cwd)),
       }
     }
-    default:
-      return { ...presentation, ...withLocations, title: naming(presentation.title, presentation.subtitle) }
+    default: {
+      // A subtitle that is one of the call's paths reads like a diff's path; any other is kept as is.
+      const { subtitle } = presentation
+      const path =
+        subtitle && presentation.locations?.some((l) => l.path === subtitle) ? resolvePath(subtitle) : undefined
+      return {
+        ...presentation,
+        ...withLocations,
+        title: naming(presentation.title, path ? shown(path, cwd) : subtitle),
+      }
+    }
   }
 }
