@@ -3,7 +3,7 @@
 import { boot } from '@dsh/composition'
 import { HarnessError } from '@dsh/kernel'
 import { checkSessionId } from '@dsh/session'
-import { acquireLease, type SessionStore, type SessionSummary } from '@dsh/session-store'
+import { acquireLease, type SessionSummary } from '@dsh/session-store'
 import type {} from '@dsh/session-store/query'
 import { type ComposeRequest, compose } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
@@ -134,7 +134,7 @@ export async function sessionsFork(
  */
 export async function sessionsRepair(request: ComposeRequest, id: string, io: Io): Promise<number> {
   return withRuntime(request, io, async (runtime) => {
-    const store = runtime.root.get('sessionStore') as SessionStore | undefined
+    const store = runtime.root.get('sessionStore')
     if (!store?.repair) {
       throw new HarnessError(
         'NOT_AVAILABLE',
