@@ -2,13 +2,14 @@
 // the call's abort signal; `run_in_background` hands the started process to `ctx.jobs`, which owns it
 // from then on (this tool's unload does not stop it). A non-zero exit is a normal result with a status
 // line; a sandbox denial adds the `[sandbox: ...]` line with the escalation route.
+import type {} from '@dsh/approval'
 import type { JobOwner, JobProducer } from '@dsh/jobs'
 import type { Context } from '@dsh/kernel'
 import { HarnessError } from '@dsh/kernel'
 import { sandboxDenialHint } from '@dsh/sandbox'
 import { type Shell, type ShellProcess, statusMarkers } from '@dsh/shell'
 import type {} from '@dsh/system-prompt'
-import { defineTool, ToolError } from '@dsh/tools'
+import { defineTool, type ToolCallContext, ToolError } from '@dsh/tools'
 import {
   callPolicy,
   description,
@@ -24,6 +25,12 @@ export const inject = ['tools', 'shell']
 export interface BashToolConfig {
   /** Largest `timeout` the model may ask for (ms). Default 600000. */
   maxTimeoutMs?: number
+  /**
+   * When the sandbox is unusable here (no bwrap, no user namespaces): `ask` the user before each
+   * command, which then runs unconfined for that one call (headless: `--yes`), or `refuse` every
+   * confined command. Default `ask`.
+   */
+  unsandboxed?: 'ask' | 'refuse'
 }
 
 interface BashArgs extends EscalationArgs {
@@ -82,7 +89,9 @@ export function apply(ctx: Context, config: BashToolConfig = {}): void {
           'SANDBOX_ESCALATION_INVALID',
         )
       }
-      const policy = await callPolicy(ctx, call, args, `Run \`${args.command}\` with wider sandbox permissions`)
+      const policy =
+        (await callPolicy(ctx, call, args, `Run \`${args.command}\` with wider sandbox permissions`)) ??
+        (config?.unsandboxed === 'refuse' ? undefined : await unsandboxedPolicy(ctx, call, args.command))
       const workdir = workspaceOf(ctx, call)
       const request = {
         command: args.command,
@@ -167,6 +176,43 @@ export function apply(ctx: Context, config: BashToolConfig = {}): void {
       },
     })
   }
+}
+
+/**
+ * The approval-gated fallback: when this machine cannot confine the session's mode, asks the user
+ * (kind `unsandboxed`) for this one command and returns a danger-full-access policy for it, or throws
+ * the refusal. Undefined when the sandbox is usable (or the mode confines nothing).
+ */
+async function unsandboxedPolicy(ctx: Context, call: ToolCallContext, command: string) {
+  const sandbox = ctx.get('sandbox')
+  const policies = ctx.get('sandboxPolicy')
+  if (!sandbox || !policies || !ctx.shell.confines) return undefined
+  const current = policies.resolve(call.sessionId)
+  if (current.mode === 'danger-full-access') return undefined
+  const available = await sandbox.availability()
+  if (available.usable) return undefined
+  const approval = ctx.get('approval')
+  const decision = approval
+    ? await approval.request(
+        {
+          ...(call.sessionId === undefined ? {} : { sessionId: call.sessionId }),
+          toolCallId: call.callId,
+          toolName: call.toolName,
+          kind: 'unsandboxed',
+          summary: `Run without a sandbox: ${command}`,
+          reason: `no sandbox is usable here: ${available.detail}`,
+          details: { mode: current.mode, detail: available.detail },
+        },
+        call.signal,
+      )
+    : 'unavailable'
+  if (decision !== 'allowed-once') {
+    throw new ToolError(
+      `[sandbox unavailable: ${available.detail}] The command was not run: without a sandbox each command needs the user's approval (${decision}). Headless: rerun with --yes, or choose --permission-mode danger-full-access.`,
+      'SANDBOX_UNAVAILABLE',
+    )
+  }
+  return Object.freeze({ ...policies.resolve(call.sessionId, 'danger-full-access'), escalatedFrom: current.mode })
 }
 
 function failure(error: unknown): never {

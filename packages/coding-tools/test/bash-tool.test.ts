@@ -118,13 +118,36 @@ describe.skipIf(skip)('bash tool (sandboxed, real bubblewrap)', () => {
     await world.root.jobs.kill('job-1', { sessionId: 's1', agentId: 'a1' })
   })
 
-  it('fails closed when bubblewrap is unusable: the command is not run and the model is told why', async () => {
+  it('fails closed when bubblewrap is unusable and nobody can approve: the command is not run and the model is told why', async () => {
     await using world = await createWorld({ bwrap: '/nonexistent/bwrap' })
     const result = await world.call('bash', { command: 'touch ran.txt' })
     expect(result).toMatchObject({ isError: true, errorCode: 'SANDBOX_UNAVAILABLE' })
     expect(textOf(result)).toMatch(
-      /^\[sandbox unavailable: cannot confine the command: bubblewrap .* not installed\] The command was not run\.$/,
+      /^\[sandbox unavailable: bubblewrap .* not installed\] The command was not run: without a sandbox each command needs the user's approval \(unavailable\)\. Headless: rerun with --yes/,
     )
     expect(existsSync(join(world.ws, 'ran.txt'))).toBe(false)
+  })
+
+  it('without a usable sandbox asks once per bash call; an approved call runs, a rejected one does not', async () => {
+    await using world = await createWorld({ bwrap: '/nonexistent/bwrap' })
+    const asked: string[] = []
+    let next: 'allowed-once' | 'rejected' = 'allowed-once'
+    world.root.approval.answer((question) => {
+      asked.push(`${question.kind}: ${question.summary}`)
+      return { decision: next }
+    })
+    expect(textOf(await world.call('bash', { command: 'echo one > one.txt; echo ok' }))).toBe('ok')
+    expect(textOf(await world.call('bash', { command: 'echo two > two.txt; echo ok' }))).toBe('ok')
+    next = 'rejected'
+    const refused = await world.call('bash', { command: 'touch three.txt' })
+    expect(refused).toMatchObject({ isError: true, errorCode: 'SANDBOX_UNAVAILABLE' })
+    expect(asked).toEqual([
+      'unsandboxed: Run without a sandbox: echo one > one.txt; echo ok',
+      'unsandboxed: Run without a sandbox: echo two > two.txt; echo ok',
+      'unsandboxed: Run without a sandbox: touch three.txt',
+    ])
+    expect(readFileSync(join(world.ws, 'one.txt'), 'utf8')).toBe('one\n')
+    expect(existsSync(join(world.ws, 'two.txt'))).toBe(true)
+    expect(existsSync(join(world.ws, 'three.txt'))).toBe(false)
   })
 })
