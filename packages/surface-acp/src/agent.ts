@@ -209,7 +209,7 @@ class AcpLink implements AcpConnection {
     if (params.additionalDirectories?.length) {
       throw acp.RequestError.invalidParams(undefined, 'additionalDirectories are not supported')
     }
-    return mcpConfigOf(this.ctx, params.mcpServers)
+    return mcpConfigOf(params.mcpServers, Boolean(this.ctx.get('mcp')))
   }
 
   private async newSession(params: acp.NewSessionRequest): Promise<acp.NewSessionResponse> {

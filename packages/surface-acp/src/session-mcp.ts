@@ -3,7 +3,7 @@
 // because it is advertised; sse is not (the MCP client does not speak the legacy transport).
 import type * as acp from '@agentclientprotocol/sdk'
 import type { Agent } from '@dsh/agent'
-import { type Context, HarnessError } from '@dsh/kernel'
+import { HarnessError } from '@dsh/kernel'
 import type {} from '@dsh/mcp'
 
 /** What `initialize` advertises in `mcpCapabilities`. */
@@ -21,11 +21,11 @@ function invalid(message: string): HarnessError {
 
 /**
  * The editor's servers in the MCP client's config shape, by (made safe) name. Throws
- * `ACP_MCP_SERVERS_INVALID` for an sse server, a repeated name, or servers without an `mcp` row,
- * each with what to send instead.
+ * `ACP_MCP_SERVERS_INVALID` for an sse server, a repeated name, or servers when there is no MCP
+ * client (`hasClient`: the `mcp` row is active), each with what to send instead.
  */
-export function mcpConfigOf(ctx: Context, servers: readonly acp.McpServer[]): Record<string, unknown> {
-  if (servers.length > 0 && !ctx.get('mcp')) {
+export function mcpConfigOf(servers: readonly acp.McpServer[], hasClient: boolean): Record<string, unknown> {
+  if (servers.length > 0 && !hasClient) {
     throw invalid('this dsh has no MCP client (the "mcp" row is not active); send mcpServers: []')
   }
   const configs: Record<string, unknown> = {}
