@@ -6,6 +6,7 @@ import { HarnessError } from '@dsh/kernel'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { check } from './commands/check.js'
 import { demo } from './commands/demo.js'
+import { doctor } from './commands/doctor.js'
 import { type RunOptions, run } from './commands/run.js'
 import { serve } from './commands/serve.js'
 import { sessionsExport, sessionsFork, sessionsList, sessionsRepair, sessionsShow } from './commands/sessions.js'
@@ -156,6 +157,11 @@ ${exitCodeHelp()}`,
     .description('keep the readable prefix of a damaged session; move the rest to a side file next to it')
     .argument('<id>', 'session id')
     .action(async (id: string) => setCode(await sessionsRepair(request('sessions'), id, io)))
+
+  program
+    .command('doctor')
+    .description('check Node, the sandbox (why not, and the fix), process containment, the model key and endpoint')
+    .action(async () => setCode(await doctor(request('doctor'), io)))
 
   program
     .command('rpc')

@@ -12,7 +12,11 @@ import { renderTranscript } from '../transcript.js'
 
 type Runtime = Awaited<ReturnType<typeof boot>>
 
-async function withRuntime<T>(request: ComposeRequest, io: Io, work: (runtime: Runtime) => Promise<T>): Promise<T> {
+export async function withRuntime<T>(
+  request: ComposeRequest,
+  io: Io,
+  work: (runtime: Runtime) => Promise<T>,
+): Promise<T> {
   const composition = compose(request)
   for (const warning of composition.tree.warnings) io.err(`dsh: warning: ${warning}`)
   const runtime = await boot(composition.tree, { onLog: io.log })

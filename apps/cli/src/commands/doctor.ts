@@ -1,0 +1,94 @@
+// `dsh doctor`: what works on this machine and what to do about what does not: Node, the sandbox
+// (mechanism, why it is unusable, the fix), process containment, the model key and the endpoint.
+import type {} from '@dsh/credentials'
+import type {} from '@dsh/sandbox'
+import type {} from '@dsh/subprocess'
+import type { ComposeRequest } from '../config.js'
+import { ExitCode } from '../exit-codes.js'
+import type { Io } from '../io.js'
+import { withRuntime } from './sessions.js'
+
+interface Check {
+  name: string
+  ok: boolean
+  detail: string
+  fix?: string
+}
+
+/** The fix for a sandbox that cannot be used, from bubblewrap's own complaint. */
+function sandboxFix(detail: string): string {
+  if (/not installed|ENOENT/.test(detail)) return 'install bubblewrap (Debian/Ubuntu: apt install bubblewrap)'
+  if (/namespace|Operation not permitted|Permission denied/i.test(detail)) {
+    return 'allow unprivileged user namespaces: sysctl -w kernel.unprivileged_userns_clone=1 (Debian), or kernel.apparmor_restrict_unprivileged_userns=0 (Ubuntu 24.04+); in a container, run it with user namespaces enabled. Until then bash asks before each command.'
+  }
+  if (/macOS|darwin/i.test(detail)) return 'on macOS, patch the sandbox row to use "@dsh/sandbox/seatbelt"'
+  return 'see packages/sandbox/README.md (Platforms)'
+}
+
+async function endpointCheck(url: string): Promise<Check> {
+  try {
+    const response = await fetch(url, { method: 'GET', signal: AbortSignal.timeout(5000) })
+    await response.body?.cancel()
+    return { name: 'endpoint', ok: true, detail: `${url} answers (HTTP ${response.status})` }
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message
+    return {
+      name: 'endpoint',
+      ok: false,
+      detail: `${url} cannot be reached: ${cause}`,
+      fix: 'check DEEPSEEK_BASE_URL, the network and any proxy',
+    }
+  }
+}
+
+export async function doctor(request: ComposeRequest, io: Io): Promise<number> {
+  return withRuntime(request, io, async (runtime) => {
+    const checks: Check[] = []
+    const major = Number(process.versions.node.split('.')[0])
+    checks.push({
+      name: 'node',
+      ok: major >= 20,
+      detail: `Node ${process.versions.node}`,
+      ...(major >= 20 ? {} : { fix: 'install Node 20 or newer' }),
+    })
+    const sandbox = runtime.root.get('sandbox')
+    if (sandbox) {
+      const available = await sandbox.availability()
+      checks.push({
+        name: 'sandbox',
+        ok: available.usable,
+        detail: available.usable ? `${sandbox.mechanism} (${available.detail})` : available.detail,
+        ...(available.usable ? {} : { fix: sandboxFix(available.detail) }),
+      })
+    } else
+      checks.push({ name: 'sandbox', ok: false, detail: 'no sandbox row in this profile', fix: 'add the sandbox row' })
+    const subprocess = runtime.root.get('subprocess')
+    if (subprocess) {
+      const contained = await subprocess.containment()
+      checks.push({
+        name: 'containment',
+        ok: contained.mechanism === 'pid-namespace',
+        detail: `${contained.mechanism}: ${contained.detail}`,
+        ...(contained.mechanism === 'pid-namespace'
+          ? {}
+          : { fix: 'with a usable bubblewrap every tool process tree dies with dsh, even on SIGKILL' }),
+      })
+    }
+    const credentials = runtime.root.get('credentials')
+    if (credentials) {
+      const key = await credentials.resolve('DEEPSEEK_API_KEY')
+      checks.push({
+        name: 'key',
+        ok: key !== undefined,
+        detail: key ? `DEEPSEEK_API_KEY from ${key.location}` : 'DEEPSEEK_API_KEY is not set',
+        ...(key ? {} : { fix: 'set DEEPSEEK_API_KEY in the environment, $DSH_HOME/.credentials.yaml or .env' }),
+      })
+      checks.push(await endpointCheck((await credentials.get('DEEPSEEK_BASE_URL')) ?? 'https://api.deepseek.com'))
+    }
+    for (const check of checks) {
+      io.out(`${check.ok ? 'ok  ' : 'FAIL'}  ${check.name.padEnd(11)}  ${check.detail}`)
+      if (check.fix) io.out(`${' '.repeat(19)}fix: ${check.fix}`)
+    }
+    return checks.every((check) => check.ok) ? ExitCode.OK : ExitCode.CONFIG
+  })
+}

@@ -1,0 +1,52 @@
+// `dsh doctor` on this machine and with bubblewrap off the PATH: each check's status, why, and the fix.
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { startMockLlmServer } from '@dsh/test-support'
+import { describe, expect, it } from 'vitest'
+import { ExitCode } from '../src/exit-codes.js'
+
+const bin = fileURLToPath(new URL('../bin/dsh.js', import.meta.url))
+
+describe('dsh doctor', () => {
+  it('reports sandbox, containment, key and endpoint; without bwrap it says why and how to fix it', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'dsh-doctor-'))
+    await using server = await startMockLlmServer()
+    // A PATH with bash and setpriv but no bwrap.
+    const path = join(home, 'bin')
+    mkdirSync(path)
+    for (const tool of ['bash', 'setpriv', 'true'])
+      symlinkSync(spawnSync('which', [tool]).stdout.toString().trim(), join(path, tool))
+    try {
+      // Asynchronous: the mock endpoint lives in this process and must keep answering.
+      const run = (env: Record<string, string | undefined>) =>
+        new Promise<{ status: number | null; stdout: string }>((resolve) => {
+          const child = spawn(process.execPath, [bin, 'doctor'], { cwd: home, env: { DSH_HOME: home, ...env } })
+          let stdout = ''
+          child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+            stdout += chunk
+          })
+          child.on('close', (status) => resolve({ status, stdout }))
+        })
+      const missing = await run({ PATH: path, DEEPSEEK_BASE_URL: server.url })
+      expect(missing.status).toBe(ExitCode.CONFIG)
+      expect(missing.stdout).toMatch(/^ok {4}node +Node \d+/m)
+      expect(missing.stdout).toMatch(
+        /^FAIL {2}sandbox +bubblewrap \(bwrap\) is not usable: not installed\n +fix: install bubblewrap/m,
+      )
+      expect(missing.stdout).toMatch(/^FAIL {2}containment +pdeathsig/m)
+      expect(missing.stdout).toMatch(/^FAIL {2}key +DEEPSEEK_API_KEY is not set\n +fix: set DEEPSEEK_API_KEY/m)
+      expect(missing.stdout).toMatch(new RegExp(`^ok {4}endpoint +${server.url} answers`, 'm'))
+
+      const healthy = await run({ PATH: process.env.PATH, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: server.url })
+      expect(healthy.stdout).toMatch(/^ok {4}sandbox +bwrap/m)
+      expect(healthy.stdout).toMatch(/^ok {4}containment +pid-namespace/m)
+      expect(healthy.stdout).toMatch(/^ok {4}key +DEEPSEEK_API_KEY from env/m)
+      expect(healthy.status).toBe(ExitCode.OK)
+    } finally {
+      rmSync(home, { recursive: true, force: true })
+    }
+  })
+})
