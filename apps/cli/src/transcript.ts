@@ -2,24 +2,12 @@
 // user saw happen), tool calls and results abbreviated, turn endings marked.
 import type { AnySessionEvent } from '@dsh/session'
 
-interface Block {
-  type: string
-  text?: string
-  name?: string
-  arguments?: unknown
-}
-interface MessageData {
-  message: { role: string; content: Block[]; toolName?: string; isError?: boolean }
-  origin?: string
-  code?: string
-}
-
 function clip(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ').trim()
   return flat.length > max ? `${flat.slice(0, max - 3)}...` : flat
 }
 
-function textOf(blocks: Block[]): string {
+function textOf(blocks: readonly { type: string; text?: string }[]): string {
   return blocks.flatMap((block) => (block.type === 'text' && block.text ? [block.text] : [])).join('')
 }
 
@@ -31,24 +19,24 @@ export function renderTranscript(events: readonly AnySessionEvent[], format: Tra
   const out: string[] = []
   for (const event of events) {
     if (event.surfaceOp?.op === 'replace') continue
-    const data = event.data as unknown as MessageData
     switch (event.type) {
       case 'user/message': {
+        const data = event.data
         const text = textOf(data.message.content)
         if (data.origin === 'context') out.push(md ? `> _context:_ ${clip(text, 200)}` : `[context] ${clip(text, 200)}`)
         else out.push(md ? `## User\n\n${text}\n` : `user: ${text}`)
         break
       }
       case 'assistant/message': {
-        const blocks = data.message.content
+        const blocks = event.data.message.content
         const lines: string[] = []
         for (const block of blocks) {
           if (block.type === 'text' && block.text) lines.push(block.text)
           else if (block.type === 'reasoning')
             lines.push(
               md
-                ? `<details><summary>thinking</summary>\n\n${block.text ?? ''}\n</details>`
-                : `(thinking, ${(block.text ?? '').length} chars)`,
+                ? `<details><summary>thinking</summary>\n\n${block.text}\n</details>`
+                : `(thinking, ${block.text.length} chars)`,
             )
           else if (block.type === 'tool-call')
             lines.push(`${md ? '- ' : ''}-> ${block.name}(${clip(JSON.stringify(block.arguments), 120)})`)
@@ -57,6 +45,7 @@ export function renderTranscript(events: readonly AnySessionEvent[], format: Tra
         break
       }
       case 'tool/result': {
+        const data = event.data
         const text = textOf(data.message.content)
         const lineCount = text.split('\n').length
         const marker = data.message.isError ? ` [error${data.code ? ` ${data.code}` : ''}]` : ''
@@ -65,7 +54,7 @@ export function renderTranscript(events: readonly AnySessionEvent[], format: Tra
         break
       }
       case 'turn/end': {
-        const end = event.data as { reason: string; message?: string }
+        const end = event.data
         if (end.reason !== 'completed')
           out.push(
             md

@@ -5,6 +5,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, wri
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { type AnySessionEvent, eventData } from '@dsh/session'
 import { completionResponse, errorResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 
@@ -47,7 +48,7 @@ function dsh(args: string[], env: Record<string, string | undefined> = {}): Run 
 }
 
 /** The durable log of the only session in DSH_HOME: header plus events, read from disk. */
-function durableLog(): { header: Record<string, unknown>; events: Array<{ type: string; seq: number; data: never }> } {
+function durableLog(): { header: Record<string, unknown>; events: AnySessionEvent[] } {
   const files = readdirSync(join(home, 'sessions')).filter((name) => name.endsWith('.jsonl'))
   expect(files).toHaveLength(1)
   const lines = readFileSync(join(home, 'sessions', files[0] as string), 'utf8')
@@ -72,10 +73,8 @@ describe('dsh run', () => {
     expect(log.header).toMatchObject({ type: 'session', version: 0, cwd: home })
     expect(log.events.map((e) => e.seq)).toEqual(log.events.map((_, i) => i))
     expect(log.events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'completed' } })
-    const user = log.events.find((e) => e.type === 'user/message' && !(e.data as { origin?: string }).origin) as
-      | { data: { message: { content: unknown } } }
-      | undefined
-    expect(user?.data.message.content).toEqual([{ type: 'text', text: 'say done' }])
+    const user = eventData(log.events, 'user/message').find((data) => !data.origin)
+    expect(user?.message.content).toEqual([{ type: 'text', text: 'say done' }])
     expect(server.requests[0]?.headers.authorization).toBe('Bearer sk-test')
   })
 
@@ -85,12 +84,8 @@ describe('dsh run', () => {
     run.proc.stdin?.end('task from stdin\n')
     const result = await run.done
     expect(result.code).toBe(0)
-    const user = durableLog().events.find(
-      (e) => e.type === 'user/message' && !(e.data as { origin?: string }).origin,
-    ) as {
-      data: { message: { content: unknown } }
-    }
-    expect(user.data.message.content).toEqual([{ type: 'text', text: 'task from stdin' }])
+    const user = eventData(durableLog().events, 'user/message').find((data) => !data.origin)
+    expect(user?.message.content).toEqual([{ type: 'text', text: 'task from stdin' }])
   })
 
   it('streams committed events as JSON lines ending with a summary', async () => {
@@ -159,10 +154,7 @@ describe('dsh run', () => {
     expect(second.stdout).toBe('resumed and finished\n')
     const log = durableLog()
     expect(log.header.id).toBe(id)
-    expect(log.events.filter((e) => e.type === 'turn/end').map((e) => (e.data as { reason: string }).reason)).toEqual([
-      'aborted',
-      'completed',
-    ])
+    expect(eventData(log.events, 'turn/end').map((end) => end.reason)).toEqual(['aborted', 'completed'])
     const messages = server.requests[1]?.body.messages as Array<{ role: string; content: string }>
     expect(
       messages.filter((m) => m.role === 'user' && !m.content.startsWith('Sandbox:')).map((m) => m.content),

@@ -1,6 +1,13 @@
 // The client's projection of one session: the committed events folded into conversation nodes.
-// Folding is keyed by event type (`eventFolders`), so a plugin adds a node kind by registering a
+// Folding is keyed by event type (`foldEvent`), so a plugin adds a node kind by registering a
 // folder here and a renderer in `registry.ts`; nothing switches over all kinds in one place.
+// Payload types come from the packages that declare the events (type-only imports, erased from the
+// bundle); `@dsh/session/events` is the one runtime import, pure code with no Node dependency.
+import type {} from '@dsh/approval'
+import type {} from '@dsh/context'
+import type {} from '@dsh/sandbox'
+import { isEvent, type SessionEvent, type SessionEventType } from '@dsh/session/events'
+import type {} from '@dsh/work-state'
 import type {
   AgentStatus,
   EventEnvelope,
@@ -34,10 +41,18 @@ export interface ToolNode extends ConversationNode {
   decision?: { decision: string; by?: string; reason?: string }
 }
 
-export type Folder = (projection: SessionProjection, event: EventEnvelope) => void
+/** How events of type `T` change the nodes; `event.data` is that type's declared payload. */
+export type Folder<T extends SessionEventType> = (projection: SessionProjection, event: SessionEvent<T>) => void
 
 /** Event type -> how it changes the nodes. Types without a folder leave the nodes alone. */
-export const eventFolders = new Map<string, Folder>()
+export const eventFolders = new Map<string, (projection: SessionProjection, event: EventEnvelope) => void>()
+
+/** Registers (or replaces) the folder of one event type. */
+export function foldEvent<T extends SessionEventType>(type: T, folder: Folder<T>): void {
+  eventFolders.set(type, (projection, event) => {
+    if (isEvent(event, type)) folder(projection, event)
+  })
+}
 
 export class SessionProjection {
   header: SessionHeaderView | undefined
@@ -117,36 +132,32 @@ export class SessionProjection {
 
 // ---- the built-in folders ----
 
-const textOf = (content: Block[]) =>
+const textOf = (content: readonly Block[]) =>
   content
     .map((block) => (block.type === 'text' ? (block.text ?? '') : block.type === 'image' ? '[image]' : ''))
     .join('')
 
-eventFolders.set('user/message', (p, event) => {
-  const data = event.data as { message: { content: Block[] }; origin?: string }
+foldEvent('user/message', (p, event) => {
+  const data = event.data
   const text = textOf(data.message.content)
   // Input the harness added (sandbox notes, continuations) is context, not something the person typed.
   if (data.origin) p.push({ kind: 'context', key: `u${event.seq}`, seq: event.seq, text, origin: data.origin })
   else p.push({ kind: 'user', key: `u${event.seq}`, seq: event.seq, text })
 })
 
-eventFolders.set('assistant/chunk', (p, event) => {
-  const chunk = (event.data as { chunk: { type: string; text?: string } }).chunk
+foldEvent('assistant/chunk', (p, event) => {
+  const chunk = event.data.chunk
   if (chunk.type !== 'text-delta' && chunk.type !== 'reasoning-delta') return
   if (!p.streaming)
     p.streaming = p.push({ kind: 'streaming', key: `s${event.seq}`, seq: event.seq, text: '', reasoning: '' })
   const node = p.streaming
-  if (chunk.type === 'text-delta') node.text = `${node.text as string}${chunk.text ?? ''}`
-  else node.reasoning = `${node.reasoning as string}${chunk.text ?? ''}`
+  if (chunk.type === 'text-delta') node.text = `${node.text as string}${chunk.text}`
+  else node.reasoning = `${node.reasoning as string}${chunk.text}`
   p.touch(node)
 })
 
-eventFolders.set('assistant/message', (p, event) => {
-  const message = (
-    event.data as {
-      message: { content: Block[]; error?: { code: string; message: string }; usage?: SessionProjection['usage'] }
-    }
-  ).message
+foldEvent('assistant/message', (p, event) => {
+  const message = event.data.message
   if (message.usage) p.usage = message.usage
   if (p.streaming) {
     const index = p.nodes.indexOf(p.streaming)
@@ -155,7 +166,7 @@ eventFolders.set('assistant/message', (p, event) => {
   }
   const reasoning = message.content
     .filter((block) => block.type === 'reasoning')
-    .map((block) => block.text ?? '')
+    .map((block) => block.text)
     .join('')
   const text = textOf(message.content)
   if (text || reasoning) p.push({ kind: 'assistant', key: `a${event.seq}`, seq: event.seq, text, reasoning })
@@ -170,18 +181,14 @@ eventFolders.set('assistant/message', (p, event) => {
   }
 })
 
-eventFolders.set('tool/call', (p, event) => {
-  const call = (event.data as { call: ToolNode['call'] }).call
+foldEvent('tool/call', (p, event) => {
+  const call = event.data.call
   const node = p.push({ kind: 'tool', key: `t${call.id}`, seq: event.seq, call }) as ToolNode
   p.toolNodes.set(call.id, node)
 })
 
-eventFolders.set('tool/result', (p, event) => {
-  const data = event.data as {
-    message: { toolCallId: string; toolName: string; content: Block[]; isError: boolean }
-    code?: string
-    synthetic?: boolean
-  }
+foldEvent('tool/result', (p, event) => {
+  const data = event.data
   let node = p.toolNodes.get(data.message.toolCallId)
   if (!node) {
     // A closer for a call this projection never saw dispatched (e.g. not started before a crash).
@@ -202,8 +209,8 @@ eventFolders.set('tool/result', (p, event) => {
   p.touch(node)
 })
 
-eventFolders.set('approval/decided', (p, event) => {
-  const data = event.data as { toolCallId?: string; decision: string; by?: string; reason?: string }
+foldEvent('approval/decided', (p, event) => {
+  const data = event.data
   const node = data.toolCallId ? p.toolNodes.get(data.toolCallId) : undefined
   if (!node) return
   node.decision = {
@@ -214,35 +221,34 @@ eventFolders.set('approval/decided', (p, event) => {
   p.touch(node)
 })
 
-eventFolders.set('turn/end', (p, event) => {
-  const data = event.data as { reason: string; message?: string }
+foldEvent('turn/end', (p, event) => {
+  const data = event.data
   if (p.streaming) p.streaming = undefined
   p.push({ kind: 'turn-end', key: `x${event.seq}`, seq: event.seq, reason: data.reason, text: data.message ?? '' })
 })
 
-eventFolders.set('compaction/end', (p, event) => {
+foldEvent('compaction/end', (p, event) => {
   p.push({ kind: 'notice', key: `c${event.seq}`, seq: event.seq, text: 'Earlier context was compacted for the model.' })
 })
 
-eventFolders.set('session/end-seed', (p, event) => {
-  const data = event.data as { parentSession: string }
-  p.push({ kind: 'notice', key: `f${event.seq}`, seq: event.seq, text: `Forked from ${data.parentSession}` })
+foldEvent('session/end-seed', (p, event) => {
+  p.push({ kind: 'notice', key: `f${event.seq}`, seq: event.seq, text: `Forked from ${event.data.parentSession}` })
 })
 
-eventFolders.set('sandbox/mode', (p, event) => {
-  p.mode = (event.data as { mode: string }).mode
+foldEvent('sandbox/mode', (p, event) => {
+  p.mode = event.data.mode
 })
 
-eventFolders.set('request/context', (p, event) => {
-  const window = (event.data as { contextWindow?: number }).contextWindow
+foldEvent('request/context', (p, event) => {
+  const window = event.data.contextWindow
   if (typeof window === 'number') p.contextWindow = window
 })
 
-eventFolders.set('todo/write', (p, event) => {
-  p.todos = (event.data as { todos: SessionProjection['todos'] }).todos
+foldEvent('todo/write', (p, event) => {
+  p.todos = event.data.todos
 })
 
-eventFolders.set('request/header', (p, event) => {
-  const config = (event.data as { config?: { provider?: string; model?: string } }).config
+foldEvent('request/header', (p, event) => {
+  const config = event.data.config
   if (config?.model) p.model = config.provider ? `${config.provider}:${config.model}` : config.model
 })

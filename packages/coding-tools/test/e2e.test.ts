@@ -4,7 +4,8 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { AssistantMessage, ToolResultMessage } from '@dsh/llm'
+import type { AssistantMessage } from '@dsh/llm'
+import { eventData, type Session } from '@dsh/session'
 import { calls, startInProcess } from '@dsh/test-support/in-process'
 import { afterEach, describe, expect, it } from 'vitest'
 import { hasBwrap, mountWorld } from './harness.js'
@@ -36,10 +37,8 @@ async function boot(ws: string, script: AssistantMessage[]) {
   return startInProcess({ script, cwd: ws, after: (root) => mountWorld(root, ws) })
 }
 
-function resultsOf(session: { events: readonly { type: string; data: unknown }[] }) {
-  const results = session.events
-    .filter((event) => event.type === 'tool/result')
-    .map((event) => (event.data as { message: ToolResultMessage }).message)
+function resultsOf(session: Session) {
+  const results = eventData(session.events, 'tool/result').map((data) => data.message)
   const text = (id: string) =>
     results
       .find((m) => m.toolCallId === id)
@@ -96,9 +95,7 @@ describe.skipIf(skip)('end to end: a scripted model fixes a failing test', () =>
       ]),
     )
     // The model was told its sandbox (a dynamic prompt section, logged as context).
-    const context = agent.session.events.filter(
-      (e) => e.type === 'user/message' && (e.data as { origin?: string }).origin === 'context',
-    )
+    const context = agent.session.events.filter((e) => e.type === 'user/message' && e.data.origin === 'context')
     expect(JSON.stringify(context)).toContain(
       `Sandbox: workspace-write. bash and the file tools may write only to: ${ws}`,
     )

@@ -213,7 +213,7 @@ describe('compaction by hand', () => {
     await agent.whenIdle()
     const marks = agent.session.events
       .filter((e) => e.type === 'step/start' || e.type === 'compaction/end')
-      .map((e) => (e.type === 'step/start' ? 'S' : (e.data as { ok: boolean }).ok ? 'ok' : 'failed'))
+      .map((e) => (e.type === 'step/start' ? 'S' : e.data.ok ? 'ok' : 'failed'))
       .join(' ')
     expect(marks).toMatch(/failed( S){4} ok/)
     expect(marks.indexOf('failed')).toBeLessThan(marks.indexOf('ok'))

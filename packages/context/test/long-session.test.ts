@@ -6,8 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Plugin } from '@dsh/kernel'
-import type { LlmAdapter, LlmDispatch, StreamChunk, ToolResultMessage } from '@dsh/llm'
+import type { LlmAdapter, LlmDispatch, StreamChunk } from '@dsh/llm'
 import { messageToChunks } from '@dsh/llm'
+import { eventData, isEvent } from '@dsh/session'
 import SessionPersistence from '@dsh/session-store/coordinator'
 import JsonlSessionStore from '@dsh/session-store/jsonl'
 import { defineTool } from '@dsh/tools'
@@ -103,12 +104,12 @@ describe('a long session under a small context window', () => {
 
     // Compactions happened, each a start/end pair with a summary node citing its sources.
     const starts = session.events.filter((e) => e.type === 'compaction/start')
-    const ends = session.events.filter((e) => e.type === 'compaction/end')
+    const ends = eventData(session.events, 'compaction/end')
     expect(starts.length).toBeGreaterThan(10)
     expect(ends).toHaveLength(starts.length)
-    expect(ends.every((e) => (e.data as { ok: boolean }).ok)).toBe(true)
     for (const end of ends) {
-      const summary = session.events[(end.data as { summarySeq: number }).summarySeq]
+      expect(end.ok).toBe(true)
+      const summary = session.events[end.ok ? end.summarySeq : -1]
       expect(summary?.type).toBe('user/message')
       expect(summary?.surfaceOp?.op).toBe('replace')
       expect(summary?.sourceEventSeqs?.length).toBeGreaterThan(0)
@@ -116,18 +117,16 @@ describe('a long session under a small context window', () => {
     expect(model.summaryRequests).toHaveLength(starts.length)
 
     // The durable log keeps every raw result; the transcript shows all of it, unpruned.
-    const raw = session.events.filter((e) => e.type === 'tool/result' && e.surfaceOp?.op === 'append')
+    const raw = session.events.filter((e) => isEvent(e, 'tool/result')).filter((e) => e.surfaceOp?.op === 'append')
     expect(raw).toHaveLength(STEPS)
-    expect(raw.every((e) => textOf((e.data as { message: ToolResultMessage }).message).length === OUTPUT_CHARS)).toBe(
-      true,
-    )
+    expect(raw.every((e) => textOf(e.data.message).length === OUTPUT_CHARS)).toBe(true)
     const pruned = session.events.filter((e) => e.type === 'tool/result' && e.surfaceOp?.op === 'replace')
     expect(pruned).toHaveLength(STEPS)
     expect(pruned.every((e) => raw.some((r) => e.sourceEventSeqs?.[0] === r.seq))).toBe(true)
     const transcript = session.transcript()
     expect(transcript.filter((e) => e.type === 'tool/result')).toHaveLength(STEPS)
     expect(transcript.filter((e) => e.type === 'assistant/message')).toHaveLength(STEPS + 1)
-    expect(transcript.some((e) => (e.data as { origin?: string }).origin === 'compaction')).toBe(false)
+    expect(transcript.some((e) => e.type === 'user/message' && e.data.origin === 'compaction')).toBe(false)
 
     // The surface the model would see next is small and starts with a summary.
     const surface = session.deriveMessages()

@@ -54,7 +54,7 @@ describe('the token meter', () => {
     })
     const after = result(session, 'c1', 'x'.repeat(400))
     const reading = root.tokenMeter.measure(session)
-    const extra = estimateMessage((after.data as { message: ToolResultMessage }).message)
+    const extra = estimateMessage(after.data.message)
     expect(reading).toEqual({
       sessionId: session.id,
       tokens: 320 + extra,

@@ -79,7 +79,7 @@ it('compacts on CONTEXT_OVERFLOW and retries the request once, over HTTP', async
     // The log: the failed attempt's header, the compaction boundary facts, the replacement, the retry header.
     const tail = session.events
       .filter((e) => e.type !== 'assistant/chunk')
-      .map((e) => (e.type === 'request/header' ? `header:${(e.data as { reason?: string }).reason ?? ''}` : e.type))
+      .map((e) => (e.type === 'request/header' ? `header:${e.data.reason ?? ''}` : e.type))
     const from = tail.lastIndexOf('compaction/start') - 2
     expect(tail.slice(from)).toEqual([
       'header:',
@@ -97,7 +97,7 @@ it('compacts on CONTEXT_OVERFLOW and retries the request once, over HTTP', async
     expect(start?.data).toMatchObject({ trigger: 'overflow', start: 0 })
     const end = session.events.find((e) => e.type === 'compaction/end')
     expect(end?.data).toMatchObject({ trigger: 'overflow', ok: true })
-    const summary = session.events[(end?.data as { summarySeq: number } | undefined)?.summarySeq ?? -1]
+    const summary = session.events[end?.data.ok ? end.data.summarySeq : -1]
     expect(summary?.surfaceOp).toMatchObject({ op: 'replace', start: 0 })
     // Every raw tool result is still in the log and in the transcript.
     expect(session.transcript().filter((e) => e.type === 'tool/result')).toHaveLength(3)
@@ -149,9 +149,7 @@ it('retries an overflow only once per step: a second overflow ends the turn with
     expect(session.events.filter((e) => e.type === 'compaction/start')).toHaveLength(1)
     expect(session.events.at(-1)?.data).toMatchObject({ reason: 'error' })
     const last = session.events.filter((e) => e.type === 'assistant/message').at(-1)
-    expect((last?.data as { message: { error?: { code: string } } } | undefined)?.message.error?.code).toBe(
-      'CONTEXT_OVERFLOW',
-    )
+    expect(last?.data.message.error?.code).toBe('CONTEXT_OVERFLOW')
   } finally {
     await rm(dir, { recursive: true, force: true })
   }

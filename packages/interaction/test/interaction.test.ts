@@ -3,7 +3,7 @@ import { type Context, Service } from '@dsh/kernel'
 import type { AssistantMessage } from '@dsh/llm'
 import type { ScriptedResponse } from '@dsh/llm/scripted'
 import SandboxPolicy from '@dsh/sandbox/policy'
-import type { Session } from '@dsh/session'
+import { eventData, type Session } from '@dsh/session'
 import { startInProcess, text } from '@dsh/test-support/in-process'
 import { describe, expect, it } from 'vitest'
 import askUser from '../src/ask-user.js'
@@ -32,13 +32,10 @@ async function createRoot(script: ScriptedResponse[] = [], extra?: (root: Contex
 }
 
 function lastResult(session: Session): { text: string; isError: boolean; code?: string } {
-  const event = session.events.filter((e) => e.type === 'tool/result').at(-1)
-  const data = event?.data as unknown as {
-    message: { content: Array<{ text: string }>; isError: boolean }
-    code?: string
-  }
+  const data = eventData(session.events, 'tool/result').at(-1)
+  if (!data) throw new Error('no tool/result in the session')
   return {
-    text: data.message.content[0]?.text ?? '',
+    text: data.message.content.find((block) => block.type === 'text')?.text ?? '',
     isError: data.message.isError,
     ...(data.code ? { code: data.code } : {}),
   }
@@ -80,8 +77,8 @@ describe('commands', () => {
     expect(await root.commands.submit('two', { agent, session: agent.session })).toMatchObject({ kind: 'message' })
     await agent.whenIdle()
     expect(adapter.dispatches.map((d) => d.call.model)).toEqual(['scripted', 'bigger'])
-    const headers = agent.session.events.filter((e) => e.type === 'request/header')
-    expect((headers.at(-1)?.data as { config?: { model: string } } | undefined)?.config?.model).toBe('bigger')
+    const _headers = agent.session.events.filter((e) => e.type === 'request/header')
+    expect(eventData(agent.session.events, 'request/header').at(-1)?.config.model).toBe('bigger')
     await agent.dispose()
   })
 
@@ -118,7 +115,7 @@ describe('commands', () => {
 
     const fork = await root.commands.dispatch('/fork', target)
     expect(fork).toMatchObject({ ok: true, data: { parentSession: agent.session.id, durable: false } })
-    const child = root.sessions.get((fork.data as { sessionId: string }).sessionId)
+    const child = root.sessions.list().find((session) => session.header.parentSession === agent.session.id)
     expect(child?.header.seedLength).toBe(agent.session.length)
     expect(adapter.dispatches).toHaveLength(1)
     await agent.dispose()

@@ -444,10 +444,10 @@ export class DshClient {
     for (const { sessionId: id, event } of events) {
       if (id !== root) continue
       if (event.type === 'assistant/message') {
-        const content = (event.data as { message: { content: Array<{ type: string; text?: string }> } }).message.content
-        const said = content.flatMap((block) => (block.type === 'text' ? [block.text ?? ''] : [])).join('')
+        const content = event.data.message.content
+        const said = content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('')
         if (said.trim()) last = said
-      } else if (event.type === 'turn/end') reason = (event.data as { reason: string }).reason
+      } else if (event.type === 'turn/end') reason = event.data.reason
     }
     const result: RunResult = { sessionId: root, messageId: receipt.messageId, text: last, events }
     if (reason !== undefined) result.reason = reason

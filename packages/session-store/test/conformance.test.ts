@@ -112,7 +112,10 @@ for (const backend of ['jsonl', 'sqlite'] as Backend[]) {
       expect(
         resumed.events
           .slice(5)
-          .map((e) => [e.type, (e.data as { code?: string }).code ?? (e.data as { reason?: string }).reason]),
+          .map((e) => [
+            e.type,
+            e.type === 'tool/result' ? e.data.code : 'reason' in e.data ? e.data.reason : undefined,
+          ]),
       ).toEqual([
         ['tool/result', 'TOOL_OUTCOME_UNKNOWN'],
         ['tool/result', 'TOOL_NOT_STARTED'],

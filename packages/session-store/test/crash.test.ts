@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { eventData } from '@dsh/session'
 import { describe, expect, it } from 'vitest'
 import { type Backend, boot, tempDir } from './helpers.js'
 
@@ -107,14 +108,9 @@ describe.skipIf(!existsSync(dist))('crash safety (SIGKILL)', () => {
           const session = await ctx.sessionPersistence.resume(id)
           if (session.length > raw.length) repaired++
           expect(session.isClosed()).toBe(true)
-          const results = new Set(
-            session.events
-              .filter((e) => e.type === 'tool/result')
-              .map((e) => (e.data as { message: { toolCallId: string } }).message.toolCallId),
-          )
+          const results = new Set(eventData(session.events, 'tool/result').map((result) => result.message.toolCallId))
           for (const event of session.events) {
-            if (event.type === 'tool/call')
-              expect(results.has((event.data as { call: { id: string } }).call.id)).toBe(true)
+            if (event.type === 'tool/call') expect(results.has(event.data.call.id)).toBe(true)
           }
           expect(session.events.slice(0, raw.length)).toEqual(raw.events)
           await ctx.sessionPersistence.close(session)

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from '@dsh/kernel'
-import type { ToolResultMessage } from '@dsh/llm'
+import { eventData } from '@dsh/session'
 import { startInProcess } from '@dsh/test-support/in-process'
 import { afterEach, describe, expect, it } from 'vitest'
 import SkillsService, { parseSkill } from '../src/index.js'
@@ -97,13 +97,11 @@ describe('skills', () => {
       '# Skills\nLoad a skill with the skill tool when the task matches its description:\n- notes: Keep notes in NOTES.md.\n- release: Cut a release: tag, changelog, publish.\n- review: Review a diff for bugs.',
     )
     expect(header.tools?.map((t) => t.name)).toContain('skill')
-    const results = agent.session.events
-      .filter((e) => e.type === 'tool/result')
-      .map((e) => e.data as { message: ToolResultMessage; code?: string })
-    const loaded = results[0]?.message.content[0] as { text: string }
-    expect(loaded.text).toContain('Skill "release"')
-    expect(loaded.text).toContain('Other files: checklist.md')
-    expect(loaded.text.endsWith('# Release\nRun the checks first.')).toBe(true)
+    const results = eventData(agent.session.events, 'tool/result')
+    const loaded = results[0]?.message.content.find((block) => block.type === 'text')?.text ?? ''
+    expect(loaded).toContain('Skill "release"')
+    expect(loaded).toContain('Other files: checklist.md')
+    expect(loaded.endsWith('# Release\nRun the checks first.')).toBe(true)
     expect(results[1]?.message.isError).toBe(true)
     expect(results[1]?.code).toBe('SKILL_NOT_FOUND')
     expect(agent.session.events.at(-1)?.data).toEqual({ reason: 'completed' })

@@ -9,7 +9,7 @@ import type { ApprovalAnswer, ApprovalQuestion } from '@dsh/approval'
 import type {} from '@dsh/fs'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { ToolCallBlock } from '@dsh/llm'
-import type { Session, TurnEndReason } from '@dsh/session'
+import { eventData, type Session, type TurnEndReason } from '@dsh/session'
 import { type LoggedEvent, type Pending, SessionHost } from '@dsh/session-host'
 import type {} from '@dsh/session-store/coordinator'
 import type { ToolPresentation } from '@dsh/tools'
@@ -299,10 +299,7 @@ class AcpLink implements AcpConnection {
       await agent.whenIdle()
       await this.ctx.sessions.flush(agent.session).catch((error) => this.log(`flush failed: ${String(error)}`))
       await this.sending
-      const ended = agent.session.events
-        .slice(state.start)
-        .filter((event) => event.type === 'turn/end')
-        .at(-1)?.data as { reason: TurnEndReason; message?: string } | undefined
+      const ended = eventData(agent.session.events.slice(state.start), 'turn/end').at(-1)
       if (state.cancelled) return { stopReason: 'cancelled' }
       if (ended?.reason === 'error') {
         throw acp.RequestError.internalError(
@@ -320,7 +317,7 @@ class AcpLink implements AcpConnection {
   private lastError(session: Session, start: number): string {
     for (const event of session.events.slice(start).reverse()) {
       if (event.type !== 'assistant/message') continue
-      const error = (event.data as { message: { error?: { message?: string } } }).message.error
+      const error = event.data.message.error
       if (error?.message) return error.message
     }
     return 'the turn ended with an error'

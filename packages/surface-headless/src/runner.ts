@@ -136,14 +136,13 @@ export function summarize(
   let text = ''
   for (const event of events) {
     if (event.type === 'assistant/message') {
-      last = (event.data as unknown as { message: AssistantMessage }).message
+      last = event.data.message
       addUsage(usage, last.usage)
       const said = last.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('')
       if (said.trim()) text = said
     } else if (event.type === 'turn/end') {
-      const data = event.data as unknown as { reason: TurnEndReason; message?: string }
-      reason = data.reason
-      message = data.message
+      reason = event.data.reason
+      message = event.data.message
     }
   }
   const result: HeadlessRunResult = { sessionId, reason, text, usage, turns, durable }

@@ -1,6 +1,7 @@
 // The `dsh rpc` wire protocol: newline-delimited JSON-RPC 2.0 with named params over stdio. Plain
 // types and constants only (no runtime imports), shared by the server row and the client SDKs.
 import type { ReasoningEffort } from '@dsh/llm'
+import type { AnySessionEvent } from '@dsh/session'
 
 /** The protocol version `initialize` negotiates. Bumped only for incompatible changes. */
 export const RPC_PROTOCOL_VERSION = 1
@@ -234,8 +235,11 @@ export interface SessionEventNotification {
   sessionId: string
   /** The session this one was forked from, when it was. */
   parentSessionId?: string
-  /** The committed envelope `{ type, seq, time, data, ... }` exactly as the durable log has it. */
-  event: { type: string; seq: number; time: number; data: unknown; [key: string]: unknown }
+  /**
+   * The committed envelope `{ type, seq, time, data, ... }` exactly as the durable log has it; testing
+   * `type` narrows `data` (types no declaration names may come too: see @dsh/session).
+   */
+  event: AnySessionEvent
 }
 
 /**

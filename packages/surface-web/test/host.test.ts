@@ -1,5 +1,6 @@
 // The web host through its wire: unary calls, the session stream's baseline-then-live contract
 // across reconnects, approvals answered by the browser, and the write-only settings.
+import { eventData } from '@dsh/session'
 import { describe, expect, it } from 'vitest'
 import { call, seqsOf, startHost, stream, text } from './harness.js'
 
@@ -36,9 +37,9 @@ describe('web host', () => {
     await second.opened
     await second.until((frames) => seqsOf(frames).at(-1) === session.length - 1)
     expect([...seqsOf(first.frames), ...seqsOf(second.frames)]).toEqual(session.events.map((e) => e.seq))
-    const answers = session.events
-      .filter((e) => e.type === 'assistant/message')
-      .map((e) => (e.data as { message: { content: Array<{ text: string }> } }).message.content[0]?.text)
+    const answers = eventData(session.events, 'assistant/message').map(
+      (data) => data.message.content.find((block) => block.type === 'text')?.text,
+    )
     expect(answers).toEqual(['first answer', 'second answer'])
     second.close()
 

@@ -9,7 +9,7 @@ import { CommandsService } from '@dsh/interaction/commands'
 import { Context } from '@dsh/kernel'
 import type { AssistantMessage, ToolCallBlock } from '@dsh/llm'
 import type { ScriptedResponse } from '@dsh/llm/scripted'
-import { type Session, SessionService } from '@dsh/session'
+import { eventData, type Session, SessionService } from '@dsh/session'
 import { SystemPromptService } from '@dsh/system-prompt'
 import { startInProcess, text } from '@dsh/test-support/in-process'
 import { defineTool } from '@dsh/tools'
@@ -53,12 +53,10 @@ async function createRoot(dir: string, script: ScriptedResponse[]) {
 }
 
 function results(session: Session): Array<{ text: string; code?: string }> {
-  return session.events
-    .filter((event) => event.type === 'tool/result')
-    .map((event) => {
-      const data = event.data as unknown as { message: { content: Array<{ text: string }> }; code?: string }
-      return { text: data.message.content[0]?.text ?? '', ...(data.code ? { code: data.code } : {}) }
-    })
+  return eventData(session.events, 'tool/result').map((data) => ({
+    text: data.message.content.find((block) => block.type === 'text')?.text ?? '',
+    ...(data.code ? { code: data.code } : {}),
+  }))
 }
 
 const todos = [
@@ -153,7 +151,7 @@ describe('work state', () => {
       expect(second.writes).toEqual([])
       expect(results(resumed).at(-1)).toMatchObject({ code: 'DENIED' })
       expect(second.root.workState.state(resumed).goal).toMatchObject({ status: 'exhausted', continuations: 1 })
-      const ends = resumed.events.filter((e) => e.type === 'turn/end').map((e) => (e.data as { reason: string }).reason)
+      const ends = eventData(resumed.events, 'turn/end').map((end) => end.reason)
       expect(ends.at(-1)).toBe('completed')
       second.root.invariants.assert()
       await again.dispose()

@@ -19,19 +19,21 @@ const demoDir = fileURLToPath(new URL('../../demo/', import.meta.url))
 
 function describe(event: SessionEvent): string | undefined {
   if (event.type === 'assistant/message') {
-    const content = (event.data as unknown as { message: { content: Array<{ type: string; text?: string }> } }).message
-      .content
+    const content = event.data.message.content
     const text = content.flatMap((block) => (block.type === 'text' && block.text ? [block.text] : [])).join(' ')
     return text ? `model: ${text}` : undefined
   }
   if (event.type === 'tool/call') {
-    const call = (event.data as unknown as { call: { name: string; arguments: Record<string, unknown> } }).call
+    const call = event.data.call
     const detail = call.arguments.command ?? call.arguments.path ?? ''
     return `  tool: ${call.name} ${String(detail)}`
   }
   if (event.type === 'tool/result') {
-    const data = event.data as unknown as { message: { isError: boolean; content: Array<{ text?: string }> } }
-    const first = (data.message.content[0]?.text ?? '').split('\n').find((line) => line.trim()) ?? ''
+    const data = event.data
+    const first =
+      (data.message.content.find((block) => block.type === 'text')?.text ?? '')
+        .split('\n')
+        .find((line) => line.trim()) ?? ''
     return `  ${data.message.isError ? 'error' : 'result'}: ${first.length > 100 ? `${first.slice(0, 97)}...` : first}`
   }
   return undefined

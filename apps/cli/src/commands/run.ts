@@ -50,12 +50,12 @@ export function modelOf(options: Pick<RunOptions, 'model' | 'provider'>): { prov
 
 function progressLine(event: SessionEvent): string | undefined {
   if (event.type === 'tool/call') {
-    const call = (event.data as { call: { name: string; arguments: unknown } }).call
+    const call = event.data.call
     const args = JSON.stringify(call.arguments)
     return `dsh: • ${call.name} ${args.length > 100 ? `${args.slice(0, 97)}...` : args}`
   }
   if (event.type === 'tool/result') {
-    const data = event.data as { message: { isError: boolean; toolName: string }; code?: string }
+    const data = event.data
     if (data.message.isError) return `dsh:   ${data.message.toolName} failed${data.code ? ` (${data.code})` : ''}`
   }
   return undefined
