@@ -5,7 +5,7 @@ import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type {} from '@dsh/composition'
 import type { Context } from '@dsh/kernel'
-import { isSurfaceEvent, type SessionEvent, type SessionHeader } from '@dsh/session'
+import type { SessionEvent, SessionHeader } from '@dsh/session'
 
 export type { Lease, LeaseOwner } from './lease.js'
 export { acquireLease, readLease } from './lease.js'
@@ -100,27 +100,30 @@ export function sessionsDir(ctx: Context, dir: string | undefined): string {
 
 /**
  * The title of a session: the first user message's text, on one line, at most 80 characters. Context
- * snapshots (`origin: 'context'`, written by the loop, not the user) never title a session.
+ * snapshots (`origin: 'context'`, written by the loop, not the user) never title a session. Takes a
+ * raw record: session lists read files without validating them, so the shape is checked here.
  */
-export function titleOf(event: SessionEvent): string | undefined {
-  if (event.type !== 'user/message') return undefined
-  if (event.data.origin === 'context') return undefined
-  const text = event.data.message.content
-    .map((block) => (block.type === 'text' ? block.text : ''))
-    .filter((part) => part !== '')
-    .join(' ')
-    .replace(/\s+/g, ' ')
-    .trim()
+export function titleOf(record: unknown): string | undefined {
+  if (!isRecord(record) || record.type !== 'user/message' || !isRecord(record.data)) return undefined
+  if (record.data.origin === 'context') return undefined
+  const text = textBlocks(record.data.message, ['text']).join(' ').replace(/\s+/g, ' ').trim()
   if (!text) return undefined
   return text.length > 80 ? `${text.slice(0, 79)}…` : text
 }
 
-/** The searchable text of an event: the text blocks of a model-visible message. */
-export function textOf(event: SessionEvent): string {
-  if (!isSurfaceEvent(event)) return ''
-  const parts: string[] = []
-  for (const block of event.data.message.content) {
-    if (block.type === 'text' || block.type === 'reasoning') parts.push(block.text)
-  }
-  return parts.join('\n')
+/** The searchable text of a raw record: the text and reasoning blocks of its `data.message`. */
+export function textOf(record: unknown): string {
+  if (!isRecord(record) || !isRecord(record.data)) return ''
+  return textBlocks(record.data.message, ['text', 'reasoning']).join('\n')
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null
+}
+
+function textBlocks(message: unknown, types: readonly string[]): string[] {
+  if (!isRecord(message) || !Array.isArray(message.content)) return []
+  return message.content.flatMap((block: unknown) =>
+    isRecord(block) && types.includes(String(block.type)) && typeof block.text === 'string' ? [block.text] : [],
+  )
 }

@@ -391,12 +391,16 @@ export class JsonlBackend implements SessionStore {
   }
 }
 
+/** The `time` of a raw record, when it has one (records are not validated here). */
+function timeOf(record: unknown): unknown {
+  return typeof record === 'object' && record !== null && 'time' in record ? record.time : undefined
+}
+
 function metaOf(id: string, stored: StoredSession, bytes: number): Meta {
   const header = stored.header as { cwd?: string; createdAt?: number; parentSession?: string }
-  const events = stored.records as SessionEvent[]
   let title: string | undefined
-  for (const event of events) {
-    title = titleOf(event)
+  for (const record of stored.records) {
+    title = titleOf(record)
     if (title) break
   }
   return {
@@ -405,8 +409,8 @@ function metaOf(id: string, stored: StoredSession, bytes: number): Meta {
     createdAt: Number(header.createdAt ?? 0),
     ...(header.parentSession ? { parentSession: header.parentSession } : {}),
     ...(title ? { title } : {}),
-    eventCount: events.length,
-    updatedAt: Number(events.at(-1)?.time ?? header.createdAt ?? 0),
+    eventCount: stored.records.length,
+    updatedAt: Number(timeOf(stored.records.at(-1)) ?? header.createdAt ?? 0),
     bytes,
   }
 }
