@@ -87,7 +87,7 @@ function prune(
     const seq = surface[index] as number
     const event = events[seq] as AnySessionEvent
     if (event.type !== 'tool/result' || event.surfaceOp?.op !== 'append') continue
-    const message = (event.data as { message: ToolResultMessage }).message
+    const message = event.data.message
     if (textLength(message) <= maxChars) continue
     const text = message.content
       .filter((block) => block.type === 'text')
