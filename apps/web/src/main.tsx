@@ -4,6 +4,7 @@ import { Component, render } from 'preact'
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks'
 import type {
   ApprovalView,
+  ConfigNotice,
   HostFrame,
   PromptResult,
   QuestionView,
@@ -23,6 +24,8 @@ const host = {
   approvals: new Map<string, ApprovalView>(),
   questions: new Map<string, QuestionView>(),
   modes: [] as string[],
+  /** The last report of a watched config edit (`--watch-config`); a refused one shows as a banner. */
+  config: undefined as ConfigNotice | undefined,
   connected: false,
   listeners: new Set<() => void>(),
   changed() {
@@ -38,7 +41,9 @@ openStream<HostFrame>(
       host.approvals = new Map(frame.approvals.map((approval) => [approval.requestId, approval]))
       host.questions = new Map(frame.questions.map((question) => [question.questionId, question]))
       host.modes = frame.modes
+      host.config = frame.config
     } else if (frame.type === 'host/sessions') host.sessions = frame.sessions
+    else if (frame.type === 'host/config') host.config = frame.config
     else if (frame.type === 'approval/requested') host.approvals.set(frame.approval.requestId, frame.approval)
     else if (frame.type === 'approval/settled') host.approvals.delete(frame.requestId)
     else if (frame.type === 'question/requested') host.questions.set(frame.question.questionId, frame.question)
@@ -606,6 +611,27 @@ function Settings() {
   )
 }
 
+/** A refused edit of a watched patch file: the host kept the last good configuration. */
+function ConfigBanner() {
+  const { config } = useHost()
+  if (!config || config.ok) return null
+  return (
+    <div class="config-banner" role="alert">
+      <strong>Configuration change rejected; the last good configuration is still running.</strong>
+      <button
+        type="button"
+        onClick={() => {
+          host.config = undefined
+          host.changed()
+        }}
+      >
+        Dismiss
+      </button>
+      <pre>{config.error}</pre>
+    </div>
+  )
+}
+
 function App() {
   const route = useRoute()
   const [error, setError] = useState('')
@@ -613,6 +639,7 @@ function App() {
   const session = /^#\/s\/([A-Za-z0-9_.-]+)/.exec(route)?.[1]
   return (
     <div class="app">
+      <ConfigBanner />
       <Sidebar current={session} />
       {session ? (
         <SessionView key={session} sessionId={session} />

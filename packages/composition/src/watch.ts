@@ -9,6 +9,16 @@ export type WatchReport =
   | { ok: true; added: string[]; removed: string[]; warnings: string[] }
   | { ok: false; error: string }
 
+declare module 'cordis' {
+  interface Events {
+    /**
+     * Emitted on the running tree's root after each watched edit was handled: applied (`ok`), or
+     * refused with the last good tree kept. Long-lived surfaces report it to their clients.
+     */
+    'config/changed'(report: WatchReport): void
+  }
+}
+
 export interface WatchOptions {
   runtime: TreeRuntime
   /** The files to watch (they may not exist yet). */
@@ -24,7 +34,11 @@ export interface WatchOptions {
  * Reconfigurations are serialised; an edit during one schedules exactly one more.
  */
 export function watchConfig(options: WatchOptions): () => Promise<void> {
-  const { runtime, compose, onReport, debounceMs = 100 } = options
+  const { runtime, compose, debounceMs = 100 } = options
+  const onReport = (report: WatchReport) => {
+    options.onReport(report)
+    runtime.root.emit('config/changed', report)
+  }
   const names = new Map<string, Set<string>>()
   for (const file of options.files) {
     const dir = dirname(file)

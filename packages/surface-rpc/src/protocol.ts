@@ -295,6 +295,12 @@ export interface QuestionSettledNotification {
   status: 'answered' | 'cancelled'
 }
 
+/**
+ * An edit of a watched patch file was handled (`dsh rpc --watch-config`): applied (`ok: true`, rows
+ * added and removed), or refused (`ok: false`) with the last good configuration still running.
+ */
+export type ConfigChangedNotification = { ok: true; added: string[]; removed: string[] } | { ok: false; error: string }
+
 export interface RpcNotifications {
   'session/event': SessionEventNotification
   'agent/status': AgentStatusNotification
@@ -303,6 +309,7 @@ export interface RpcNotifications {
   'approval/settled': ApprovalSettledNotification
   'question/requested': QuestionRequestedNotification
   'question/settled': QuestionSettledNotification
+  'config/changed': ConfigChangedNotification
 }
 
 export type RpcNotificationMethod = keyof RpcNotifications

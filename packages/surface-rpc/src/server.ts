@@ -143,6 +143,12 @@ class Connection implements RpcConnection {
           ...(parentSessionId ? { parentSessionId } : {}),
         })
       }),
+      ctx.on('config/changed', (report) => {
+        this.notify(
+          'config/changed',
+          report.ok ? { ok: true, added: report.added, removed: report.removed } : { ok: false, error: report.error },
+        )
+      }),
       ctx.on('agent/disposed', (agent) => {
         this.status.delete(agent.id)
         this.notify('agent/lifecycle', {

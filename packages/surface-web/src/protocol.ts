@@ -60,6 +60,12 @@ export interface QuestionView {
   toolCallId?: string
 }
 
+/**
+ * How the host handled an edit of a watched patch file (`dsh web --watch-config`): applied (rows
+ * added/removed), or refused with the last good configuration kept and the reason.
+ */
+export type ConfigNotice = { ok: true; added: string[]; removed: string[] } | { ok: false; error: string }
+
 /** Any committed session event (the durable envelope). */
 export interface EventEnvelope {
   type: string
@@ -87,8 +93,11 @@ export type HostFrame =
       questions: QuestionView[]
       /** Permission presets a session can be switched to (empty without a sandbox policy row). */
       modes: string[]
+      /** The last `--watch-config` report, when an edit of a patch file was handled since start. */
+      config?: ConfigNotice
     }
   | { type: 'host/sessions'; sessions: SessionSummary[] }
+  | { type: 'host/config'; config: ConfigNotice }
   | { type: 'approval/requested'; approval: ApprovalView }
   | { type: 'approval/settled'; requestId: string; decision: string }
   | { type: 'question/requested'; question: QuestionView }

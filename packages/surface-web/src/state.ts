@@ -3,11 +3,13 @@
 // taken in the same tick as the subscription, so a client converges without gaps or duplicates.
 import type { InboxState } from '@dsh/agent'
 import type { ApprovalQuestion } from '@dsh/approval'
+import type {} from '@dsh/composition'
 import type { AskedQuestion } from '@dsh/interaction'
 import { type Context, toJsonSafe } from '@dsh/kernel'
 import { type Pending, SessionHost } from '@dsh/session-host'
 import type {
   ApprovalView,
+  ConfigNotice,
   EventEnvelope,
   HostFrame,
   InboxView,
@@ -35,6 +37,9 @@ export class HostState {
   private listTimer: NodeJS.Timeout | undefined
   private listRuns = 0
   private readonly log: (line: string) => void
+  /** The last config report, replayed in every host baseline so a page opened later shows it too. */
+  private config: ConfigNotice | undefined
+  private readonly stopConfig: () => void
 
   constructor(ctx: Context, defaultCwd: string | undefined, log: (line: string) => void) {
     this.host = new SessionHost(ctx, {
@@ -56,6 +61,13 @@ export class HostState {
       },
     })
     this.log = log
+    this.stopConfig = ctx.on('config/changed', (report) => {
+      const config: ConfigNotice = report.ok
+        ? { ok: true, added: report.added, removed: report.removed }
+        : { ok: false, error: report.error }
+      this.config = config
+      this.broadcastHost({ type: 'host/config', config })
+    })
   }
 
   async list(): Promise<SessionSummary[]> {
@@ -94,6 +106,7 @@ export class HostState {
       approvals: this.host.approvals().map(approvalView),
       questions: this.host.questions().map(questionView),
       modes: this.host.modes(),
+      ...(this.config ? { config: this.config } : {}),
     })
     return () => this.hostLinks.delete(link)
   }
@@ -185,6 +198,7 @@ export class HostState {
   /** Cancels pending questions, disposes the agents, flushes and closes their sessions. Idempotent. */
   close(): Promise<void> {
     if (this.listTimer) clearTimeout(this.listTimer)
+    this.stopConfig()
     return this.host.close()
   }
 }

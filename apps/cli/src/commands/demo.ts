@@ -7,13 +7,13 @@ import { cpSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { boot } from '@dsh/composition'
 import { HarnessError } from '@dsh/kernel'
 import type { SessionEvent } from '@dsh/session'
 import type {} from '@dsh/surface-headless'
-import { type ComposeRequest, compose } from '../config.js'
+import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
+import { withRuntime } from '../runtime.js'
 
 const demoDir = fileURLToPath(new URL('../../demo/', import.meta.url))
 
@@ -47,7 +47,7 @@ export async function demo(request: ComposeRequest, io: Io): Promise<number> {
   io.err('no network. The model turns are a recording; the tool calls really run, on a copy of a small project:')
   io.err(`  ${project}`)
   io.err(`task: ${script.task}`)
-  const composition = compose({
+  const composeRequest: ComposeRequest = {
     ...request,
     launcherRows: [
       {
@@ -56,9 +56,8 @@ export async function demo(request: ComposeRequest, io: Io): Promise<number> {
         config: { providers: ['replay'], file: join(demoDir, 'session.jsonl') },
       },
     ],
-  })
-  const runtime = await boot(composition.tree, { onLog: io.log })
-  try {
+  }
+  return withRuntime(composeRequest, io, async ({ runtime }) => {
     const headless = runtime.root.get('headless')
     if (!headless)
       throw new HarnessError('CONFIG_NO_RUNNER', 'the profile has no headless runner row (headless-runner)', {})
@@ -84,7 +83,5 @@ export async function demo(request: ComposeRequest, io: Io): Promise<number> {
     }
     io.err(`dsh demo: the tests pass. See the session with: dsh sessions show ${result.sessionId}`)
     return ExitCode.OK
-  } finally {
-    await runtime.dispose()
-  }
+  })
 }

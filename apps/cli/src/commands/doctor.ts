@@ -6,7 +6,7 @@ import type {} from '@dsh/subprocess'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
-import { withRuntime } from './sessions.js'
+import { withRuntime } from '../runtime.js'
 
 interface Check {
   name: string
@@ -42,7 +42,7 @@ async function endpointCheck(url: string): Promise<Check> {
 }
 
 export async function doctor(request: ComposeRequest, io: Io): Promise<number> {
-  return withRuntime(request, io, async (runtime) => {
+  return withRuntime(request, io, async ({ runtime }) => {
     const checks: Check[] = []
     const major = Number(process.versions.node.split('.')[0])
     checks.push({

@@ -1,13 +1,13 @@
 // `dsh run "<task>"`: boot the profile (headless by default), run one task to whole-agent idle through
 // `ctx.headless`, print the answer, exit with a code that says how the turn ended.
 import { resolve } from 'node:path'
-import { boot } from '@dsh/composition'
-import { HarnessError } from '@dsh/kernel'
+import { type Context, HarnessError } from '@dsh/kernel'
 import type { SessionEvent } from '@dsh/session'
 import type {} from '@dsh/surface-headless'
-import { type ComposeRequest, compose } from '../config.js'
+import type { ComposeRequest } from '../config.js'
 import { ExitCode, exitCodeForRun } from '../exit-codes.js'
 import type { Io } from '../io.js'
+import { withRuntime } from '../runtime.js'
 
 export interface RunOptions {
   output: 'text' | 'json' | 'stream-json'
@@ -66,9 +66,10 @@ export async function run(request: ComposeRequest, options: RunOptions, io: Io):
   if (!task && !options.continue && !options.resume) {
     throw new HarnessError('USAGE', 'no task given: dsh run "<task>" (or `-` to read it from stdin)', {})
   }
-  const composition = compose(request)
-  for (const warning of composition.tree.warnings) io.err(`dsh: warning: ${warning}`)
-  const runtime = await boot(composition.tree, { onLog: io.log })
+  return withRuntime(request, io, (scope) => runTask(scope.runtime.root, task, options, io))
+}
+
+async function runTask(root: Context, task: string, options: RunOptions, io: Io): Promise<number> {
   const controller = new AbortController()
   let signalCode: number | undefined
   const stopSignals = io.onSignal((signal) => {
@@ -78,7 +79,7 @@ export async function run(request: ComposeRequest, options: RunOptions, io: Io):
     controller.abort()
   })
   try {
-    const headless = runtime.root.get('headless')
+    const headless = root.get('headless')
     if (!headless) {
       throw new HarnessError(
         'CONFIG_NO_RUNNER',
@@ -132,6 +133,5 @@ export async function run(request: ComposeRequest, options: RunOptions, io: Io):
     return code
   } finally {
     stopSignals()
-    await runtime.dispose()
   }
 }

@@ -1,13 +1,13 @@
 // `dsh rpc` and `dsh acp`: boot the surface's profile, serve its protocol on stdin/stdout until the
 // client shuts down or closes stdin (or a signal arrives), then dispose the tree. stdout carries the
 // protocol only: console output is sent to stderr for the life of the command.
-import { boot } from '@dsh/composition'
-import { HarnessError } from '@dsh/kernel'
+import { type Context, HarnessError } from '@dsh/kernel'
 import type {} from '@dsh/surface-acp'
 import type {} from '@dsh/surface-rpc'
-import { type ComposeRequest, compose } from '../config.js'
+import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
+import { withRuntime } from '../runtime.js'
 
 type Surface = 'rpc' | 'acp'
 
@@ -30,37 +30,39 @@ export async function serve(surface: Surface, request: ComposeRequest, io: Io): 
   const env = request.env ?? process.env
   // The surface's own profile is the default (compose otherwise falls back to headless).
   const options = { ...request.options, profile: request.options.profile ?? env.DSH_PROFILE ?? surface }
-  const composition = compose({ ...request, options })
-  for (const warning of composition.tree.warnings) io.err(`dsh: warning: ${warning}`)
   const restoreConsole = consoleToStderr()
-  const runtime = await boot(composition.tree, { onLog: io.log })
-  let signalCode: number | undefined
   try {
-    const server = runtime.root.get(surface)
-    if (!server) {
-      throw new HarnessError('CONFIG_NO_SERVER', `the profile has no ${ROWS[surface]} row; use --profile ${surface}`, {
-        surface,
-      })
-    }
-    const connection = server.serve({
-      input: process.stdin,
-      output: process.stdout,
-      log: (line) => io.err(`dsh ${surface}: ${line}`),
+    return await withRuntime({ ...request, options }, io, ({ runtime }) => serveOn(surface, runtime.root, io), {
+      watch: true,
     })
-    const stopSignals = io.onSignal((signal) => {
-      if (signalCode !== undefined) io.forceExit(signalCode)
-      signalCode = signal === 'SIGTERM' ? ExitCode.SIGTERM : ExitCode.SIGINT
-      void connection.close()
-    })
-    try {
-      await connection.closed
-    } finally {
-      stopSignals()
-    }
-    return signalCode ?? ExitCode.OK
   } finally {
-    await runtime.dispose()
     restoreConsole()
     process.stdin.pause()
   }
+}
+
+async function serveOn(surface: Surface, root: Context, io: Io): Promise<number> {
+  let signalCode: number | undefined
+  const server = root.get(surface)
+  if (!server) {
+    throw new HarnessError('CONFIG_NO_SERVER', `the profile has no ${ROWS[surface]} row; use --profile ${surface}`, {
+      surface,
+    })
+  }
+  const connection = server.serve({
+    input: process.stdin,
+    output: process.stdout,
+    log: (line) => io.err(`dsh ${surface}: ${line}`),
+  })
+  const stopSignals = io.onSignal((signal) => {
+    if (signalCode !== undefined) io.forceExit(signalCode)
+    signalCode = signal === 'SIGTERM' ? ExitCode.SIGTERM : ExitCode.SIGINT
+    void connection.close()
+  })
+  try {
+    await connection.closed
+  } finally {
+    stopSignals()
+  }
+  return signalCode ?? ExitCode.OK
 }

@@ -1,31 +1,16 @@
 // `dsh sessions ls|show|export|fork`: the durable sessions, read through ctx.sessionQuery and
 // ctx.sessions of the booted profile (never by parsing files here).
-import { boot } from '@dsh/composition'
 import { HarnessError } from '@dsh/kernel'
 import { checkSessionId } from '@dsh/session'
 import { acquireLease, type SessionSummary } from '@dsh/session-store'
 import type {} from '@dsh/session-store/query'
-import { type ComposeRequest, compose } from '../config.js'
+import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
+import { type RuntimeScope, withRuntime } from '../runtime.js'
 import { renderTranscript } from '../transcript.js'
 
-type Runtime = Awaited<ReturnType<typeof boot>>
-
-export async function withRuntime<T>(
-  request: ComposeRequest,
-  io: Io,
-  work: (runtime: Runtime) => Promise<T>,
-): Promise<T> {
-  const composition = compose(request)
-  for (const warning of composition.tree.warnings) io.err(`dsh: warning: ${warning}`)
-  const runtime = await boot(composition.tree, { onLog: io.log })
-  try {
-    return await work(runtime)
-  } finally {
-    await runtime.dispose()
-  }
-}
+type Runtime = RuntimeScope['runtime']
 
 function query(runtime: Runtime) {
   const service = runtime.root.get('sessionQuery')
@@ -49,7 +34,7 @@ function when(ms: number): string {
 }
 
 export async function sessionsList(request: ComposeRequest, options: { json?: boolean }, io: Io): Promise<number> {
-  return withRuntime(request, io, async (runtime) => {
+  return withRuntime(request, io, async ({ runtime }) => {
     const summaries: SessionSummary[] = await query(runtime).list()
     if (options.json) {
       io.out(JSON.stringify(summaries, null, 2))
@@ -76,7 +61,7 @@ export async function sessionsList(request: ComposeRequest, options: { json?: bo
 }
 
 export async function sessionsShow(request: ComposeRequest, id: string, io: Io): Promise<number> {
-  return withRuntime(request, io, async (runtime) => {
+  return withRuntime(request, io, async ({ runtime }) => {
     const session = await query(runtime).read(id)
     io.out(`session ${session.id}  cwd ${session.header.cwd}  created ${when(session.header.createdAt)}`)
     if (session.header.parentSession)
@@ -92,7 +77,7 @@ export async function sessionsExport(
   options: { format: 'md' | 'jsonl' },
   io: Io,
 ): Promise<number> {
-  return withRuntime(request, io, async (runtime) => {
+  return withRuntime(request, io, async ({ runtime }) => {
     const session = await query(runtime).read(id)
     if (options.format === 'jsonl') {
       io.out(JSON.stringify(session.header))
@@ -113,7 +98,7 @@ export async function sessionsFork(
   options: { at?: number },
   io: Io,
 ): Promise<number> {
-  return withRuntime(request, io, async (runtime) => {
+  return withRuntime(request, io, async ({ runtime }) => {
     const source = await query(runtime).read(id)
     const child = runtime.root.sessions.fork(source, options.at)
     const durable = await runtime.root.sessions.flush(child)
@@ -137,7 +122,7 @@ export async function sessionsFork(
  * tail as after a crash. A second process holding the session makes it fail with SESSION_LEASED.
  */
 export async function sessionsRepair(request: ComposeRequest, id: string, io: Io): Promise<number> {
-  return withRuntime(request, io, async (runtime) => {
+  return withRuntime(request, io, async ({ runtime }) => {
     const store = runtime.root.get('sessionStore')
     if (!store?.repair) {
       throw new HarnessError(

@@ -1,12 +1,12 @@
 // `dsh web`: boot the web profile, ask `ctx.webHost` to listen, print where (and the access token,
 // once, when bound beyond loopback), serve until SIGINT/SIGTERM, then close the host and the tree.
 import { spawn } from 'node:child_process'
-import { boot } from '@dsh/composition'
 import { HarnessError } from '@dsh/kernel'
 import type {} from '@dsh/surface-web'
-import { type ComposeRequest, compose } from '../config.js'
+import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
+import { withRuntime } from '../runtime.js'
 
 export interface WebOptions {
   host: string
@@ -15,38 +15,38 @@ export interface WebOptions {
   open?: boolean
 }
 
-export async function web(request: ComposeRequest, options: WebOptions, io: Io): Promise<number> {
-  const composition = compose(request)
-  for (const warning of composition.tree.warnings) io.err(`dsh: warning: ${warning}`)
-  const runtime = await boot(composition.tree, { onLog: io.log })
-  try {
-    const host = runtime.root.get('webHost')
-    if (!host) {
-      throw new HarnessError(
-        'CONFIG_NO_SERVER',
-        'the profile has no web-host (@dsh/surface-web/server) row; use --profile web',
-        {
-          surface: 'web',
-        },
-      )
-    }
-    const handle = await host.listen({
-      host: options.host,
-      port: options.port,
-      trustedHosts: options.trustedHost ?? [],
-      log: (line) => io.err(`dsh web: ${line}`),
-    })
-    io.out(`dsh web: listening on ${handle.url}`)
-    if (handle.token) {
-      io.out(`dsh web: bound beyond loopback; the access token (shown once) is ${handle.token}`)
-    }
-    if (options.open) openBrowser(handle.url, io)
-    const code = await io.untilSignal()
-    await handle.close()
-    return code === ExitCode.SIGTERM || code === ExitCode.SIGINT ? ExitCode.OK : code
-  } finally {
-    await runtime.dispose()
-  }
+export function web(request: ComposeRequest, options: WebOptions, io: Io): Promise<number> {
+  return withRuntime(
+    request,
+    io,
+    async ({ runtime }) => {
+      const host = runtime.root.get('webHost')
+      if (!host) {
+        throw new HarnessError(
+          'CONFIG_NO_SERVER',
+          'the profile has no web-host (@dsh/surface-web/server) row; use --profile web',
+          {
+            surface: 'web',
+          },
+        )
+      }
+      const handle = await host.listen({
+        host: options.host,
+        port: options.port,
+        trustedHosts: options.trustedHost ?? [],
+        log: (line) => io.err(`dsh web: ${line}`),
+      })
+      io.out(`dsh web: listening on ${handle.url}`)
+      if (handle.token) {
+        io.out(`dsh web: bound beyond loopback; the access token (shown once) is ${handle.token}`)
+      }
+      if (options.open) openBrowser(handle.url, io)
+      const code = await io.untilSignal()
+      await handle.close()
+      return code === ExitCode.SIGTERM || code === ExitCode.SIGINT ? ExitCode.OK : code
+    },
+    { watch: true },
+  )
 }
 
 function openBrowser(url: string, io: Io): void {
