@@ -4,27 +4,23 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { AgentsService } from '@dsh/agent'
-import AgentLoopService from '@dsh/agent-loop'
-import { ApprovalService } from '@dsh/approval'
 import builtinCommands from '@dsh/interaction/builtin-commands'
 import CommandsService from '@dsh/interaction/commands'
 import UserQuestionsService from '@dsh/interaction/questions'
-import { Context, HarnessError, InvariantsService } from '@dsh/kernel'
-import { LlmService } from '@dsh/llm'
-import { createScriptedAdapter, type ScriptedResponse } from '@dsh/llm/scripted'
-import { SessionService } from '@dsh/session'
+import { HarnessError } from '@dsh/kernel'
+import type { ScriptedResponse } from '@dsh/llm/scripted'
 import SessionPersistence from '@dsh/session-store/coordinator'
 import JsonlSessionStore from '@dsh/session-store/jsonl'
 import SessionQuery from '@dsh/session-store/query'
-import { SystemPromptService } from '@dsh/system-prompt'
-import { defineTool, ToolsService } from '@dsh/tools'
+import { startInProcess } from '@dsh/test-support/in-process'
+import { defineTool } from '@dsh/tools'
 import { afterEach, describe, expect, it } from 'vitest'
 import { SessionHost, type SessionHostOptions } from '../src/index.js'
 
 const dirs: string[] = []
 afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+  // A session closed by a failed attach is released by the store in the background.
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 })
 })
 
 function text(answer: string): ScriptedResponse {
@@ -40,25 +36,23 @@ const noteCall: ScriptedResponse = {
 async function runtime(script: ScriptedResponse[], options: { persistence?: boolean } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'dsh-host-'))
   dirs.push(dir)
-  const root = new Context()
+  const persistence = options.persistence !== false
+  // The persistence rows are the test's own, so their disposal (which waits for the store) is too.
   const fibers: Array<{ dispose(): unknown }> = []
-  root.plugin(InvariantsService)
-  fibers.push(root.plugin(SessionService, { cwd: dir }))
-  if (options.persistence !== false) {
-    fibers.push(root.plugin(JsonlSessionStore, { dir: join(dir, 'sessions') }))
-    fibers.push(root.plugin(SessionPersistence))
-    fibers.push(root.plugin(SessionQuery))
-  }
-  root.plugin(LlmService, { provider: 'scripted' })
-  root.plugin(ToolsService)
-  root.plugin(ApprovalService)
-  root.plugin(UserQuestionsService)
-  root.plugin(CommandsService)
-  root.plugin(builtinCommands)
-  root.plugin(SystemPromptService)
-  root.plugin(AgentsService)
-  await root.plugin(AgentLoopService, { model: { provider: 'scripted', model: 'scripted' } })
-  root.llm.registerAdapter('scripted', createScriptedAdapter(script))
+  const { root } = await startInProcess({
+    script,
+    cwd: dir,
+    before: (root) => {
+      if (persistence) {
+        fibers.push(root.plugin(JsonlSessionStore, { dir: join(dir, 'sessions') }))
+        fibers.push(root.plugin(SessionPersistence))
+        fibers.push(root.plugin(SessionQuery))
+      }
+      root.plugin(UserQuestionsService)
+      root.plugin(CommandsService)
+      root.plugin(builtinCommands)
+    },
+  })
   const written: string[] = []
   root.tools.register(
     defineTool<{ text: string }>({
