@@ -30,7 +30,6 @@ export async function withRuntime<T>(
   let stopWatching: (() => Promise<void>) | undefined
   try {
     if (options.watch && request.options.watchConfig) {
-      io.err(`dsh: watching ${composition.patchFiles.join(', ')} for changes`)
       stopWatching = watchConfig({
         runtime,
         files: composition.patchFiles,
@@ -41,6 +40,7 @@ export async function withRuntime<T>(
           io.err(`dsh: reconfigured: +[${report.added.join(', ')}] -[${report.removed.join(', ')}]`)
         },
       })
+      io.err(`dsh: watching ${composition.patchFiles.join(', ')} for changes`)
     }
     return await work({ runtime, composition })
   } finally {
