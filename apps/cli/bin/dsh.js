@@ -1,5 +1,9 @@
 #!/usr/bin/env node
 // Entry point of the `dsh` binary: loads the built CLI, so this file exists before the first build.
+// The V8 compile cache (Node >= 22.1) makes every later start skip compiling dsh's modules; older
+// Node has no such API and starts as before.
+const { enableCompileCache } = await import('node:module')
+enableCompileCache?.()
 let cli
 try {
   cli = await import('../dist/main.js')

@@ -1,8 +1,8 @@
 // `--dump-config`: the effective tree as YAML, each row preceded by a comment naming the layer that
 // inserted it and every later layer that patched it. The output is itself a valid layer file.
-import { Document, isMap, isSeq } from 'yaml'
 import { configTags } from './expressions.js'
 import type { EffectiveTree } from './layers.js'
+import { loadYaml } from './lazy.js'
 
 export interface DumpOptions {
   /** First comment lines, e.g. the profile name. */
@@ -16,6 +16,7 @@ export function dumpTree(tree: EffectiveTree, options: DumpOptions = {}): string
     if (row.disabled !== false) out.disabled = row.disabled
     return out
   })
+  const { Document, isMap, isSeq } = loadYaml()
   const doc = new Document(plain, { customTags: configTags })
   const header = [
     options.title,

@@ -4,9 +4,9 @@
 import { readFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { HarnessError } from '@dsh/kernel'
-import { Ajv } from 'ajv'
-import { LineCounter, parseDocument } from 'yaml'
+import type { ValidateFunction } from 'ajv'
 import { ConfigExpr, configTags } from './expressions.js'
+import { loadAjv, loadYaml } from './lazy.js'
 
 export type LayerKind = 'bundle' | 'profile' | 'home' | 'patch' | 'launcher'
 
@@ -47,21 +47,25 @@ export interface EffectiveTree {
   layers: Pick<Layer, 'kind' | 'label' | 'file'>[]
 }
 
-const ajv = new Ajv({ allErrors: true, strict: true })
-const validateRows = ajv.compile({
-  type: 'array',
-  items: {
-    type: 'object',
-    required: ['id'],
-    additionalProperties: false,
-    properties: {
-      id: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._/-]*$' },
-      use: { type: 'string', minLength: 1 },
-      config: {},
-      disabled: {},
+let rowsValidator: ValidateFunction | undefined
+/** The row-list schema, compiled on first use. */
+function validateRows(value: unknown): boolean {
+  rowsValidator ??= new (loadAjv().Ajv)({ allErrors: true, strict: true }).compile({
+    type: 'array',
+    items: {
+      type: 'object',
+      required: ['id'],
+      additionalProperties: false,
+      properties: {
+        id: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._/-]*$' },
+        use: { type: 'string', minLength: 1 },
+        config: {},
+        disabled: {},
+      },
     },
-  },
-})
+  })
+  return rowsValidator(value)
+}
 
 /**
  * Validates parsed layer content. Throws `CONFIG_INVALID` listing every problem with its path.
@@ -70,7 +74,7 @@ const validateRows = ajv.compile({
 export function checkRows(value: unknown, source: string): RowSpec[] {
   if (value === null || value === undefined) return []
   if (!validateRows(value)) {
-    const problems = (validateRows.errors ?? []).map((e) => `  - ${e.instancePath || '/'} ${e.message}`)
+    const problems = (rowsValidator?.errors ?? []).map((e) => `  - ${e.instancePath || '/'} ${e.message}`)
     throw new HarnessError(
       'CONFIG_INVALID',
       `${source}: not a list of rows { id, use?, config?, disabled? }:\n${problems.join('\n')}`,
@@ -104,6 +108,7 @@ export function checkRows(value: unknown, source: string): RowSpec[] {
 
 /** Parses YAML layer text (with the config tags). Throws `CONFIG_INVALID` with line numbers. */
 export function parseLayerText(text: string, source: string): RowSpec[] {
+  const { LineCounter, parseDocument } = loadYaml()
   const lineCounter = new LineCounter()
   const doc = parseDocument(text, { customTags: configTags, lineCounter, prettyErrors: true })
   const problems = [...doc.errors, ...doc.warnings]

@@ -4,8 +4,8 @@ import { createRequire } from 'node:module'
 import { homedir } from 'node:os'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { HarnessError } from '@dsh/kernel'
-import { parse } from 'yaml'
 import { type Layer, type RowSpec, readLayer } from './layers.js'
+import { loadYaml } from './lazy.js'
 
 /** `$DSH_HOME`, or `~/.dsh` when unset. */
 export function dshHome(env: Readonly<Record<string, string | undefined>> = process.env): string {
@@ -56,7 +56,7 @@ export function loadProfile(home: string, name: string, templatesDir: string): P
   }
   let manifest: unknown
   try {
-    manifest = parse(readFileSync(file, 'utf8'))
+    manifest = loadYaml().parse(readFileSync(file, 'utf8'))
   } catch (error) {
     throw new HarnessError('PROFILE_INVALID', `${file}: ${(error as Error).message.split('\n')[0]}`, { file })
   }

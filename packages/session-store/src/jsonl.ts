@@ -2,7 +2,7 @@
 // line and one envelope per line; fdatasync on flush; a torn final line detected on read and cut off
 // by repair. A `<id>.meta.json` sidecar (a derived cache, never trusted when stale) lets the session
 // list skip reading whole logs.
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, writeSync } from 'node:fs'
 import { type FileHandle, open, readdir, readFile, rename, stat, truncate, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
@@ -240,10 +240,11 @@ export class JsonlBackend implements SessionStore {
     if (lines.length > 0) {
       const bytes = Buffer.from(`${lines.join('\n')}\n`)
       try {
+        // A synchronous write: it only reaches the page cache (durability is the datasync below), and
+        // costs a tenth of the CPU of a thread-pool round trip per batch, which the loop pays per step.
         let done = 0
         while (done < bytes.length) {
-          const { bytesWritten } = await file.handle.write(bytes, done, bytes.length - done, file.size + done)
-          done += bytesWritten
+          done += writeSync(file.handle.fd, bytes, done, bytes.length - done, file.size + done)
         }
       } catch (error) {
         file.dirtyTail = true
