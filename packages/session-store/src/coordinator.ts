@@ -2,7 +2,7 @@
 // write-behind queue per session with bounded batching, takes each session's lease, answers
 // `ctx.sessions.flush()`, and performs cold resume (validate, repair, commit, re-read).
 import { type Context, HarnessError, Service } from '@dsh/kernel'
-import { repairEvents, type Session, type SessionEvent, type SessionHeader } from '@dsh/session'
+import { type FlushOptions, repairEvents, type Session, type SessionEvent, type SessionHeader } from '@dsh/session'
 import type { SessionStore, StoredSession } from './index.js'
 import { acquireLease, type Lease } from './lease.js'
 
@@ -186,8 +186,8 @@ export class Coordinator {
     return this.#ready
   }
 
-  /** Writes and syncs `session` (or every tracked session). Rejects with the first failure. */
-  async flush(session?: Session): Promise<void> {
+  /** Writes and (unless `sync: false`) syncs `session` (or every tracked session). Rejects with the first failure. */
+  async flush(session?: Session, options: FlushOptions = {}): Promise<void> {
     await this.#ready
     const targets = session
       ? [this.#trackers.get(session.id)].filter((t): t is Tracker => t?.session === session)
@@ -196,7 +196,7 @@ export class Coordinator {
       targets.map((tracker) => {
         if (tracker.timer) clearTimeout(tracker.timer)
         tracker.timer = undefined
-        return this.#drain(tracker, true)
+        return this.#drain(tracker, options.sync !== false)
       }),
     )
   }
@@ -274,7 +274,7 @@ export class SessionPersistence extends Service {
       core.enqueue(session, event)
     })
     ctx.on('session/closed', (session) => core.close(session))
-    ctx.sessions.addFlushParticipant((session) => core.flush(session))
+    ctx.sessions.addFlushParticipant((session, options) => core.flush(session, options))
     ctx.effect(() => () => core.shutdown(), 'sessionPersistence.shutdown')
   }
 
@@ -294,8 +294,8 @@ export class SessionPersistence extends Service {
   }
 
   /** Writes and syncs one session or all; the same barrier `ctx.sessions.flush()` waits for. */
-  flush(session?: Session): Promise<void> {
-    return this.core.flush(session)
+  flush(session?: Session, options?: FlushOptions): Promise<void> {
+    return this.core.flush(session, options)
   }
 
   /**

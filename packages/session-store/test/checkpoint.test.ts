@@ -19,6 +19,35 @@ describe('the checkpoint policy', () => {
     await ctx.dispose()
   })
 
+  it('group commit: a pre-step only writes, the next model dispatch syncs both; writeOnly [] syncs every boundary', async () => {
+    for (const [config, preStepSynced] of [
+      [{}, false],
+      [{ writeOnly: [] }, true],
+    ] as const) {
+      using dir = tempDir()
+      const ctx = await boot('jsonl', dir.path, { delayMs: 60_000 }, [[checkpoint, config]])
+      await new Promise((resolve) => setImmediate(resolve))
+      const store = ctx.sessionStore as unknown as { backend: { write(id: string, b: WriteBatch): Promise<void> } }
+      const write = store.backend.write.bind(store.backend)
+      const syncs: boolean[] = []
+      store.backend.write = (id, batch) => {
+        syncs.push(batch.sync)
+        return write(id, batch)
+      }
+      const session = ctx.sessions.create({ id: 'c' })
+      session.append('user/message', { message: user('claimed') }, append)
+      await ctx.sessions.checkpoint(session, 'pre-step')
+      // Written: a reader (or a resume after the process was killed) sees it.
+      expect((await ctx.sessionStore.read('c'))?.records).toHaveLength(session.length)
+      expect(syncs.at(-1)).toBe(preStepSynced)
+      session.append('user/message', { message: user('request') }, append)
+      await ctx.sessions.checkpoint(session, 'model-dispatch')
+      expect(syncs.at(-1)).toBe(true)
+      expect((await ctx.sessionStore.read('c'))?.records).toHaveLength(session.length)
+      await ctx.dispose()
+    }
+  })
+
   it('blocks the action when the flush fails, and skips boundaries it is not configured for', async () => {
     using dir = tempDir()
     const ctx = await boot('jsonl', dir.path, { delayMs: 60_000 }, [[checkpoint, { boundaries: ['tool-body'] }]])

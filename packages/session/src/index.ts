@@ -55,8 +55,14 @@ export interface CheckpointRequest {
   detail?: string
 }
 
+/** How far a flush goes: `sync: false` only hands the events to the OS (they survive the process being killed, not a power loss). */
+export interface FlushOptions {
+  /** Default true: written and synced (fsync / synchronous commit). */
+  sync?: boolean
+}
+
 /** Makes sessions durable; registered by a persistence coordinator. */
-export type FlushParticipant = (session?: Session) => Promise<void>
+export type FlushParticipant = (session?: Session, options?: FlushOptions) => Promise<void>
 
 declare module 'cordis' {
   interface Context {
@@ -261,11 +267,13 @@ export class SessionService extends Service {
    * The durability barrier: resolves true once every persistence participant has written and synced
    * `session` (or every live session), false when no participant is registered (nothing is durable).
    * Rejects with the participant's error when a write failed; the failed batch is kept for a retry.
+   * With `{ sync: false }` the events are written but not synced (a group commit: the next synced
+   * flush makes them durable together with what follows).
    */
-  async flush(session?: Session): Promise<boolean> {
+  async flush(session?: Session, options?: FlushOptions): Promise<boolean> {
     const participants = [...this.state.participants]
     if (participants.length === 0) return false
-    await Promise.all(participants.map((flush) => flush(session)))
+    await Promise.all(participants.map((flush) => flush(session, options)))
     return true
   }
 
