@@ -69,6 +69,21 @@ function damaged(path: string, error: unknown): unknown {
   )
 }
 
+/**
+ * At open, after the schema version matched: a plain SQLite error from preparing the store's own statements
+ * means the stored schema no longer says what this version wrote (a damaged or hand-edited file).
+ */
+function schemaDamaged(path: string, error: unknown): unknown {
+  const code = (error as { code?: unknown }).code
+  if (HarnessError.is(error) || typeof code !== 'string' || !code.startsWith('SQLITE_')) return error
+  return new HarnessError(
+    'SESSION_CORRUPT',
+    `${path}: the SQLite database's schema does not match what dsh wrote (${(error as Error).message}); restore it from a backup or move it aside`,
+    { file: path, sqlite: code },
+    { cause: error },
+  )
+}
+
 /** Runs `fn`, turning SQLite damage errors into SESSION_CORRUPT. */
 function guarded<T>(path: string, fn: () => T): T {
   try {
@@ -124,7 +139,7 @@ export class SqliteBackend implements SessionStore {
       this.#setTitle = db.prepare('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL')
     } catch (error) {
       db.close()
-      throw damaged(this.path, error)
+      throw schemaDamaged(this.path, damaged(this.path, error))
     }
   }
 

@@ -74,4 +74,25 @@ describe('corrupted SQLite session databases', () => {
     expect(outcomes.refused).toBeGreaterThan(0)
     await a.dispose()
   }, 30_000)
+
+  it('refuses a database whose stored schema no longer names the columns dsh wrote', async () => {
+    using dir = tempDir()
+    const path = `${dir.path}/sessions.sqlite`
+    const { SqliteBackend } = await import('../src/sqlite.js')
+    new SqliteBackend(path, dir.path).close()
+    // One changed byte in the schema text (the first page): the version and the file header stay valid.
+    const bytes = readFileSync(path)
+    const at = bytes.indexOf('created_at')
+    expect(at).toBeGreaterThan(0)
+    bytes[at + 'created_a'.length] = 'x'.charCodeAt(0)
+    writeFileSync(path, bytes)
+    let caught: unknown
+    try {
+      new SqliteBackend(path, dir.path).close()
+    } catch (error) {
+      caught = error
+    }
+    expect(HarnessError.is(caught) && caught.code).toBe('SESSION_CORRUPT')
+    expect((caught as Error).message).toContain(path)
+  })
 })
