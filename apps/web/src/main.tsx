@@ -24,6 +24,8 @@ const host = {
   approvals: new Map<string, ApprovalView>(),
   questions: new Map<string, QuestionView>(),
   modes: [] as string[],
+  /** Where new sessions start unless a directory is typed (the host's own). */
+  defaultCwd: '',
   /** The last report of a watched config edit (`--watch-config`); a refused one shows as a banner. */
   config: undefined as ConfigNotice | undefined,
   connected: false,
@@ -41,6 +43,7 @@ openStream<HostFrame>(
       host.approvals = new Map(frame.approvals.map((approval) => [approval.requestId, approval]))
       host.questions = new Map(frame.questions.map((question) => [question.questionId, question]))
       host.modes = frame.modes
+      host.defaultCwd = frame.defaultCwd
       host.config = frame.config
     } else if (frame.type === 'host/sessions') host.sessions = frame.sessions
     else if (frame.type === 'host/config') host.config = frame.config
@@ -94,7 +97,7 @@ function Sidebar({ current }: { current: string | undefined }) {
   const create = async (event: Event) => {
     event.preventDefault()
     try {
-      const created = await api<{ sessionId: string }>('POST', '/api/sessions', cwd.trim() ? { cwd: cwd.trim() } : {})
+      const created = await api<{ sessionId: string }>('POST', '/api/sessions', { cwd: cwd.trim() || state.defaultCwd })
       location.hash = `#/s/${created.sessionId}`
     } catch (error) {
       failed(error)
@@ -111,7 +114,7 @@ function Sidebar({ current }: { current: string | undefined }) {
       </header>
       <form class="new-session" onSubmit={create}>
         <input
-          placeholder="working directory (default: host cwd)"
+          placeholder={`working directory (default: ${state.defaultCwd || 'host cwd'})`}
           value={cwd}
           onInput={(e) => setCwd(e.currentTarget.value)}
           aria-label="working directory"

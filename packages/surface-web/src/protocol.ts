@@ -93,6 +93,8 @@ export type HostFrame =
       questions: QuestionView[]
       /** Permission presets a session can be switched to (empty without a sandbox policy row). */
       modes: string[]
+      /** The directory new sessions start in unless the client chooses another (what `POST /api/sessions` sends by default). */
+      defaultCwd: string
       /** The last `--watch-config` report, when an edit of a patch file was handled since start. */
       config?: ConfigNotice
     }

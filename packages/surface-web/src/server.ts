@@ -204,11 +204,15 @@ class Api {
     const state = this.state
     if (method === 'GET' && path === '/api/sessions') return { sessions: await state.list() }
     if (method === 'POST' && path === '/api/sessions') {
-      const cwd = optionalString(body, 'cwd')
+      const cwd = checkCwd(optionalString(body, 'cwd'), state.host.cwd)
       // Choosing a directory is management: only from this machine.
-      if (cwd !== undefined && !loopback)
-        throw new ApiError(403, 'LOOPBACK_ONLY', 'choosing a directory is loopback-only')
-      const agent = await state.host.create(cwd === undefined ? {} : { cwd: checkCwd(cwd) })
+      if (cwd !== state.host.cwd && !loopback)
+        throw new ApiError(
+          403,
+          'LOOPBACK_ONLY',
+          `choosing a directory is loopback-only; from here send the host's directory ${JSON.stringify(state.host.cwd)}`,
+        )
+      const agent = await state.host.create({ cwd })
       return { sessionId: agent.session.id, cwd: agent.session.header.cwd }
     }
     const session = /^\/api\/sessions\/([A-Za-z0-9_.-]+)\/([a-z-]+)$/.exec(path)
@@ -328,20 +332,18 @@ function badTarget(target: string | undefined): string {
 }
 
 /**
- * A client-chosen session directory: absolute (ACP asks the same) and existing, so a typo fails here
- * and not at the first tool call. Leaving `cwd` out is the way to get the host's directory (the only
- * way for a client that is not on this machine), so an empty string is refused, not read as "default".
+ * A session's directory, checked when the session is created rather than at its first tool call: required
+ * (the host's own is in the host baseline as `defaultCwd`), absolute, and an existing directory.
  */
-function checkCwd(cwd: string): string {
-  const defaultHint = 'or leave "cwd" out for the host\'s working directory'
-  if (!cwd.trim())
-    throw badParams(`"cwd" is empty: send an absolute directory (e.g. "/home/me/project"), ${defaultHint}`)
-  if (!isAbsolute(cwd))
-    throw badParams(
-      `"cwd" must be an absolute path, got ${JSON.stringify(cwd)} (e.g. "/home/me/project"), ${defaultHint}`,
-    )
+function checkCwd(cwd: string | undefined, defaultCwd: string): string {
+  const hint = `e.g. the host's directory ${JSON.stringify(defaultCwd)}`
+  if (cwd === undefined) throw badParams(`"cwd" is missing: send the absolute directory to work in, ${hint}`)
+  if (!cwd.trim()) throw badParams(`"cwd" is empty: send the absolute directory to work in, ${hint}`)
+  if (!isAbsolute(cwd)) throw badParams(`"cwd" must be an absolute path, got ${JSON.stringify(cwd)} (${hint})`)
   if (!existsSync(cwd) || !statSync(cwd).isDirectory())
-    throw badParams(`"cwd" ${JSON.stringify(cwd)} is not an existing directory; create it first, ${defaultHint}`)
+    throw badParams(
+      `"cwd" ${JSON.stringify(cwd)} is not an existing directory; create it first or send another (${hint})`,
+    )
   return cwd
 }
 

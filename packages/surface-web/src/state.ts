@@ -106,6 +106,7 @@ export class HostState {
       approvals: this.host.approvals().map(approvalView),
       questions: this.host.questions().map(questionView),
       modes: this.host.modes(),
+      defaultCwd: this.host.cwd,
       ...(this.config ? { config: this.config } : {}),
     })
     return () => this.hostLinks.delete(link)

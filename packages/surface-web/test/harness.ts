@@ -39,10 +39,13 @@ export async function startHost(script: ScriptedResponse[] = [], listen: WebList
   root.on('tools/pre-execute', async (input, next) => (input.toolName === 'note' ? { action: 'ask' } : next()))
   const fiber = root.plugin(WebHostService, { staticDir: '/nonexistent' })
   await fiber
-  const handle: WebHostHandle = await root.webHost.listen({ port: 0, ...listen })
+  // The directory new sessions start in (clients send it as `cwd`; the host baseline names it too).
+  const cwd = listen.cwd ?? process.cwd()
+  const handle: WebHostHandle = await root.webHost.listen({ port: 0, ...listen, cwd })
   const base = `http://127.0.0.1:${handle.port}`
   return {
     root,
+    cwd,
     adapter,
     handle,
     base,

@@ -67,7 +67,7 @@ describe('web host', () => {
     const hostStream = stream(host.base, '/api/streams/host')
     await hostStream.opened
     await hostStream.until((frames) => frames[0]?.type === 'host/baseline')
-    const id = (await call(host.base, 'POST', '/api/sessions', {})).body.sessionId as string
+    const id = (await call(host.base, 'POST', '/api/sessions', { cwd: host.cwd })).body.sessionId as string
     await call(host.base, 'POST', `/api/sessions/${id}/prompt`, { text: 'write a note' })
     await hostStream.until((frames) => frames.some((f) => f.type === 'approval/requested'))
     const asked = hostStream.frames.find((f) => f.type === 'approval/requested')?.approval as { requestId: string }
@@ -99,7 +99,7 @@ describe('web host', () => {
     ])
     const hostStream = stream(host.base, '/api/streams/host')
     await hostStream.opened
-    const id = (await call(host.base, 'POST', '/api/sessions', {})).body.sessionId as string
+    const id = (await call(host.base, 'POST', '/api/sessions', { cwd: host.cwd })).body.sessionId as string
     await call(host.base, 'POST', `/api/sessions/${id}/prompt`, { text: 'start' })
     // The turn waits on the approval, so follow-ups queue for the next turn.
     await hostStream.until((frames) => frames.some((f) => f.type === 'approval/requested'))
@@ -160,7 +160,7 @@ describe('web host', () => {
       questions: [],
       modes: expect.arrayContaining(['read-only', 'workspace-write']),
     })
-    const id = (await call(host.base, 'POST', '/api/sessions', {})).body.sessionId as string
+    const id = (await call(host.base, 'POST', '/api/sessions', { cwd: host.cwd })).body.sessionId as string
     const asking = host.root.userQuestions.ask({ question: 'Which colour?', options: ['red', 'blue'], sessionId: id })
     await hostStream.until((frames) => frames.some((f) => f.type === 'question/requested'))
     const asked = hostStream.frames.find((f) => f.type === 'question/requested')?.question as { questionId: string }
@@ -185,7 +185,7 @@ describe('web host', () => {
 
   it('forks a session at a turn end into a new attached session', async () => {
     await using host = await startHost([text('parent answer'), text('child answer')])
-    const id = (await call(host.base, 'POST', '/api/sessions', {})).body.sessionId as string
+    const id = (await call(host.base, 'POST', '/api/sessions', { cwd: host.cwd })).body.sessionId as string
     await call(host.base, 'POST', `/api/sessions/${id}/prompt`, { text: 'hello' })
     const parent = host.root.sessions.get(id)
     await host.root.agents.list()[0]?.whenIdle()
@@ -204,7 +204,7 @@ describe('web host', () => {
 
   it('runs a /command typed in the composer instead of queueing it', async () => {
     await using host = await startHost()
-    const id = (await call(host.base, 'POST', '/api/sessions', {})).body.sessionId as string
+    const id = (await call(host.base, 'POST', '/api/sessions', { cwd: host.cwd })).body.sessionId as string
     const switched = await call(host.base, 'POST', `/api/sessions/${id}/prompt`, { text: '/model scripted:other' })
     expect(switched.body).toMatchObject({ sessionId: id, command: { ok: true, name: 'model' } })
     expect(host.root.agents.list()[0]?.model).toMatchObject({ provider: 'scripted', model: 'other' })
@@ -215,7 +215,7 @@ describe('web host', () => {
 
   it("lists the agent's background jobs in the session state and kills one on request", async () => {
     await using host = await startHost()
-    const id = (await call(host.base, 'POST', '/api/sessions', {})).body.sessionId as string
+    const id = (await call(host.base, 'POST', '/api/sessions', { cwd: host.cwd })).body.sessionId as string
     const agent = host.root.agents.list()[0]
     if (!agent) throw new Error('no agent')
     let finish!: (outcome: { status: 'killed'; summary: string }) => void

@@ -37,18 +37,23 @@ describe('web host input checks', () => {
         expect(answer.body.error).toMatchObject({ code: 'INVALID_PARAMS' })
         const message = (answer.body.error as { message: string }).message
         expect(message).toContain(says)
-        expect(message).toContain('leave "cwd" out')
+        expect(message).toContain(`the host's directory ${JSON.stringify(host.cwd)}`)
       }
       const wrongType = await call(host.base, 'POST', '/api/sessions', { cwd: 42 })
       expect(wrongType.status).toBe(400)
       expect((await call(host.base, 'GET', '/api/sessions')).body.sessions).toEqual([])
 
-      // An absolute directory works, and leaving cwd out picks the host's directory.
+      // A missing cwd is refused too (the host's directory is in the message and the host baseline).
+      const missing = await call(host.base, 'POST', '/api/sessions', {})
+      expect(missing.status).toBe(400)
+      expect((missing.body.error as { message: string }).message).toContain('"cwd" is missing')
+      expect((await call(host.base, 'GET', '/api/sessions')).body.sessions).toEqual([])
+
+      // An absolute directory works, the host's own included.
       const chosen = await call(host.base, 'POST', '/api/sessions', { cwd: scratch })
       expect(chosen).toMatchObject({ status: 200, body: { cwd: scratch } })
-      const defaulted = await call(host.base, 'POST', '/api/sessions', {})
-      expect(defaulted.status).toBe(200)
-      expect(defaulted.body.cwd).toEqual(expect.stringMatching(/^\//))
+      const own = await call(host.base, 'POST', '/api/sessions', { cwd: host.cwd })
+      expect(own).toMatchObject({ status: 200, body: { cwd: host.cwd } })
     } finally {
       rmSync(scratch, { recursive: true, force: true })
     }

@@ -104,7 +104,7 @@ describe('trust fence (over the wire)', () => {
     const trusted = { host: `devbox.lan:${host.handle.port}` }
     const withCwd = await call(host.base, 'POST', '/api/sessions', { cwd: '/etc' }, trusted)
     expect(withCwd).toMatchObject({ status: 403, body: { error: { code: 'LOOPBACK_ONLY' } } })
-    expect((await call(host.base, 'POST', '/api/sessions', {}, trusted)).status).toBe(200)
+    expect((await call(host.base, 'POST', '/api/sessions', { cwd: host.cwd }, trusted)).status).toBe(200)
     // A trusted host may use the rest of the API.
     expect(
       (await call(host.base, 'GET', '/api/sessions', undefined, { host: `devbox.lan:${host.handle.port}` })).status,
