@@ -2,6 +2,7 @@
 // types and constants only (no runtime imports), shared by the server row and the client SDKs.
 import type { ReasoningEffort } from '@dsh/llm'
 import type { AnySessionEvent } from '@dsh/session'
+import type { HostedSession } from '@dsh/session-host'
 
 /** The protocol version `initialize` negotiates. Bumped only for incompatible changes. */
 export const RPC_PROTOCOL_VERSION = 1
@@ -117,17 +118,8 @@ export interface SessionListParams {
   limit?: number
 }
 
-export interface SessionSummary {
-  sessionId: string
-  cwd: string
-  title?: string
-  createdAt: number
-  updatedAt: number
-  parentSessionId?: string
-  eventCount: number
-  /** Whether this connection has an agent on it. */
-  attached: boolean
-}
+/** The session host's row without the live status (RPC reports status by notification instead). */
+export type SessionSummary = Omit<HostedSession, 'status'>
 
 export interface SessionListResult {
   data: SessionSummary[]

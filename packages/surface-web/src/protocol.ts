@@ -1,22 +1,11 @@
 // The wire of `dsh web`: unary JSON bodies under /api and the frames of the two downlink-only
 // WebSocket streams. The browser client imports these types; plain JSON data only.
+import type { HostedSession } from '@dsh/session-host'
 
-/** One row of the session list: durable sessions plus live ones whose first write is pending. */
-export interface SessionSummary {
-  sessionId: string
-  cwd: string
-  title?: string
-  createdAt: number
-  updatedAt: number
-  parentSessionId?: string
-  eventCount: number
-  /** Whether an agent of this host drives the session now. */
-  attached: boolean
-  /** `running` while the attached agent works. */
-  status: AgentStatus
-}
+/** One row of the session list: the session host's row as it is (durable sessions plus live ones). */
+export type SessionSummary = HostedSession
 
-export type AgentStatus = 'idle' | 'running' | 'detached'
+export type AgentStatus = HostedSession['status']
 
 /** A queued inbox item as the client shows it (text only). */
 export interface QueuedItem {
