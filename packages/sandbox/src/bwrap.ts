@@ -6,8 +6,8 @@
 // availability is probed on first use and `confine` then fails closed, per call.
 import { execFile } from 'node:child_process'
 import { existsSync, statSync } from 'node:fs'
-import { type Context, HarnessError, Service } from '@dsh/kernel'
-import type { Sandbox, SandboxAvailability, SandboxPolicy } from './index.js'
+import { type Context, Service } from '@dsh/kernel'
+import { requireConfinement, type Sandbox, type SandboxAvailability, type SandboxPolicy } from './index.js'
 
 export interface BwrapConfig {
   /** The bwrap executable. Default: `bwrap` on PATH. */
@@ -62,14 +62,7 @@ export class BwrapSandbox extends Service implements Sandbox {
   }
 
   async confine(argv: readonly string[], policy: SandboxPolicy, options: { cwd: string }): Promise<string[]> {
-    if (policy.mode === 'danger-full-access') return [...argv]
-    const available = await this.availability()
-    if (!available.usable) {
-      throw new HarnessError('SANDBOX_UNAVAILABLE', `cannot confine the command: ${available.detail}`, {
-        mode: policy.mode,
-        detail: available.detail,
-      })
-    }
+    if (!(await requireConfinement(this, policy))) return [...argv]
     const args = [this.config.command ?? 'bwrap', '--ro-bind', '/', '/']
     for (const root of policy.writableRoots) if (existsSync(root)) args.push('--bind', root, root)
     // Masks come after the binds: a secret inside a writable root (a HOME under /tmp) is still hidden.

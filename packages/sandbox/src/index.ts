@@ -115,6 +115,23 @@ export interface Sandbox {
   confine(argv: readonly string[], policy: SandboxPolicy, options: { cwd: string }): Promise<string[]>
 }
 
+/**
+ * What every provider's `confine` does first: false when `policy` needs no confinement (the argv runs
+ * as is), true when `sandbox` can confine, else `SANDBOX_UNAVAILABLE` (never a silent fallback).
+ */
+export async function requireConfinement(
+  sandbox: Pick<Sandbox, 'availability'>,
+  policy: SandboxPolicy,
+): Promise<boolean> {
+  if (policy.mode === 'danger-full-access') return false
+  const available = await sandbox.availability()
+  if (available.usable) return true
+  throw new HarnessError('SANDBOX_UNAVAILABLE', `cannot confine the command: ${available.detail}`, {
+    mode: policy.mode,
+    detail: available.detail,
+  })
+}
+
 /** Text the model sees when an operation was refused by the sandbox (tools add the specifics). */
 export function sandboxDenialHint(policy: SandboxPolicy): string {
   const wider = SANDBOX_MODES.filter((mode) => isStrictlyWider(mode, policy.mode))

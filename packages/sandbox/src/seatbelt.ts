@@ -4,8 +4,8 @@
 // Apple but still shipped and used by other coding agents. This module is only unit-tested (the
 // profile text per mode): the project's CI runs Linux and cannot execute it.
 import { existsSync } from 'node:fs'
-import { type Context, HarnessError, Service } from '@dsh/kernel'
-import type { Sandbox, SandboxAvailability, SandboxPolicy } from './index.js'
+import { type Context, Service } from '@dsh/kernel'
+import { requireConfinement, type Sandbox, type SandboxAvailability, type SandboxPolicy } from './index.js'
 
 export interface SeatbeltConfig {
   /** The sandbox-exec executable. Default `/usr/bin/sandbox-exec`. */
@@ -59,14 +59,7 @@ export class SeatbeltSandbox extends Service implements Sandbox {
   }
 
   async confine(argv: readonly string[], policy: SandboxPolicy, _options: { cwd: string }): Promise<string[]> {
-    if (policy.mode === 'danger-full-access') return [...argv]
-    const available = await this.availability()
-    if (!available.usable) {
-      throw new HarnessError('SANDBOX_UNAVAILABLE', `cannot confine the command: ${available.detail}`, {
-        mode: policy.mode,
-        detail: available.detail,
-      })
-    }
+    if (!(await requireConfinement(this, policy))) return [...argv]
     // sandbox-exec has no chdir option: the spawn's own cwd is inherited.
     return [this.config.command ?? '/usr/bin/sandbox-exec', '-p', seatbeltProfile(policy), ...argv]
   }
