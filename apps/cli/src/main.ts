@@ -1,16 +1,12 @@
 // The `dsh` command line: global composition options, dumps, and the subcommands.
+// Each command's implementation is imported inside its action, so `dsh --help` loads no runtime.
 import { readFileSync } from 'node:fs'
 import { basename } from 'node:path'
 import { dumpTree } from '@dsh/composition'
 import { HarnessError } from '@dsh/kernel'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
-import { check } from './commands/check.js'
-import { demo } from './commands/demo.js'
-import { doctor } from './commands/doctor.js'
-import { type RunOptions, run } from './commands/run.js'
-import { serve } from './commands/serve.js'
-import { sessionsExport, sessionsFork, sessionsList, sessionsRepair, sessionsShow } from './commands/sessions.js'
-import { type WebOptions, web } from './commands/web.js'
+import type { RunOptions } from './commands/run.js'
+import type { WebOptions } from './commands/web.js'
 import { type ComposeRequest, compose, type GlobalOptions } from './config.js'
 import { ExitCode, exitCodeFor, exitCodeHelp } from './exit-codes.js'
 import { type Io, processIo } from './io.js'
@@ -79,7 +75,7 @@ ${exitCodeHelp()}`,
   program
     .command('check')
     .description('boot the profile, print the active rows; exit 4 naming rows that did not activate')
-    .action(async () => setCode(await check(request('check'), io)))
+    .action(async () => setCode(await (await import('./commands/check.js')).check(request('check'), io)))
 
   const positiveInt = (value: string): number => {
     const number = Number(value)
@@ -114,7 +110,9 @@ ${exitCodeHelp()}`,
     .addOption(new Option('--max-steps <n>', 'steps per turn before it ends blocked').argParser(positiveInt))
     .option('--resume <id>', 'continue the durable session with this id')
     .option('--continue', 'continue the latest session of this directory')
-    .action(async (args: string[], options: RunOptions) => setCode(await run(request('run', args), options, io)))
+    .action(async (args: string[], options: RunOptions) =>
+      setCode(await (await import('./commands/run.js')).run(request('run', args), options, io)),
+    )
 
   const sessions = program
     .command('sessions')
@@ -123,19 +121,23 @@ ${exitCodeHelp()}`,
     .command('ls', { isDefault: true })
     .description('list sessions, most recently updated first')
     .option('--json', 'print JSON instead of a table')
-    .action(async (options: { json?: boolean }) => setCode(await sessionsList(request('sessions'), options, io)))
+    .action(async (options: { json?: boolean }) =>
+      setCode(await (await import('./commands/sessions.js')).sessionsList(request('sessions'), options, io)),
+    )
   sessions
     .command('show')
     .description('print a readable transcript (tool calls and results abbreviated)')
     .argument('<id>', 'session id')
-    .action(async (id: string) => setCode(await sessionsShow(request('sessions'), id, io)))
+    .action(async (id: string) =>
+      setCode(await (await import('./commands/sessions.js')).sessionsShow(request('sessions'), id, io)),
+    )
   sessions
     .command('export')
     .description('print a session as markdown or as its JSONL log')
     .argument('<id>', 'session id')
     .addOption(new Option('--format <format>', 'md or jsonl').choices(['md', 'jsonl']).default('md'))
     .action(async (id: string, options: { format: 'md' | 'jsonl' }) =>
-      setCode(await sessionsExport(request('sessions'), id, options, io)),
+      setCode(await (await import('./commands/sessions.js')).sessionsExport(request('sessions'), id, options, io)),
     )
   sessions
     .command('fork')
@@ -149,28 +151,30 @@ ${exitCodeHelp()}`,
       }),
     )
     .action(async (id: string, options: { at?: number }) =>
-      setCode(await sessionsFork(request('sessions'), id, options, io)),
+      setCode(await (await import('./commands/sessions.js')).sessionsFork(request('sessions'), id, options, io)),
     )
 
   sessions
     .command('repair')
     .description('keep the readable prefix of a damaged session; move the rest to a side file next to it')
     .argument('<id>', 'session id')
-    .action(async (id: string) => setCode(await sessionsRepair(request('sessions'), id, io)))
+    .action(async (id: string) =>
+      setCode(await (await import('./commands/sessions.js')).sessionsRepair(request('sessions'), id, io)),
+    )
 
   program
     .command('doctor')
     .description('check Node, the sandbox (why not, and the fix), process containment, the model key and endpoint')
-    .action(async () => setCode(await doctor(request('doctor'), io)))
+    .action(async () => setCode(await (await import('./commands/doctor.js')).doctor(request('doctor'), io)))
 
   program
     .command('rpc')
     .description('serve newline-delimited JSON-RPC 2.0 over stdio (for SDK clients); logs go to stderr')
-    .action(async () => setCode(await serve('rpc', request('rpc'), io)))
+    .action(async () => setCode(await (await import('./commands/serve.js')).serve('rpc', request('rpc'), io)))
   program
     .command('acp')
     .description('serve the Agent Client Protocol over stdio (for editors); logs go to stderr')
-    .action(async () => setCode(await serve('acp', request('acp'), io)))
+    .action(async () => setCode(await (await import('./commands/serve.js')).serve('acp', request('acp'), io)))
 
   const port = (value: string): number => {
     const number = Number(value)
@@ -187,12 +191,14 @@ ${exitCodeHelp()}`,
       new Option('--trusted-host <name>', 'accept this Host header besides loopback (repeatable)').argParser(collect),
     )
     .option('--open', 'open the UI in the default browser')
-    .action(async (options: WebOptions) => setCode(await web(request('web'), options, io)))
+    .action(async (options: WebOptions) =>
+      setCode(await (await import('./commands/web.js')).web(request('web'), options, io)),
+    )
 
   program
     .command('demo')
     .description('replay a recorded session through the real pipeline on a copy of a sample project (no API key)')
-    .action(async () => setCode(await demo(request('demo'), io)))
+    .action(async () => setCode(await (await import('./commands/demo.js')).demo(request('demo'), io)))
 
   for (const item of planned) {
     const command = program.command(item.name).description(`${item.summary} (not yet available)`).allowUnknownOption()
