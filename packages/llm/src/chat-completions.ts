@@ -2,7 +2,6 @@
 // request body from dsh messages, POSTs it with fetch, reads the SSE stream and normalizes it into
 // stream chunks. Every failure (HTTP status, transport, malformed frame, timeout, abort) ends the
 // stream with a terminal chunk; nothing here throws to the consumer and nothing retries.
-import { type Dispatcher, fetch } from 'undici'
 import type { LlmAdapter, LlmDispatch, LlmRequest, ModelInfo, ProviderCatalog, ToolChoice } from './adapter.js'
 import { errorFinish, llmError } from './adapter.js'
 import type {
@@ -19,6 +18,7 @@ import type {
 } from './messages.js'
 import { readSse } from './sse.js'
 import { type BodyPrefix, looksLikeSse, readPrefix } from './stream-body.js'
+import { type ModelTransport, timeoutOfCause } from './transport.js'
 
 export type Dialect = 'deepseek' | 'openai'
 
@@ -45,10 +45,10 @@ export interface ChatCompletionsOptions {
   /** Bound on the silence between data events once the stream has started. */
   idleTimeoutMs: number
   /**
-   * The HTTP client: its connect timeout is the third bound; its own header and body timeouts must be
-   * off so the two above are the only ones (see `createModelDispatcher`).
+   * The HTTP client: its connect timeout is the third bound; its own limits must not fire before the
+   * two above (see `createModelTransport`).
    */
-  dispatcher: Dispatcher
+  transport: ModelTransport
 }
 
 /** The explicit efforts the DeepSeek API accepts; `none` turns thinking off. No silent aliasing. */
@@ -362,7 +362,7 @@ function timeoutError(option: TimeoutOption, message: string, url: string): LlmE
  * content type says so, or when its first bytes look like SSE fields (servers that omit the type).
  */
 async function streamBody(
-  response: Awaited<ReturnType<typeof fetch>>,
+  response: Response,
   label: string,
   requestId: string | undefined,
 ): Promise<{ stream: ReadableStream<Uint8Array> } | { error: LlmErrorData }> {
@@ -429,8 +429,15 @@ async function* streamCompletion(dispatch: LlmDispatch, options: ChatCompletions
     if (signal?.aborted) return llmError('ABORTED', 'the request was aborted')
     if (timedOut) return timedOut
     const cause = (error as { cause?: { code?: string; message?: string } })?.cause
-    if (cause?.code === 'UND_ERR_CONNECT_TIMEOUT') {
+    const limit = timeoutOfCause(cause?.code)
+    if (limit === 'connect') {
       return timeoutError('connectTimeoutMs', `no connection to ${label} within the connect timeout`, url)
+    }
+    if (limit === 'headers') {
+      return timeoutError('firstByteTimeoutMs', `${label} sent no response headers within the client's limit`, url)
+    }
+    if (limit === 'body') {
+      return timeoutError('idleTimeoutMs', `${label} sent no data within the client's body limit`, url)
     }
     const detail = redact(cause?.code ?? cause?.message ?? (error as Error)?.message ?? String(error), secret)
     return llmError(fallback, `${what}: ${detail}`)
@@ -438,10 +445,9 @@ async function* streamCompletion(dispatch: LlmDispatch, options: ChatCompletions
 
   try {
     arm(options.firstByteTimeoutMs, 'firstByteTimeoutMs', 'first data byte')
-    let response: Awaited<ReturnType<typeof fetch>>
+    let response: Response
     try {
-      response = await fetch(url, {
-        dispatcher: options.dispatcher,
+      response = await options.transport.fetch(url, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',

@@ -3,18 +3,10 @@
 // reads DEEPSEEK_API_KEY / DEEPSEEK_BASE_URL / DSH_MODEL, the key at request time.
 import type { CredentialsService } from '@dsh/credentials'
 import type { Context } from '@dsh/kernel'
-import { Agent } from 'undici'
 import type { ModelInfo } from './adapter.js'
 import { type ChatCompletionsOptions, createChatCompletionsAdapter, type Dialect } from './chat-completions.js'
 import type { ReasoningEffort } from './messages.js'
-
-/**
- * The HTTP client of one provider row. undici's own header and body timeouts (300 s each) are turned
- * off: they would fire as an anonymous network error before or instead of the adapter's named bounds.
- */
-export function createModelDispatcher(connectTimeoutMs: number): Agent {
-  return new Agent({ connect: { timeout: connectTimeoutMs }, headersTimeout: 0, bodyTimeout: 0 })
-}
+import { BUILT_IN_LIMITS, createModelTransport } from './transport.js'
 
 export interface ChatProviderConfig {
   /** Provider names this row serves. Default `["deepseek"]` (`["openai-compatible"]` for that module). */
@@ -31,7 +23,10 @@ export interface ChatProviderConfig {
   models?: ModelInfo[]
   /** Extra HTTP headers on every request (never put secrets here; use `apiKey`). */
   headers?: Record<string, string>
-  /** Bound on opening the TCP/TLS connection. Default 30000 (30 s). */
+  /**
+   * Bound on opening the TCP/TLS connection. Default 10000 (10 s, Node's own); another value, or a
+   * first-byte bound over 5 min or an idle bound of 5 min or more, loads the `undici` package for this row.
+   */
   connectTimeoutMs?: number
   /**
    * Bound from sending the request to the first data event; response headers and keep-alive comments
@@ -45,7 +40,7 @@ export interface ChatProviderConfig {
 }
 
 /** Defaults of the three model request bounds, milliseconds. */
-export const MODEL_TIMEOUTS = Object.freeze({ connect: 30_000, firstByte: 300_000, idle: 120_000 })
+export const MODEL_TIMEOUTS = Object.freeze({ connect: BUILT_IN_LIMITS.connect, firstByte: 300_000, idle: 120_000 })
 
 const V4_EFFORTS: ReasoningEffort[] = ['none', 'low', 'high', 'max']
 
@@ -97,6 +92,8 @@ export function applyChatProvider(ctx: Context, config: ChatProviderConfig, defa
   const credentials: CredentialsService = ctx.credentials
   const keyName = config.apiKey ?? defaults.apiKey
   const providers = config.providers ?? defaults.providers
+  const firstByteTimeoutMs = config.firstByteTimeoutMs ?? config.firstTokenTimeoutMs ?? MODEL_TIMEOUTS.firstByte
+  const idleTimeoutMs = config.idleTimeoutMs ?? MODEL_TIMEOUTS.idle
   const options: ChatCompletionsOptions = {
     name: defaults.name,
     providers,
@@ -115,11 +112,15 @@ export function applyChatProvider(ctx: Context, config: ChatProviderConfig, defa
     models: config.models ?? defaults.models,
     thinking: config.thinking ?? true,
     headers: config.headers,
-    firstByteTimeoutMs: config.firstByteTimeoutMs ?? config.firstTokenTimeoutMs ?? MODEL_TIMEOUTS.firstByte,
-    idleTimeoutMs: config.idleTimeoutMs ?? MODEL_TIMEOUTS.idle,
-    dispatcher: createModelDispatcher(config.connectTimeoutMs ?? MODEL_TIMEOUTS.connect),
+    firstByteTimeoutMs,
+    idleTimeoutMs,
+    transport: createModelTransport({
+      connectTimeoutMs: config.connectTimeoutMs ?? MODEL_TIMEOUTS.connect,
+      firstByteTimeoutMs,
+      idleTimeoutMs,
+    }),
   }
-  ctx.effect(() => () => void options.dispatcher.close().catch(() => {}))
+  ctx.effect(() => () => void options.transport.close())
   ctx.llm.registerAdapter(providers, createChatCompletionsAdapter(options))
 }
 

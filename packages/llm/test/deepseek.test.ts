@@ -325,6 +325,28 @@ describe('deepseek adapter over real HTTP', () => {
     expect(await t.server.waitForCancel(0)).toBeGreaterThan(0)
   })
 
+  it("uses Node's fetch for the default bounds and the undici package only for bounds Node's would cut short", async () => {
+    const seen: string[] = []
+    const builtIn = globalThis.fetch
+    globalThis.fetch = (input, init) => {
+      seen.push(String(input))
+      return builtIn(input, init)
+    }
+    try {
+      for (const config of [{}, { connectTimeoutMs: 2_000 }, { idleTimeoutMs: 600_000 }]) {
+        await using t = await setup(config)
+        t.server.enqueue(completionResponse({ text: 'ok' }))
+        const message = await assembleMessage(t.ctx.llm.stream({}, { messages: [user('hi')] }))
+        expect(message.finishReason).toBe('stop')
+        expect(t.server.requests).toHaveLength(1)
+      }
+    } finally {
+      globalThis.fetch = builtIn
+    }
+    // Only the default row went through the global fetch (which a host may wrap); the others did not.
+    expect(seen).toHaveLength(1)
+  })
+
   it('reports a 200 HTML page as not an event stream, with its content type and first bytes', async () => {
     await using t = await setup()
     const page = '<!DOCTYPE html><html><body>Sign in to the proxy</body></html>'
