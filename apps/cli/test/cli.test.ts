@@ -97,6 +97,16 @@ describe('dsh (built binary)', () => {
     expect(bad.stderr).toContain('dsh: these rows did not activate:')
     expect(bad.stderr).toMatch(/needy \(.*needs-missing\.mjs\): pending: waiting for service nowhereService/)
     expect(bad.stderr).not.toMatch(/\n\s+at /) // no stack trace without DSH_DEBUG
+
+    // A tool whose schema does not compile activates (schemas compile on first use) but fails `check`.
+    writeFileSync(
+      join(home, 'typo.yml'),
+      `- id: typo\n  use: ${JSON.stringify(fileURLToPath(new URL('fixtures/typo-tool.mjs', import.meta.url)))}\n`,
+    )
+    const typo = dsh('--patch', 'typo.yml', 'check')
+    expect(typo.code).toBe(4)
+    expect(typo.stderr).toContain('dsh: these tools cannot be called:')
+    expect(typo.stderr).toContain('tool "typo": parameters do not compile')
   })
 
   it('reports configuration errors in one line with exit code 3', () => {

@@ -175,8 +175,9 @@ class AcpLink implements AcpConnection {
 
   private presentationOf(call: ToolCallBlock): ToolPresentation | undefined {
     const tool = this.ctx.get('tools')?.get(call.name)
-    if (!tool?.presentation || tool.validate(call.arguments) !== undefined) return undefined
+    if (!tool?.presentation) return undefined
     try {
+      if (tool.validate(call.arguments) !== undefined) return undefined
       return tool.presentation(call.arguments)
     } catch {
       return undefined

@@ -1,9 +1,11 @@
-// Tool definitions: `defineTool` checks a tool once at load (name, JSON Schema compiled with Ajv,
-// execution mode) and freezes it. Also the types a tool body sees and returns.
+// Tool definitions: `defineTool` checks a tool at load (name, description, body, object schema,
+// execution mode) and freezes it; its JSON Schema is compiled with Ajv on first use (decision 261).
+// Also the types a tool body sees and returns.
 
+import { createRequire } from 'node:module'
 import { deepFreeze, HarnessError, type JsonValue } from '@dsh/kernel'
 import type { ToolResultContent, ToolSchema } from '@dsh/llm'
-import { Ajv, type ErrorObject } from 'ajv'
+import type { Ajv as AjvClass, ErrorObject } from 'ajv'
 
 /** `exclusive` (the default) runs alone, a barrier; `parallel-safe` may overlap other parallel-safe calls. */
 export type ToolMode = 'exclusive' | 'parallel-safe'
@@ -74,8 +76,16 @@ export interface ToolDefinition<Args = Record<string, unknown>> extends Readonly
   readonly mode: ToolMode
   /** What the model sees. */
   readonly schema: Readonly<ToolSchema>
-  /** Schema errors as readable lines (`/path must be string`), or `undefined` when `args` is valid. */
+  /**
+   * Schema errors as readable lines (`/path must be string`), or `undefined` when `args` is valid.
+   * Throws `INVALID_TOOL_DEFINITION` when the tool's own schema does not compile (see `compile`).
+   */
   validate(args: unknown): string[] | undefined
+  /**
+   * Compiles the schema now (it is otherwise compiled on the first `validate`); throws
+   * `INVALID_TOOL_DEFINITION` when it does not compile. `dsh check` calls it for every registered tool.
+   */
+  compile(): void
 }
 
 /**
@@ -96,7 +106,10 @@ const NAME = /^[A-Za-z0-9_-]{1,64}$/
 // One shared compiler (a fresh Ajv costs ~40 ms per tool). It holds no tool state between calls:
 // every compiled schema is removed from its cache right away (see docs/decisions/0005-tools-and-approval.md).
 // Formats are annotations only (no ajv-formats); `$id`s must be unique within one schema.
-let compiler: Ajv | undefined
+let compiler: AjvClass | undefined
+// Loaded with the first compile, not with this module: most processes compile a schema only once a
+// model calls a tool.
+const loadAjv = (): typeof import('ajv') => createRequire(import.meta.url)('ajv')
 
 function formatAjvError(error: ErrorObject): string {
   const at = error.instancePath || '(root)'
@@ -107,9 +120,10 @@ function formatAjvError(error: ErrorObject): string {
 }
 
 /**
- * Checks and freezes a tool. Throws `INVALID_TOOL_DEFINITION` (at load, not at call time) for a bad
- * name, a missing description or body, a `parameters` schema that is not an object schema or does not
- * compile, or an unknown mode. The schema is compiled once, here.
+ * Checks and freezes a tool. Throws `INVALID_TOOL_DEFINITION` at load for a bad name, a missing
+ * description or body, a `parameters` schema that is not an object schema, or an unknown mode. The
+ * schema is compiled once, on first use: compiling every tool at start-up cost ~100 ms before the first
+ * model request, for tools most turns never call.
  */
 export function defineTool<Args = Record<string, unknown>>(spec: ToolSpec<Args>): ToolDefinition<Args> {
   const fail = (why: string, facts: Record<string, unknown> = {}): never => {
@@ -127,16 +141,20 @@ export function defineTool<Args = Record<string, unknown>>(spec: ToolSpec<Args>)
   if (!parameters || typeof parameters !== 'object' || parameters.type !== 'object') {
     fail('parameters must be a JSON Schema with type "object"')
   }
-  let check: ReturnType<Ajv['compile']>
+  let check: ReturnType<AjvClass['compile']> | undefined
   const source = structuredClone(parameters)
-  compiler ??= new Ajv({ allErrors: true, validateFormats: false })
-  try {
-    check = compiler.compile(source)
-  } catch (error) {
-    return fail(`parameters do not compile: ${(error as Error).message}`)
-  } finally {
-    // The compiled function is self-contained; dropping the schema keeps the compiler stateless.
-    compiler.removeSchema(source)
+  const compile = (): ReturnType<AjvClass['compile']> => {
+    if (check) return check
+    compiler ??= new (loadAjv().Ajv)({ allErrors: true, validateFormats: false })
+    try {
+      check = compiler.compile(source)
+      return check
+    } catch (error) {
+      return fail(`parameters do not compile: ${(error as Error).message}`)
+    } finally {
+      // The compiled function is self-contained; dropping the schema keeps the compiler stateless.
+      compiler.removeSchema(source)
+    }
   }
   const schema = deepFreeze({
     name: spec.name,
@@ -149,8 +167,12 @@ export function defineTool<Args = Record<string, unknown>>(spec: ToolSpec<Args>)
     schema,
     parameters: schema.parameters as ToolParameters,
     validate(args: unknown): string[] | undefined {
-      if (check(args)) return undefined
-      return (check.errors ?? []).map(formatAjvError)
+      const valid = compile()
+      if (valid(args)) return undefined
+      return (valid.errors ?? []).map(formatAjvError)
+    },
+    compile(): void {
+      compile()
     },
   })
 }

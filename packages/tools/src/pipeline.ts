@@ -8,7 +8,7 @@
 // Every failure on the way (unknown tool, bad arguments, denial, a throwing hook or body) becomes an
 // `isError` result the model can read; nothing here throws for them.
 import type { ApprovalDecided, ApprovalDecision, ApprovalService } from '@dsh/approval'
-import { type Context, deepFreeze, toJsonSafe } from '@dsh/kernel'
+import { type Context, deepFreeze, HarnessError, toJsonSafe } from '@dsh/kernel'
 import type { ToolCallBlock, ToolResultContent } from '@dsh/llm'
 import { type ToolBodyReturn, type ToolDefinition, ToolError, type ToolPresentation } from './define.js'
 import type {
@@ -46,11 +46,12 @@ function schemaHint(tool: ToolDefinition): string {
 /** The presentation of a call; a throwing or missing `presentation` falls back to generic. */
 export function presentationOf(tool: ToolDefinition | undefined, name: string, args: unknown): ToolPresentation {
   // Only schema-valid args are presented: the function may rely on its schema.
-  if (tool?.presentation && tool.validate(args) === undefined) {
+  if (tool?.presentation) {
     try {
-      return tool.presentation(args as Record<string, unknown>)
+      if (tool.validate(args) === undefined) return tool.presentation(args as Record<string, unknown>)
     } catch {
-      // A presentation bug must not block the call; the generic card is always available.
+      // A presentation bug (or a schema that does not compile) must not block the call; the generic
+      // card is always available.
     }
   }
   return { kind: 'generic', title: name }
@@ -197,7 +198,13 @@ export async function gate(
     )
   }
   const invalid = (args: unknown, by: string): Gated | undefined => {
-    const errors = tool.validate(args)
+    let errors: string[] | undefined
+    try {
+      errors = tool.validate(args)
+    } catch (error) {
+      // The tool's own schema is broken: not the model's fault, and retrying will not help.
+      return done('INVALID_TOOL_DEFINITION', HarnessError.is(error) ? error.message : String(error))
+    }
     if (!errors) return undefined
     return done(
       'INVALID_ARGUMENTS',

@@ -62,6 +62,26 @@ describe('the tool pipeline: bad input becomes results the model can read', () =
     expect(log).toEqual([])
   })
 
+  it("answers a call of a tool whose own schema does not compile, without blaming the model's arguments", async () => {
+    const { root } = await setup()
+    const log: string[] = []
+    root.tools.register(
+      defineTool({
+        name: 'broken',
+        description: 'A tool with a typo in its schema',
+        parameters: { type: 'object', properties: { a: { type: 'strng' } } },
+        execute: () => {
+          log.push('ran')
+          return 'ran'
+        },
+      }),
+    )
+    const result = await root.tools.executeCall(call('broken', { a: 'x' }), { signal: signal() })
+    expect(result).toMatchObject({ isError: true, errorCode: 'INVALID_TOOL_DEFINITION', bodyInvoked: false })
+    expect(textOf(result)).toContain('parameters do not compile')
+    expect(log).toEqual([])
+  })
+
   it('answers unparseable JSON arguments from the model (argumentsError)', async () => {
     const { root } = await setup()
     root.tools.register(readTool())

@@ -42,9 +42,10 @@ describe('defineTool', () => {
     expect(codeOf(() => defineTool({ ...base, parameters: { type: 'string' } as never }))).toBe(
       'INVALID_TOOL_DEFINITION',
     )
-    expect(
-      codeOf(() => defineTool({ ...base, parameters: { type: 'object', properties: { a: { type: 'strng' } } } })),
-    ).toBe('INVALID_TOOL_DEFINITION')
+    // A schema that does not compile fails on its first use (compiling every tool at start-up was slow).
+    const typo = defineTool({ ...base, parameters: { type: 'object', properties: { a: { type: 'strng' } } } })
+    expect(codeOf(() => typo.compile())).toBe('INVALID_TOOL_DEFINITION')
+    expect(codeOf(() => typo.validate({ a: 'x' }))).toBe('INVALID_TOOL_DEFINITION')
     expect(codeOf(() => defineTool({ ...base, execute: undefined as never }))).toBe('INVALID_TOOL_DEFINITION')
     expect(codeOf(() => defineTool({ ...base, mode: 'sometimes' as never }))).toBe('INVALID_TOOL_DEFINITION')
     expect(codeOf(() => defineTool({ ...base, mode: 'parallel-safe' }))).toBeUndefined()
