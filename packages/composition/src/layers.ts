@@ -4,9 +4,10 @@
 import { readFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { HarnessError } from '@dsh/kernel'
-import type { ValidateFunction } from 'ajv'
+import type { ErrorObject } from 'ajv'
 import { ConfigExpr, configTags } from './expressions.js'
-import { loadAjv, loadYaml } from './lazy.js'
+import rowListValidator from './generated/rows-validator.js'
+import { loadYaml } from './lazy.js'
 
 export type LayerKind = 'bundle' | 'profile' | 'home' | 'patch' | 'launcher'
 
@@ -47,25 +48,8 @@ export interface EffectiveTree {
   layers: Pick<Layer, 'kind' | 'label' | 'file'>[]
 }
 
-let rowsValidator: ValidateFunction | undefined
-/** The row-list schema, compiled on first use. */
-function validateRows(value: unknown): boolean {
-  rowsValidator ??= new (loadAjv().Ajv)({ allErrors: true, strict: true }).compile({
-    type: 'array',
-    items: {
-      type: 'object',
-      required: ['id'],
-      additionalProperties: false,
-      properties: {
-        id: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._/-]*$' },
-        use: { type: 'string', minLength: 1 },
-        config: {},
-        disabled: {},
-      },
-    },
-  })
-  return rowsValidator(value)
-}
+/** The row-list schema (rows.schema.json), compiled by Ajv at build time (scripts/validators.mjs). */
+const validateRows = rowListValidator as { (value: unknown): boolean; errors?: ErrorObject[] | null }
 
 /**
  * Validates parsed layer content. Throws `CONFIG_INVALID` listing every problem with its path.
@@ -74,7 +58,7 @@ function validateRows(value: unknown): boolean {
 export function checkRows(value: unknown, source: string): RowSpec[] {
   if (value === null || value === undefined) return []
   if (!validateRows(value)) {
-    const problems = (rowsValidator?.errors ?? []).map((e) => `  - ${e.instancePath || '/'} ${e.message}`)
+    const problems = (validateRows.errors ?? []).map((e) => `  - ${e.instancePath || '/'} ${e.message}`)
     throw new HarnessError(
       'CONFIG_INVALID',
       `${source}: not a list of rows { id, use?, config?, disabled? }:\n${problems.join('\n')}`,
