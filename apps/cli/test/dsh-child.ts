@@ -44,7 +44,9 @@ export function runDsh(
 export function durableEvents(home: string): AnySessionEvent[] {
   const files = readdirSync(join(home, 'sessions')).filter((name) => name.endsWith('.jsonl'))
   if (files.length !== 1) throw new Error(`expected one session in ${home}, found ${files.length}`)
-  const lines = readFileSync(join(home, 'sessions', files[0] as string), 'utf8').trim().split('\n')
+  const lines = readFileSync(join(home, 'sessions', files[0] as string), 'utf8')
+    .trim()
+    .split('\n')
   return lines.slice(1).map((line) => {
     const { crc: _crc, ...event } = JSON.parse(line)
     return event as AnySessionEvent

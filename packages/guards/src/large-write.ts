@@ -1,8 +1,9 @@
 // @dsh/guards/large-write: a write bigger than `maxBytes` needs a person's approval (`tools/pre-execute`
 // ask), whatever the permission mode allowed. A denial from an earlier policy stays a denial; without
 // an approver (headless without --yes) the call is not run and the model reads why.
-import { HarnessError } from '@dsh/kernel'
+
 import type { Context } from '@dsh/kernel'
+import { HarnessError } from '@dsh/kernel'
 import type { ToolCallInput, ToolPreExecuteDecision } from '@dsh/tools'
 
 export const name = 'guard-large-write'

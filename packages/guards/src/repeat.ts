@@ -4,8 +4,8 @@
 // approach (so the very next request differs); further identical calls are not run; once one call has
 // failed `stopAfter` times the turn ends `blocked` at its next step.
 import type {} from '@dsh/agent'
-import { HarnessError } from '@dsh/kernel'
 import type { Context } from '@dsh/kernel'
+import { HarnessError } from '@dsh/kernel'
 import type { ToolCallInput, ToolExecution, ToolOutcome } from '@dsh/tools'
 import { stableJson } from './index.js'
 
@@ -41,8 +41,8 @@ export function apply(ctx: Context, config: RepeatBreakerConfig = {}): void {
   const sessions = new Map<string, Failures>()
   const countsOf = (sessionId: string | undefined): Failures => {
     const id = sessionId ?? ''
-    let counts = sessions.get(id)
-    if (!counts) sessions.set(id, (counts = new Map()))
+    const counts = sessions.get(id) ?? new Map()
+    sessions.set(id, counts)
     return counts
   }
   const keyOf = (call: Pick<ToolCallInput, 'toolName' | 'args'>) => `${call.toolName}\u0000${stableJson(call.args)}`

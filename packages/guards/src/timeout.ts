@@ -2,8 +2,9 @@
 // passes, the body's signal aborts; a body that stops returns its partial result with a note, one
 // that does not stop within `graceMs` is abandoned with a TOOL_TIMEOUT result (its late result is
 // dropped). Tools with their own limit (bash) or that wait on people or children get 0 (no limit).
-import { HarnessError } from '@dsh/kernel'
+
 import type { Context } from '@dsh/kernel'
+import { HarnessError } from '@dsh/kernel'
 import type { ToolExecution, ToolOutcome } from '@dsh/tools'
 
 export const name = 'guard-timeout'
@@ -72,7 +73,12 @@ export function apply(ctx: Context, config: TimeoutConfig = {}): void {
     try {
       const outcome = await Promise.race([next(), abandoned])
       if (outcome === 'abandoned') {
-        return { content: [{ type: 'text', text: note }], isError: true, errorCode: 'TOOL_TIMEOUT', additionalContext: [] }
+        return {
+          content: [{ type: 'text', text: note }],
+          isError: true,
+          errorCode: 'TOOL_TIMEOUT',
+          additionalContext: [],
+        }
       }
       if (!timer.signal.aborted) return outcome
       // Stopped in time: keep what the body produced, and say why it is partial.

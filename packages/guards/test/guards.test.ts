@@ -32,7 +32,11 @@ function testTools(root: Context, written: string[] = []) {
       execute: (args, call) =>
         new Promise((resolve) => {
           const handle = setTimeout(() => resolve('slept'), args.ms)
-          if (!args.stubborn) call.signal.addEventListener('abort', () => (clearTimeout(handle), resolve('partial')))
+          if (args.stubborn) return
+          call.signal.addEventListener('abort', () => {
+            clearTimeout(handle)
+            resolve('partial')
+          })
         }),
     }),
   )
@@ -70,7 +74,9 @@ describe('repeat-call breaker', () => {
     await agent.whenIdle()
     const results = dataOf(agent.session, 'tool/result').map((data) => data.message)
     expect(results.map((m) => textOf(m).includes('repeat-call breaker'))).toEqual([false, false, true, true, true])
-    expect(textOf(results[2])).toMatch(/^the thing is broken\n\[repeat-call breaker\] This exact flaky call .* failed 3 times/)
+    expect(textOf(results[2])).toMatch(
+      /^the thing is broken\n\[repeat-call breaker\] This exact flaky call .* failed 3 times/,
+    )
     // The fourth and fifth were refused by the guard: the body did not run again.
     expect(dataOf(agent.session, 'tool/result').map((data) => data.code)).toEqual([
       'TOOL_ERROR',
@@ -159,7 +165,10 @@ describe('large-write guard', () => {
         })
       },
       script: [
-        calls(['w1', 'write', { path: 'small.txt', content: 'tiny' }], ['w2', 'write', { path: 'big.txt', content: 'x'.repeat(11) }]),
+        calls(
+          ['w1', 'write', { path: 'small.txt', content: 'tiny' }],
+          ['w2', 'write', { path: 'big.txt', content: 'x'.repeat(11) }],
+        ),
         text('done'),
       ],
     })
