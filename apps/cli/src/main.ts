@@ -2,12 +2,11 @@
 // Each command's implementation is imported inside its action, so `dsh --help` loads no runtime.
 import { readFileSync } from 'node:fs'
 import { basename } from 'node:path'
-import { dumpTree } from '@dsh/composition'
-import { HarnessError } from '@dsh/kernel'
+import { HarnessError } from '@dsh/kernel/errors'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import type { RunOptions } from './commands/run.js'
 import type { WebOptions } from './commands/web.js'
-import { type ComposeRequest, compose, type GlobalOptions } from './config.js'
+import type { ComposeRequest, GlobalOptions } from './config.js'
 import { ExitCode, exitCodeFor, exitCodeHelp } from './exit-codes.js'
 import { type Io, processIo } from './io.js'
 
@@ -62,6 +61,7 @@ ${exitCodeHelp()}`,
   program.action(async () => {
     const options = program.opts<GlobalOptions>()
     if (options.dumpConfig || options.dumpDefaultConfig) {
+      const [{ compose }, { dumpTree }] = await Promise.all([import('./config.js'), import('@dsh/composition')])
       const composition = compose({ ...request('dump'), defaultsOnly: Boolean(options.dumpDefaultConfig) })
       for (const warning of composition.tree.warnings) io.err(`dsh: warning: ${warning}`)
       const kind = options.dumpDefaultConfig ? 'default config (bundles only)' : 'effective config'
