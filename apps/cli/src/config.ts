@@ -43,10 +43,13 @@ export interface ComposeRequest {
   launcherRows?: RowSpec[]
 }
 
-/** The profile a command uses: --profile, else $DSH_PROFILE, else `web` for `dsh web`, else headless. */
+/** The surface commands whose own profile is the default; every other command uses headless. */
+const SURFACE_PROFILES: Record<string, string> = { web: 'web', chat: 'tui' }
+
+/** The profile a command uses: --profile, else $DSH_PROFILE, else the surface's own (`web`, `tui`), else headless. */
 export function profileName(request: ComposeRequest): string {
   const env = request.env ?? process.env
-  return request.options.profile ?? env.DSH_PROFILE ?? (request.command === 'web' ? 'web' : 'headless')
+  return request.options.profile ?? env.DSH_PROFILE ?? SURFACE_PROFILES[request.command] ?? 'headless'
 }
 
 /** Composes the effective tree with the same layer code that boot uses. */

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs'
 import { basename } from 'node:path'
 import { HarnessError } from '@dsh/kernel/errors'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
+import type { ChatOptions } from './commands/chat.js'
 import type { RunOptions } from './commands/run.js'
 import type { WebOptions } from './commands/web.js'
 import type { ComposeRequest, GlobalOptions } from './config.js'
@@ -20,7 +21,7 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value]
 }
 
-function buildProgram(io: Io, env: NodeJS.ProcessEnv, setCode: (code: number) => void): Command {
+function buildProgram(io: Io, env: NodeJS.ProcessEnv, argv: string[], setCode: (code: number) => void): Command {
   const program = new Command('dsh')
   program
     .description('dsh: a plugin-microkernel agent harness. Products are composed from bundles, profiles and patches.')
@@ -58,19 +59,44 @@ ${exitCodeHelp()}`,
     env,
   })
 
-  program.action(async () => {
+  const dump = async (): Promise<void> => {
     const options = program.opts<GlobalOptions>()
-    if (options.dumpConfig || options.dumpDefaultConfig) {
-      const [{ compose }, { dumpTree }] = await Promise.all([import('./config.js'), import('@dsh/composition')])
-      const composition = compose({ ...request('dump'), defaultsOnly: Boolean(options.dumpDefaultConfig) })
-      for (const warning of composition.tree.warnings) io.err(`dsh: warning: ${warning}`)
-      const kind = options.dumpDefaultConfig ? 'default config (bundles only)' : 'effective config'
-      io.out(dumpTree(composition.tree, { title: `dsh ${kind} of profile ${composition.profile}` }).trimEnd())
-      return
-    }
-    io.err('dsh: the interactive terminal chat is not available yet; see `dsh --help` for what works today')
-    setCode(ExitCode.NOT_AVAILABLE)
-  })
+    const [{ compose }, { dumpTree }] = await Promise.all([import('./config.js'), import('@dsh/composition')])
+    const composition = compose({ ...request('dump'), defaultsOnly: Boolean(options.dumpDefaultConfig) })
+    for (const warning of composition.tree.warnings) io.err(`dsh: warning: ${warning}`)
+    const kind = options.dumpDefaultConfig ? 'default config (bundles only)' : 'effective config'
+    io.out(dumpTree(composition.tree, { title: `dsh ${kind} of profile ${composition.profile}` }).trimEnd())
+  }
+
+  program
+    .command('chat', { isDefault: true })
+    .description('the interactive terminal chat (the default: plain `dsh`); a first prompt may follow')
+    .argument('[prompt...]', 'sent as the first message')
+    .option('--model <model>', 'model name, or provider:model (default: $DSH_MODEL, else the provider default)')
+    .option('--provider <name>', 'model provider (default: deepseek)')
+    .option('--cwd <dir>', 'working directory of the session (default: the current directory)')
+    .addOption(
+      new Option(
+        '--permission-mode <mode>',
+        'what tools may do without asking (default: the profile, workspace-write)',
+      ).choices(['read-only', 'workspace-write', 'danger-full-access', 'offline']),
+    )
+    .option('--resume [id]', 'continue the durable session with this id; without an id, pick one of this directory')
+    .option('--continue', 'continue the latest session of this directory')
+    .action(async (args: string[], options: ChatOptions) => {
+      const global = program.opts<GlobalOptions>()
+      if (global.dumpConfig || global.dumpDefaultConfig) return dump()
+      const [word] = args
+      if (args.length === 1 && word && /^[a-z][a-z0-9-]*$/.test(word) && !argv.includes('--')) {
+        // A lone bare word is far more often a mistyped subcommand than a whole first prompt.
+        throw new HarnessError(
+          'USAGE',
+          `unknown command '${word}' (dsh --help lists them); to open the chat with it as the first prompt: dsh -- ${word}`,
+          { command: word },
+        )
+      }
+      setCode(await (await import('./commands/chat.js')).chat(request('chat', args), options, io))
+    })
 
   program
     .command('check')
@@ -231,7 +257,7 @@ export async function main(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
   let code: number = ExitCode.OK
-  const program = buildProgram(io, env, (value) => {
+  const program = buildProgram(io, env, argv, (value) => {
     code = value
   })
   try {

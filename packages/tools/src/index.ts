@@ -258,6 +258,7 @@ export type {
   ToolSpec,
 } from './define.js'
 export { defineTool, ToolError } from './define.js'
+export { presentationOf } from './pipeline.js'
 export type { ExecuteCallsOptions } from './scheduler.js'
 export type {
   ToolCallInput,

@@ -1,0 +1,92 @@
+// Plain `dsh` (and `dsh "first prompt"`): the interactive terminal chat of the `tui` profile through
+// `ctx.tui`. When stdin or stdout is not a terminal there is nobody to chat with, so the prompt runs
+// as `dsh run` would, with a hint saying so.
+import { resolve } from 'node:path'
+import { type Context, HarnessError } from '@dsh/kernel'
+import type {} from '@dsh/surface-tui'
+import type { ComposeRequest } from '../config.js'
+import { ExitCode } from '../exit-codes.js'
+import type { Io } from '../io.js'
+import { withRuntime } from '../runtime.js'
+import { modelOf, type RunOptions, run } from './run.js'
+
+export interface ChatOptions {
+  model?: string
+  provider?: string
+  cwd?: string
+  permissionMode?: string
+  /** An id, or `true` for the picker. */
+  resume?: string | boolean
+  continue?: boolean
+}
+
+export interface Terminal {
+  stdinIsTty: boolean
+  stdoutIsTty: boolean
+}
+
+export async function chat(
+  request: ComposeRequest,
+  options: ChatOptions,
+  io: Io,
+  terminal: Terminal = { stdinIsTty: Boolean(process.stdin.isTTY), stdoutIsTty: Boolean(process.stdout.isTTY) },
+): Promise<number> {
+  const prompt = (request.args ?? []).join(' ').trim()
+  if (!terminal.stdinIsTty || !terminal.stdoutIsTty) {
+    io.err('dsh: not a terminal, so no chat: running the prompt as `dsh run` does (use `dsh run` to silence this)')
+    const runOptions: RunOptions = {
+      output: 'text',
+      permissionMode: options.permissionMode ?? 'workspace-write',
+      ...(typeof options.resume === 'string' ? { resume: options.resume } : {}),
+      ...(options.continue ? { continue: true } : {}),
+      ...(options.model ? { model: options.model } : {}),
+      ...(options.provider ? { provider: options.provider } : {}),
+      ...(options.cwd ? { cwd: options.cwd } : {}),
+    }
+    // Without a prompt argument the task is read from stdin, as `dsh run -` does.
+    return run({ ...request, command: 'run', args: prompt ? (request.args ?? []) : ['-'] }, runOptions, io)
+  }
+  const noColor = Boolean((request.env ?? process.env).NO_COLOR)
+  return withRuntime(request, io, ({ runtime }) => chatOn(runtime.root, prompt, options, noColor, io))
+}
+
+async function chatOn(root: Context, prompt: string, options: ChatOptions, noColor: boolean, io: Io): Promise<number> {
+  const tui = root.get('tui')
+  if (!tui) {
+    throw new HarnessError(
+      'CONFIG_NO_CHAT',
+      'the profile has no terminal-chat row (terminal-chat); use --profile tui',
+      {},
+    )
+  }
+  const controller = new AbortController()
+  let signalCode: number | undefined
+  // In raw mode Ctrl-C is a key the chat handles; a signal here comes from outside (kill, a closed terminal).
+  const stopSignals = io.onSignal((signal) => {
+    if (signalCode !== undefined) io.forceExit(signalCode)
+    signalCode = signal === 'SIGTERM' ? ExitCode.SIGTERM : ExitCode.SIGINT
+    controller.abort()
+  })
+  try {
+    const model = modelOf(options)
+    const result = await tui.run({
+      cwd: resolve(options.cwd ?? process.cwd()),
+      ...(Object.keys(model).length > 0 ? { model } : {}),
+      ...(typeof options.resume === 'string' ? { resume: options.resume } : {}),
+      ...(options.resume === true ? { pick: true } : {}),
+      ...(options.continue ? { continue: true } : {}),
+      ...(options.permissionMode ? { permissionMode: options.permissionMode } : {}),
+      ...(prompt ? { prompt } : {}),
+      noColor,
+      signal: controller.signal,
+    })
+    if (result.sessionId) {
+      if (result.durable)
+        io.out(`dsh: session ${result.sessionId} saved; continue it with: dsh --resume ${result.sessionId}`)
+      else io.err('dsh: warning: no session persistence row is active; this session was not saved')
+    }
+    return signalCode ?? ExitCode.OK
+  } finally {
+    stopSignals()
+  }
+}

@@ -1,0 +1,95 @@
+// The terminal chat row: `ctx.tui.run()` opens a session on a `SessionHost` (new, `--resume ID`,
+// `--continue`, or picked from a list), renders it inline with pi-tui, and closes the host (cancel,
+// flush, release) however the chat ends.
+import type { Agent } from '@dsh/agent'
+import { type Context, HarnessError } from '@dsh/kernel'
+import type {} from '@dsh/sandbox'
+import { SessionHost } from '@dsh/session-host'
+import type {} from '@dsh/session-store/coordinator'
+import { ProcessTerminal, TUI } from '@mariozechner/pi-tui'
+import { Conversation } from './conversation.js'
+import { type ChatRequest, type ChatResult, TerminalChat } from './index.js'
+import { pickSession } from './picker.js'
+import { createTheme, type Theme } from './theme.js'
+
+export class TerminalChatService extends TerminalChat {
+  static readonly provide = 'tui'
+  static readonly inject = ['agents', 'sessions']
+
+  constructor(ctx: Context) {
+    super(ctx, 'tui')
+  }
+
+  async run(request: ChatRequest): Promise<ChatResult> {
+    const theme = createTheme(Boolean(request.noColor))
+    let conversation: Conversation | undefined
+    const host = new SessionHost(this.ctx, {
+      name: 'the terminal chat',
+      closeReason: 'the terminal chat closed',
+      cwd: request.cwd,
+      on: {
+        approvalRequested: (pending) => conversation?.approvalRequested(pending),
+        approvalSettled: () => conversation?.changed(),
+        questionRequested: () => conversation?.changed(),
+        questionSettled: () => conversation?.changed(),
+        stateChanged: () => conversation?.changed(),
+      },
+    })
+    const tui = new TUI(new ProcessTerminal())
+    try {
+      tui.start()
+      const agent = await this.attach(host, tui, theme, request)
+      if (!agent) return { durable: false }
+      conversation = new Conversation(this.ctx, tui, host, agent, theme)
+      const view = conversation
+      if (request.permissionMode) {
+        // The chosen mode is a durable fact of the session (`sandbox/mode`).
+        host.setMode(agent.session.id, request.permissionMode)
+      }
+      const subscription = await host.subscribe(agent.session.id, 0, (event) => view.event(event))
+      for (const event of subscription.events) view.transcript.add(event)
+      view.measure()
+      view.changed()
+      const onAbort = () => view.close()
+      request.signal?.addEventListener('abort', onAbort, { once: true })
+      if (request.prompt) agent.followup(request.prompt)
+      await view.done
+      request.signal?.removeEventListener('abort', onAbort)
+      subscription.dispose()
+      // Cancel a running turn first: its end is then part of what is flushed.
+      await agent.cancel('the terminal chat closed')
+      return { sessionId: agent.session.id, durable: await this.ctx.sessions.flush(agent.session) }
+    } finally {
+      conversation?.close()
+      tui.stop()
+      await host.close()
+    }
+  }
+
+  /** The session the chat opens: a fresh one, the one named, the latest of the directory, or a picked one. */
+  private async attach(host: SessionHost, tui: TUI, theme: Theme, request: ChatRequest): Promise<Agent | undefined> {
+    const options = request.model ? { model: request.model } : {}
+    if (!request.resume && !request.continue && !request.pick) return host.create({ ...options, cwd: request.cwd })
+    if (!this.ctx.get('sessionPersistence')) {
+      throw new HarnessError(
+        'CONFIG_NO_PERSISTENCE',
+        'resuming needs a session persistence row (session-persistence) in the profile; it is disabled',
+        {},
+      )
+    }
+    let id = request.resume
+    if (!id) {
+      const sessions = (await host.list()).filter((session) => session.cwd === request.cwd)
+      if (sessions.length === 0) {
+        throw new HarnessError('SESSION_NOT_FOUND', `no session to resume in ${request.cwd}; start one with dsh`, {
+          cwd: request.cwd,
+        })
+      }
+      id = request.continue ? sessions[0]?.sessionId : await pickSession(tui, theme, sessions)
+      if (!id) return undefined
+    }
+    return host.resume(id, options)
+  }
+}
+
+export default TerminalChatService

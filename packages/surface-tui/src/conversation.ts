@@ -1,0 +1,277 @@
+// One open chat: the session's events flow into the transcript, the editor's lines go to the agent
+// (or to a /command), keys answer approvals and questions, and the live region shows what is running.
+import type { Agent } from '@dsh/agent'
+import type { ApprovalQuestion } from '@dsh/approval'
+import type {} from '@dsh/context'
+import type { AskedQuestion } from '@dsh/interaction'
+import type { Context } from '@dsh/kernel'
+import type { AnySessionEvent } from '@dsh/session'
+import type { Pending, SessionHost } from '@dsh/session-host'
+import { presentationOf } from '@dsh/tools'
+import { CombinedAutocompleteProvider, Container, Editor, matchesKey, type TUI } from '@mariozechner/pi-tui'
+import { approvalLines, footerLine, Lines, questionLines, statusLine } from './live.js'
+import type { Theme } from './theme.js'
+import { Transcript } from './transcript.js'
+
+/** Two Ctrl-C presses within this window exit. */
+const DOUBLE_PRESS_MS = 1500
+
+export class Conversation {
+  readonly transcript: Transcript
+  private readonly editor: Editor
+  private readonly live = new Container()
+  private readonly grants = new Set<string>()
+  private frame = 0
+  private spinner: ReturnType<typeof setInterval> | undefined
+  private hint: string | undefined
+  private lastCtrlC = 0
+  private reading: { tokens: number; pressure?: number; model?: string } | undefined
+  private closed!: () => void
+  readonly done = new Promise<void>((resolve) => {
+    this.closed = resolve
+  })
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly tui: TUI,
+    private readonly host: SessionHost,
+    private readonly agent: Agent,
+    private readonly theme: Theme,
+  ) {
+    const tools = ctx.get('tools')
+    this.transcript = new Transcript(theme, (name, args) => presentationOf(tools?.get(name), name, args))
+    this.editor = new Editor(tui, theme.editor, { paddingX: 1 })
+    const commands = (ctx.get('commands')?.list() ?? []).map((command) => ({
+      name: command.name,
+      description: command.usage ? `${command.description} (${command.usage})` : command.description,
+      ...(command.usage ? { argumentHint: command.usage } : {}),
+    }))
+    this.editor.setAutocompleteProvider(new CombinedAutocompleteProvider(commands, agent.session.header.cwd, null))
+    this.editor.onSubmit = (text) => this.submit(text)
+    this.live.addChild(new Lines((width) => this.pendingLines(width)))
+    this.live.addChild(new Lines(() => [statusLine(this.theme, this.running, this.frame, this.hint)].filter(Boolean)))
+    tui.addChild(this.transcript)
+    tui.addChild(this.live)
+    tui.addChild(this.editor)
+    tui.addChild(new Lines((width) => [footerLine(this.theme, this.footerFacts()).slice(0, width * 4)]))
+    tui.setFocus(this.editor)
+    tui.addInputListener((data) => this.key(data))
+  }
+
+  private get running(): boolean {
+    return this.host.statusOf(this.agent.session.id) === 'running'
+  }
+
+  /** A committed event of the session (the baseline of a resumed session first). */
+  event(event: AnySessionEvent): void {
+    this.transcript.add(event)
+    if (event.type === 'assistant/message' || event.type === 'turn/end' || event.type === 'compaction/end') {
+      this.measure()
+    }
+    this.tui.requestRender()
+  }
+
+  /** Status, inbox or mode changed: restart or stop the spinner, re-render the live region. */
+  changed(): void {
+    if (this.running && !this.spinner) {
+      this.spinner = setInterval(() => {
+        this.frame++
+        this.tui.requestRender()
+      }, 120)
+      this.spinner.unref()
+    } else if (!this.running && this.spinner) {
+      clearInterval(this.spinner)
+      this.spinner = undefined
+    }
+    this.tui.requestRender()
+  }
+
+  /** An approval for this chat's session: answered at once when the person allowed its kind for the chat. */
+  approvalRequested(pending: Pending<ApprovalQuestion>): void {
+    if (this.grants.has(grantKey(pending.question))) {
+      this.host.respond(pending.id, { decision: 'allowed-once', reason: 'allowed for this chat by the person' })
+      return
+    }
+    this.tui.requestRender()
+  }
+
+  close(): void {
+    if (this.spinner) clearInterval(this.spinner)
+    this.closed()
+  }
+
+  private pendingLines(width: number): string[] {
+    const lines: string[] = []
+    const approval = this.approval()
+    if (approval) lines.push(...approvalLines(this.theme, approval.question, width))
+    const question = this.question()
+    if (question) lines.push(...questionLines(this.theme, question.question, width))
+    const inbox = this.host.inboxOf(this.agent.session.id)
+    for (const item of [...(inbox?.['next-step'] ?? []), ...(inbox?.['next-turn'] ?? [])]) {
+      if (item.kind !== 'steer' && item.kind !== 'followup') continue
+      const text = item.message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join(' ')
+      lines.push(this.theme.dim(`↳ ${item.kind === 'steer' ? 'steering' : 'queued'}: ${text}`))
+    }
+    return lines
+  }
+
+  private approval(): Pending<ApprovalQuestion> | undefined {
+    return this.host.approvals().find((pending) => pending.question.sessionId === this.agent.session.id)
+  }
+
+  private question(): Pending<AskedQuestion> | undefined {
+    return this.host.questions()[0]
+  }
+
+  private footerFacts() {
+    const model = this.reading?.model ?? this.agent.model.model ?? 'default model'
+    const provider = this.agent.model.provider
+    return {
+      model: provider ? `${provider}:${model}` : model,
+      mode: this.host.modeOf(this.agent.session.id),
+      ...(this.reading ? { tokens: this.reading.tokens } : {}),
+      ...(this.reading?.pressure !== undefined ? { pressure: this.reading.pressure } : {}),
+      sessionId: this.agent.session.id,
+      queued: (this.host.inboxOf(this.agent.session.id)?.['next-turn'] ?? []).length,
+    }
+  }
+
+  /** Re-reads the token meter (after an answer, a turn, a compaction). */
+  measure(): void {
+    const meter = this.ctx.get('tokenMeter')
+    if (!meter) return
+    try {
+      const reading = meter.measure(this.agent.session)
+      this.reading = {
+        tokens: reading.tokens,
+        ...(reading.pressure !== undefined ? { pressure: reading.pressure } : {}),
+        ...(reading.model ? { model: reading.model } : {}),
+      }
+    } catch {
+      // No model resolved yet: the footer shows no meter rather than failing.
+    }
+  }
+
+  /** Keys the chat owns before the editor sees them. */
+  private key(data: string): { consume: boolean } | undefined {
+    const approval = this.approval()
+    if (approval && !this.editor.getText()) {
+      const decision =
+        data === 'y'
+          ? 'allowed-once'
+          : data === 'a'
+            ? 'session'
+            : data === 'n' || matchesKey(data, 'escape')
+              ? 'rejected'
+              : undefined
+      if (decision) {
+        if (decision === 'session') this.grants.add(grantKey(approval.question))
+        this.host.respond(approval.id, {
+          decision: decision === 'session' ? 'allowed-once' : decision,
+          ...(decision === 'rejected' ? { reason: 'rejected by the person at the terminal' } : {}),
+          ...(decision === 'session' ? { reason: 'allowed for this chat by the person' } : {}),
+        })
+        this.tui.requestRender()
+        return { consume: true }
+      }
+    }
+    const question = this.question()
+    if (question && !this.editor.getText() && /^[1-9]$/.test(data)) {
+      const option = question.question.options?.[Number(data) - 1]
+      if (option !== undefined) {
+        this.host.answerQuestion(question.id, option)
+        this.transcript.note(`› ${option}`, this.theme.user)
+        this.tui.requestRender()
+        return { consume: true }
+      }
+    }
+    if (matchesKey(data, 'escape') && this.running && !this.editor.isShowingAutocomplete()) {
+      void this.agent.cancel('cancelled by the person (Esc)')
+      this.flash('cancelling the turn…')
+      return { consume: true }
+    }
+    if (matchesKey(data, 'ctrl+c')) {
+      if (this.editor.getText()) {
+        this.editor.setText('')
+      } else if (Date.now() - this.lastCtrlC < DOUBLE_PRESS_MS) {
+        this.close()
+      } else {
+        this.lastCtrlC = Date.now()
+        this.flash('press Ctrl-C again to exit')
+      }
+      this.tui.requestRender()
+      return { consume: true }
+    }
+    if (matchesKey(data, 'ctrl+d') && !this.editor.getText()) {
+      this.close()
+      return { consume: true }
+    }
+    if (matchesKey(data, 'ctrl+o')) {
+      this.transcript.toggleReasoning()
+      this.transcript.invalidate()
+      this.tui.requestRender(true)
+      return { consume: true }
+    }
+    if (matchesKey(data, 'alt+enter') && this.running) {
+      const text = this.editor.getText().trim()
+      if (text) {
+        this.editor.addToHistory(text)
+        this.editor.setText('')
+        this.agent.followup(text)
+      }
+      return { consume: true }
+    }
+    return undefined
+  }
+
+  private flash(hint: string): void {
+    this.hint = hint
+    this.tui.requestRender()
+    setTimeout(() => {
+      if (this.hint !== hint) return
+      this.hint = undefined
+      this.tui.requestRender()
+    }, DOUBLE_PRESS_MS).unref()
+  }
+
+  /** Enter: answer a waiting question, run a /command, steer the running turn, or start one. */
+  private submit(raw: string): void {
+    const text = raw.trim()
+    if (!text) return
+    this.editor.addToHistory(text)
+    const question = this.question()
+    if (question) {
+      this.host.answerQuestion(question.id, text)
+      this.transcript.note(`› ${text}`, this.theme.user)
+    } else if (this.host.isCommand(text)) {
+      void this.command(text)
+    } else if (this.running) {
+      this.agent.steer(text)
+    } else {
+      this.agent.followup(text)
+    }
+    this.tui.requestRender()
+  }
+
+  private async command(line: string): Promise<void> {
+    this.transcript.note(`› ${line}`, this.theme.user)
+    this.tui.requestRender()
+    try {
+      const outcome = await this.host.command(this.agent.session.id, line)
+      const text = outcome.text || (outcome.ok ? `/${outcome.name} done` : `/${outcome.name} failed`)
+      this.transcript.note(
+        outcome.ok ? text : `${outcome.code ?? 'failed'}: ${text}`,
+        outcome.ok ? this.theme.dim : this.theme.error,
+      )
+    } catch (error) {
+      this.transcript.note(error instanceof Error ? error.message : String(error), this.theme.error)
+    }
+    this.measure()
+    this.tui.requestRender()
+  }
+}
+
+/** What "allow for this chat" covers: the same tool and the same kind of question. */
+function grantKey(question: ApprovalQuestion): string {
+  return `${question.toolName ?? ''}|${question.kind ?? ''}`
+}

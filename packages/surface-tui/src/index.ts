@@ -1,0 +1,48 @@
+// @dsh/surface-tui: the interactive terminal, `dsh` with no subcommand. An inline chat: the transcript
+// is printed into the terminal's own scrollback and a live region at the bottom holds the running turn,
+// pending approvals, the editor and a footer. The seam `ctx.tui` runs one chat; the row
+// `@dsh/surface-tui/chat` does it on a `SessionHost`, like every other surface.
+import { Service } from '@dsh/kernel'
+import type { LlmCallConfig } from '@dsh/llm'
+
+declare module 'cordis' {
+  interface Context {
+    tui: TerminalChat
+  }
+}
+
+export interface ChatRequest {
+  /** Working directory of a new session, and the directory `continue` and the picker look in. */
+  cwd: string
+  model?: Partial<LlmCallConfig>
+  /** Resume this durable session. */
+  resume?: string
+  /** Let the person pick one of the recent sessions of `cwd` before the chat opens. */
+  pick?: boolean
+  /** Resume the most recently updated session of `cwd`. */
+  continue?: boolean
+  /** Permission mode of the session (recorded as `sandbox/mode`). */
+  permissionMode?: string
+  /** Sent as the first message once the chat is open. */
+  prompt?: string
+  /** The terminal (default: the process's stdin/stdout). */
+  input?: NodeJS.ReadStream
+  output?: NodeJS.WriteStream
+  /** Colours off (`NO_COLOR`). */
+  noColor?: boolean
+  /** Aborting closes the chat as if the person had exited (SIGTERM). */
+  signal?: AbortSignal
+}
+
+export interface ChatResult {
+  /** The session the chat ended on (undefined when the person left the picker without choosing). */
+  sessionId?: string
+  /** Whether the session's events were made durable. */
+  durable: boolean
+}
+
+/** The `ctx.tui` seam: runs one interactive chat until the person leaves it. */
+export abstract class TerminalChat extends Service {
+  /** Resolves when the chat is closed and its session flushed. Throws HarnessError for setup errors. */
+  abstract run(request: ChatRequest): Promise<ChatResult>
+}

@@ -1,0 +1,92 @@
+// One compact line per tool call that grows into its result: `● Title  subject` while it runs, then
+// the outcome under it (a coloured diff for file changes, the tail of command output, errors in red,
+// "outcome unknown" for a call a crash interrupted). Output is cut to a few lines, so a command that
+// prints 50,000 lines costs the screen no more than one that prints five.
+import type { ToolResultMessage } from '@dsh/llm'
+import type { ToolPresentation } from '@dsh/tools'
+import { type Component, truncateToWidth, wrapTextWithAnsi } from '@mariozechner/pi-tui'
+import type { Theme } from './theme.js'
+
+const TAIL_LINES = 6
+const DIFF_LINES = 10
+
+export type ToolState = 'running' | 'done' | 'failed' | 'unknown'
+
+export class ToolLine implements Component {
+  private state: ToolState = 'running'
+  private output: string[] = []
+  private hiddenLines = 0
+  private note = ''
+  private cache: { width: number; lines: string[] } | undefined
+
+  constructor(
+    private readonly theme: Theme,
+    readonly callId: string,
+    private readonly presentation: ToolPresentation,
+  ) {}
+
+  /** The call's result arrived (`code` is the pipeline's or repair's error code). */
+  settle(message: ToolResultMessage, code: string | undefined): void {
+    this.state = code === 'TOOL_OUTCOME_UNKNOWN' ? 'unknown' : message.isError ? 'failed' : 'done'
+    const text = message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n')
+    const lines = text.replace(/\s+$/, '').split('\n')
+    const keep = this.state === 'done' ? TAIL_LINES : TAIL_LINES * 2
+    this.hiddenLines = Math.max(0, lines.length - keep)
+    this.output = lines.slice(-keep)
+    if (this.state === 'unknown') this.note = 'outcome unknown: dsh stopped while it ran'
+    else if (code && this.state === 'failed') this.note = code
+    this.cache = undefined
+  }
+
+  get settled(): boolean {
+    return this.state !== 'running'
+  }
+
+  invalidate(): void {
+    this.cache = undefined
+  }
+
+  render(width: number): string[] {
+    if (this.cache?.width === width) return this.cache.lines
+    const t = this.theme
+    const p = this.presentation
+    const bullet =
+      this.state === 'running'
+        ? t.warn('○')
+        : this.state === 'done'
+          ? t.ok('●')
+          : this.state === 'unknown'
+            ? t.warn('?')
+            : t.error('✗')
+    const subject = p.kind === 'terminal' ? p.command : p.kind === 'diff' ? p.path : (p.subtitle ?? '')
+    const head = truncateToWidth(`${bullet} ${t.bold(p.title)} ${t.dim(subject.split('\n')[0] ?? '')}`, width)
+    const lines = [head]
+    const body = (text: string, style: (s: string) => string = (s) => s) => {
+      for (const wrapped of wrapTextWithAnsi(style(text), Math.max(10, width - 4)))
+        lines.push(`  ${t.dim('│')} ${wrapped}`)
+    }
+    if (p.kind === 'diff' && this.state !== 'failed') this.diffLines(p, body)
+    if (this.note) body(this.note, this.state === 'unknown' ? t.warn : t.error)
+    if (this.state !== 'done' || p.kind === 'terminal') {
+      if (this.hiddenLines > 0) body(`… ${this.hiddenLines} more lines above`, t.dim)
+      const style = this.state === 'failed' ? t.error : t.dim
+      for (const line of this.output) if (line) body(truncateToWidth(line, Math.max(10, width - 4)), style)
+    }
+    this.cache = { width, lines }
+    return lines
+  }
+
+  /** The change as `-`/`+` lines (the presentation's before/after: the edited text, not the file). */
+  private diffLines(
+    p: Extract<ToolPresentation, { kind: 'diff' }>,
+    body: (text: string, style?: (s: string) => string) => void,
+  ) {
+    const before = p.before ? p.before.split('\n') : []
+    const after = p.after ? p.after.split('\n') : []
+    const shown = [...before.map((line) => ['-', line] as const), ...after.map((line) => ['+', line] as const)]
+    for (const [sign, line] of shown.slice(0, DIFF_LINES)) {
+      body(`${sign} ${line}`, sign === '-' ? this.theme.removed : this.theme.added)
+    }
+    if (shown.length > DIFF_LINES) body(`… ${shown.length - DIFF_LINES} more changed lines`, this.theme.dim)
+  }
+}
