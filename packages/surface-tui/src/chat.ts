@@ -70,13 +70,7 @@ export class TerminalChatService extends TerminalChat {
   private async attach(host: SessionHost, tui: TUI, theme: Theme, request: ChatRequest): Promise<Agent | undefined> {
     const options = request.model ? { model: request.model } : {}
     if (!request.resume && !request.continue && !request.pick) return host.create({ ...options, cwd: request.cwd })
-    if (!this.ctx.get('sessionPersistence')) {
-      throw new HarnessError(
-        'CONFIG_NO_PERSISTENCE',
-        'resuming needs a session persistence row (session-persistence) in the profile; it is disabled',
-        {},
-      )
-    }
+    // Without persistence the host's resume says so (NO_PERSISTENCE).
     let id = request.resume
     if (!id) {
       const sessions = (await host.list()).filter((session) => session.cwd === request.cwd)
