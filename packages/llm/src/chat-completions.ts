@@ -456,7 +456,8 @@ async function* streamCompletion(dispatch: LlmDispatch, options: ChatCompletions
           ...(secret ? { authorization: `Bearer ${secret}` } : {}),
           ...options.headers,
         },
-        body: JSON.stringify(body),
+        // Bytes, not a string: fetch would first re-scan a string body for lone surrogates (toUSVString).
+        body: Buffer.from(JSON.stringify(body)),
         signal: controller.signal,
       })
     } catch (error) {

@@ -3,7 +3,7 @@
 // is the dsh home's credential files, the usual per-user secret stores, `.env*` files in the home and
 // in every ancestor of the workspace (the workspace's own `.env` is the project's business), plus the
 // policy row's `secretPaths`.
-import { existsSync, readdirSync } from 'node:fs'
+import { existsSync, readdirSync, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { canonicalPath, isWithin } from './index.js'
 
@@ -28,12 +28,23 @@ export interface SecretPathsInput {
   extra?: readonly string[]
 }
 
+// `.env*` names per directory, reused while the directory's mtime (which changes when an entry is
+// added, removed or renamed) stays the same: the policy resolves on every confined call, and listing a
+// large ancestor such as /tmp each time was a per-step cost.
+const listed = new Map<string, { mtimeMs: number; files: string[] }>()
+
 function envFiles(dir: string): string[] {
   try {
-    return readdirSync(dir)
+    const { mtimeMs } = statSync(dir)
+    const known = listed.get(dir)
+    if (known?.mtimeMs === mtimeMs) return known.files
+    const files = readdirSync(dir)
       .filter((name) => name.startsWith('.env'))
       .map((name) => join(dir, name))
+    listed.set(dir, { mtimeMs, files })
+    return files
   } catch {
+    listed.delete(dir)
     return []
   }
 }

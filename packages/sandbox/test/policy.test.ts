@@ -149,3 +149,24 @@ describe('ctx.sandbox (bwrap)', () => {
     expect(await root.sandbox.confine(['a'], { ...policy, mode: 'danger-full-access' }, { cwd: '/' })).toEqual(['a'])
   })
 })
+
+describe('secret paths', () => {
+  it('sees a .env file created in an ancestor after an earlier lookup (listings are reused only while unchanged)', async () => {
+    const { mkdtempSync, mkdirSync, writeFileSync, rmSync } = await import('node:fs')
+    const { join } = await import('node:path')
+    const { secretPaths } = await import('../src/secrets.js')
+    const root = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-secrets-')))
+    try {
+      const workspace = join(root, 'project')
+      mkdirSync(workspace)
+      const input = { home: join(root, 'home'), workspace }
+      expect(secretPaths(input)).not.toContain(join(root, '.env'))
+      writeFileSync(join(root, '.env'), 'TOKEN=1\n')
+      expect(secretPaths(input)).toContain(join(root, '.env'))
+      rmSync(join(root, '.env'))
+      expect(secretPaths(input)).not.toContain(join(root, '.env'))
+    } finally {
+      rmSync(root, { recursive: true, force: true })
+    }
+  })
+})

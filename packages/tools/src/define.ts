@@ -145,7 +145,9 @@ export function defineTool<Args = Record<string, unknown>>(spec: ToolSpec<Args>)
   const source = structuredClone(parameters)
   const compile = (): ReturnType<AjvClass['compile']> => {
     if (check) return check
-    compiler ??= new (loadAjv().Ajv)({ allErrors: true, validateFormats: false })
+    // No meta-schema pass (it cost ~170 ms on the first compile): Ajv's strict mode and keyword
+    // checks still reject an unknown type, an unknown keyword or a keyword value of the wrong type.
+    compiler ??= new (loadAjv().Ajv)({ allErrors: true, validateFormats: false, validateSchema: false })
     try {
       check = compiler.compile(source)
       return check

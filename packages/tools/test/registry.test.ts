@@ -46,6 +46,16 @@ describe('defineTool', () => {
     const typo = defineTool({ ...base, parameters: { type: 'object', properties: { a: { type: 'strng' } } } })
     expect(codeOf(() => typo.compile())).toBe('INVALID_TOOL_DEFINITION')
     expect(codeOf(() => typo.validate({ a: 'x' }))).toBe('INVALID_TOOL_DEFINITION')
+    for (const parameters of [
+      { type: 'object', properties: { a: { typo: 'string' } } },
+      { type: 'object', required: 'a' },
+      { type: 'object', properties: { a: { type: 'string', minLength: 'x' } } },
+    ] as const) {
+      expect(
+        codeOf(() => defineTool({ ...base, parameters }).compile()),
+        JSON.stringify(parameters),
+      ).toBe('INVALID_TOOL_DEFINITION')
+    }
     expect(codeOf(() => defineTool({ ...base, execute: undefined as never }))).toBe('INVALID_TOOL_DEFINITION')
     expect(codeOf(() => defineTool({ ...base, mode: 'sometimes' as never }))).toBe('INVALID_TOOL_DEFINITION')
     expect(codeOf(() => defineTool({ ...base, mode: 'parallel-safe' }))).toBeUndefined()
