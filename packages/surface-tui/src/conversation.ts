@@ -8,7 +8,8 @@ import type { Context } from '@dsh/kernel'
 import type { AnySessionEvent } from '@dsh/session'
 import type { Pending, SessionHost } from '@dsh/session-host'
 import { presentationOf } from '@dsh/tools'
-import { CombinedAutocompleteProvider, Container, Editor, matchesKey, type TUI } from '@mariozechner/pi-tui'
+import { Container, Editor, matchesKey, type TUI } from '@mariozechner/pi-tui'
+import { ChatCompletion } from './completion.js'
 import { approvalLines, footerLine, Lines, questionLines, statusLine } from './live.js'
 import type { Theme } from './theme.js'
 import { Transcript } from './transcript.js'
@@ -43,10 +44,10 @@ export class Conversation {
     this.editor = new Editor(tui, theme.editor, { paddingX: 1 })
     const commands = (ctx.get('commands')?.list() ?? []).map((command) => ({
       name: command.name,
-      description: command.usage ? `${command.description} (${command.usage})` : command.description,
+      description: command.description,
       ...(command.usage ? { argumentHint: command.usage } : {}),
     }))
-    this.editor.setAutocompleteProvider(new CombinedAutocompleteProvider(commands, agent.session.header.cwd, null))
+    this.editor.setAutocompleteProvider(new ChatCompletion(commands, agent.session.header.cwd))
     this.editor.onSubmit = (text) => this.submit(text)
     this.live.addChild(new Lines((width) => this.pendingLines(width)))
     this.live.addChild(new Lines(() => [statusLine(this.theme, this.running, this.frame, this.hint)].filter(Boolean)))
@@ -124,7 +125,7 @@ export class Conversation {
   }
 
   private footerFacts() {
-    const model = this.reading?.model ?? this.agent.model.model ?? 'default model'
+    const model = this.agent.model.model ?? this.reading?.model ?? 'default model'
     const provider = this.agent.model.provider
     return {
       model: provider ? `${provider}:${model}` : model,

@@ -1,6 +1,8 @@
 // The interactive chat as a person uses it: the built `dsh` in a pseudo-terminal, read off the screen
-// and out of the durable session log.
-import { isEvent } from '@dsh/session'
+// and out of the durable session log and the files on disk.
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { type AnySessionEvent, isEvent } from '@dsh/session'
 import { completionResponse } from '@dsh/test-support'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type Fixture, fixture } from './pty.js'
@@ -13,19 +15,112 @@ afterEach(async () => {
   await f.close()
 })
 
+const call = (id: string, name: string, args: Record<string, unknown>) => ({
+  id,
+  name,
+  arguments: JSON.stringify(args),
+})
+const typed = (events: AnySessionEvent[]) =>
+  events.flatMap((e) => (isEvent(e, 'user/message') && !e.data.origin ? [e.data.message.content] : []))
+
 describe('dsh (the terminal chat)', () => {
-  it('opens with a first prompt, streams the answer as Markdown, and exits on Ctrl-D', async () => {
+  it('opens with a first prompt, streams the answer as Markdown, shows the footer, and exits on Ctrl-D', async () => {
     f.server.enqueue(
       completionResponse({ text: ['# Hello\n\nThis is **bold** and `code`.\n\n', '```js\nconst x = 1\n```\n'] }),
     )
     const screen = f.open(['say', 'hi'])
     await screen.waitFor('const x = 1')
-    console.log(screen.text())
+    const shown = screen.text()
+    expect(shown).toContain('› say hi')
+    expect(shown).toContain('This is bold and code.') // Markdown markers are rendered, not printed
+    expect(shown).not.toContain('**bold**')
+    const events = f.log()
+    const header = events.find((e) => isEvent(e, 'user/message'))
+    expect(header).toBeDefined()
+    expect(shown).toMatch(/deepseek.* · workspace-write · \d+ tokens \(\d+%\) · session [0-9a-f-]{36}/)
     screen.type('\x04')
     expect(await screen.exited).toBe(0)
-    const events = f.log()
-    expect(events.find((e) => isEvent(e, 'user/message') && !e.data.origin)).toMatchObject({
-      data: { message: { content: [{ type: 'text', text: 'say hi' }] } },
-    })
+    expect(typed(f.log())).toEqual([[{ type: 'text', text: 'say hi' }]])
+    expect(screen.raw()).toMatch(/session [0-9a-f-]{36} saved; continue it with: dsh --resume/)
+  })
+
+  it('shows a tool call growing into its result and asks for an escalation inline: y allows, n rejects', async () => {
+    const escalate = { sandbox_permissions: 'workspace-write', justification: 'the user asked for it' }
+    f.server.enqueue(
+      completionResponse({ toolCalls: [call('c1', 'write', { path: 'yes.txt', content: 'hello\n', ...escalate })] }),
+      completionResponse({ toolCalls: [call('c2', 'write', { path: 'no.txt', content: 'nope\n', ...escalate })] }),
+      completionResponse({ text: 'Wrote one of them.' }),
+    )
+    const screen = f.open(['--permission-mode', 'read-only', 'write', 'two', 'files'])
+    await screen.waitFor('? approve:')
+    expect(screen.text()).toContain('y allow once')
+    expect(screen.text()).toMatch(/○ Write yes\.txt/) // the call's line, still running
+    screen.type('y')
+    await screen.waitFor(/approve: .*no\.txt/)
+    screen.type('n')
+    await screen.waitFor('Wrote one of them.')
+    expect(screen.text()).toMatch(/● Write yes\.txt/)
+    expect(screen.text()).toMatch(/✗ Write no\.txt/)
+    expect(readFileSync(join(f.work, 'yes.txt'), 'utf8')).toBe('hello\n')
+    expect(existsSync(join(f.work, 'no.txt'))).toBe(false)
+    screen.type('\x04')
+    expect(await screen.exited).toBe(0)
+    const decisions = f.log().flatMap((e) => (e.type === 'approval/decided' ? [e.data] : []))
+    expect(decisions).toMatchObject([
+      { toolCallId: 'c1', decision: 'allowed-once', by: 'answerer' },
+      { toolCallId: 'c2', decision: 'rejected', by: 'answerer' },
+    ])
+  })
+
+  it('steers a running command with Enter, cancels the turn with Esc, and exits on Ctrl-C twice', async () => {
+    f.server.enqueue(
+      completionResponse({ toolCalls: [call('c1', 'bash', { command: 'sleep 1; echo slept' })] }),
+      completionResponse({ text: 'Steered.' }),
+      completionResponse({ toolCalls: [call('c2', 'bash', { command: 'sleep 30' })] }),
+    )
+    const screen = f.open(['please', 'run', 'it'])
+    await screen.waitFor('○ ')
+    screen.type('use the other file\r')
+    await screen.waitFor('Steered.')
+    // The steering message reached the model in the request after the command's result.
+    const second = JSON.stringify(f.server.requests[1]?.body.messages)
+    expect(second).toContain('use the other file')
+    screen.type('now wait\r')
+    await screen.waitFor('○ Run command sleep 30')
+    screen.type('\x1b')
+    await screen.waitFor('turn ended aborted')
+    screen.type('\x03')
+    await screen.waitFor('press Ctrl-C again to exit')
+    screen.type('\x03')
+    expect(await screen.exited).toBe(0)
+    const ended = f.log().filter((e) => isEvent(e, 'turn/end'))
+    expect(ended.at(-1)).toMatchObject({ data: { reason: 'aborted' } })
+    // The command the turn was running (`sleep 30`) was stopped with it and its result logged.
+    const results = f.log().flatMap((e) => (isEvent(e, 'tool/result') ? [e.data.message.toolCallId] : []))
+    expect(results).toEqual(['c1', 'c2'])
+  })
+
+  it('resumes a session by id and by --continue, showing its history', async () => {
+    f.server.enqueue(completionResponse({ text: 'The first answer.' }))
+    const first = f.open(['first', 'question'])
+    await first.waitFor('The first answer.')
+    first.type('\x04')
+    await first.exited
+    const sessionId = /dsh --resume ([0-9a-f-]{36})/.exec(first.raw())?.[1]
+    expect(sessionId).toBeDefined()
+    f.server.enqueue(completionResponse({ text: 'The second answer.' }))
+    const second = f.open(['--resume', sessionId as string])
+    await second.waitFor('The first answer.')
+    expect(second.text()).toContain('› first question')
+    second.type('and more\r')
+    await second.waitFor('The second answer.')
+    second.type('\x04')
+    await second.exited
+    const third = f.open(['--continue'])
+    await third.waitFor('The second answer.')
+    expect(third.text()).toContain('› and more')
+    third.type('\x04')
+    expect(await third.exited).toBe(0)
+    expect(typed(f.log(sessionId))).toHaveLength(2)
   })
 })

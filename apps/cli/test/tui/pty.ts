@@ -113,7 +113,12 @@ function openScreen(
     // xterm parses asynchronously; chain writes so reads see everything written so far.
     pending = pending.then(() => new Promise<void>((done) => term.write(data, done)))
   })
-  const exited = new Promise<number>((resolve) => pty.onExit(({ exitCode }) => resolve(exitCode)))
+  // Resolves once the last output is on the headless screen too.
+  const exited = new Promise<number>((resolve) =>
+    pty.onExit(({ exitCode }) => {
+      setTimeout(() => void pending.then(() => resolve(exitCode)), 50)
+    }),
+  )
   const rows = (from: number, to: number) => {
     const buffer = term.buffer.active
     const lines: string[] = []

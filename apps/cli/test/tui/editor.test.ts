@@ -1,0 +1,142 @@
+// The chat's editor and terminal edges: / and @ completion, the session picker, resize, NO_COLOR, and
+// what plain `dsh` does when it is not attached to a terminal.
+import { spawn } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { isEvent } from '@dsh/session'
+import { completionResponse } from '@dsh/test-support'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { type Fixture, fixture } from './pty.js'
+
+let f: Fixture
+beforeEach(async () => {
+  f = await fixture()
+})
+afterEach(async () => {
+  await f.close()
+})
+
+const sessionIdOf = (raw: string) => /dsh --resume ([0-9a-f-]{36})/.exec(raw)?.[1] as string
+
+describe('the chat editor and terminal', () => {
+  it('runs /model and /compact picked from the completion menu', async () => {
+    f.server.enqueue(completionResponse({ text: 'First answer.' }))
+    const screen = f.open(['start', 'here'])
+    await screen.waitFor('First answer.')
+    screen.type('/mod')
+    await screen.waitFor(/→ model .*Show or change the agent's model/)
+    screen.type('\t')
+    await screen.waitFor('/model ')
+    screen.type('deepseek:other-model\r')
+    await screen.waitFor('model: deepseek:other-model (from the next request)')
+    await screen.waitFor('deepseek:other-model · workspace-write')
+    f.server.enqueue(completionResponse({ text: 'Second answer.' }))
+    screen.type('go on\r')
+    await screen.waitFor('Second answer.')
+    expect(f.server.requests.at(-1)?.body.model).toBe('other-model')
+    f.server.enqueue(completionResponse({ text: 'A summary of the talk so far.' }))
+    screen.type('/comp')
+    await screen.waitFor(/→ compact .*Summarise older conversation/)
+    screen.type('\t\r')
+    await screen.waitFor(/compacted surface|earlier context was compacted|COMPACT/)
+    screen.type('\x04')
+    expect(await screen.exited).toBe(0)
+    expect(f.log().some((e) => e.type === 'compaction/end')).toBe(true)
+  })
+
+  it('completes @ file paths from the workspace into the message', async () => {
+    writeFileSync(join(f.work, 'notes-file.md'), '# notes\n')
+    f.server.enqueue(completionResponse({ text: 'Read it.' }))
+    const screen = f.open([])
+    await screen.waitFor('session ')
+    screen.type('look at @notes')
+    await screen.waitFor(/→ notes-file\.md/)
+    screen.type('\t')
+    await screen.waitFor('look at @notes-file.md')
+    screen.type('\r')
+    await screen.waitFor('Read it.')
+    screen.type('\x04')
+    expect(await screen.exited).toBe(0)
+    const said = f.log().flatMap((e) => (isEvent(e, 'user/message') && !e.data.origin ? [e.data.message.content] : []))
+    expect(JSON.stringify(said)).toContain('@notes-file.md')
+  })
+
+  it('lets `--resume` without an id pick one of the sessions of this directory', async () => {
+    f.server.enqueue(completionResponse({ text: 'Answer one.' }), completionResponse({ text: 'Answer two.' }))
+    const ids: string[] = []
+    for (const prompt of ['older task', 'newer task']) {
+      const screen = f.open([prompt])
+      await screen.waitFor(/Answer (one|two)\./)
+      screen.type('\x04')
+      await screen.exited
+      ids.push(sessionIdOf(screen.raw()))
+    }
+    const picker = f.open(['--resume'])
+    await picker.waitFor('Resume a session of this directory')
+    await picker.waitFor('older task')
+    picker.type('\x1b[B') // Down: the older session (newest is first)
+    picker.type('\r')
+    await picker.waitFor('Answer one.')
+    expect(picker.text()).toContain(ids[0])
+    picker.type('\x04')
+    expect(await picker.exited).toBe(0)
+  })
+
+  it('re-wraps to 40 columns on resize without leftovers of the wider layout', async () => {
+    const long = Array.from({ length: 12 }, (_, i) => `word${i}`).join(' ')
+    f.server.enqueue(completionResponse({ text: `${long} end-of-paragraph` }))
+    const screen = f.open(['wrap', 'this'], { cols: 100, rows: 20 })
+    await screen.waitFor('end-of-paragraph')
+    screen.resize(40, 20)
+    await new Promise((done) => setTimeout(done, 300))
+    await screen.waitFor('end-of-paragraph')
+    const rows = screen.text().split('\n')
+    // One editor box (two rules the width of the terminal) and one footer: nothing left from the 100-column frame.
+    expect(rows.filter((row) => /^─+$/.test(row))).toEqual(['─'.repeat(40), '─'.repeat(40)])
+    expect(rows.filter((row) => row.includes('workspace-write'))).toHaveLength(1)
+    expect(rows.join(' ')).toContain('word0 word1')
+    screen.type('\x04')
+    expect(await screen.exited).toBe(0)
+  })
+
+  it('writes no colour with NO_COLOR, and colour without it', async () => {
+    const colour = new RegExp(`${String.fromCharCode(27)}\\[(?:3[0-7]|9[0-7]|38;)`)
+    f.server.enqueue(
+      completionResponse({ text: 'Plain **words**.' }),
+      completionResponse({ text: 'Bright **words**.' }),
+    )
+    const plain = f.open(['first', 'one'], { env: { NO_COLOR: '1' } })
+    await plain.waitFor('Plain words.')
+    plain.type('\x04')
+    await plain.exited
+    expect(plain.raw()).not.toMatch(colour)
+    const coloured = f.open(['second', 'one'])
+    await coloured.waitFor('Bright words.')
+    coloured.type('\x04')
+    await coloured.exited
+    expect(coloured.raw()).toMatch(colour)
+  })
+
+  it('runs the prompt as `dsh run` does, with a hint, when stdin is not a terminal', async () => {
+    f.server.enqueue(completionResponse({ text: 'Headless answer.' }))
+    const bin = fileURLToPath(new URL('../../bin/dsh.js', import.meta.url))
+    const child = spawn(process.execPath, [bin, 'say', 'it'], {
+      cwd: f.work,
+      env: { PATH: process.env.PATH, DSH_HOME: f.home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: f.server.url },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
+    child.stdin.end()
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk
+    })
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk
+    })
+    const code = await new Promise((done) => child.on('close', done))
+    expect({ code, stdout }).toEqual({ code: 0, stdout: 'Headless answer.\n' })
+    expect(stderr).toContain('not a terminal, so no chat')
+  })
+})
