@@ -22,6 +22,8 @@ export interface Screen {
   /** Resolves once `pattern` is on the screen (scrollback included); rejects after `ms` naming what is there. */
   waitFor(pattern: string | RegExp, ms?: number): Promise<void>
   type(data: string): void
+  /** Types `data`, then waits for `pattern` on the screen. */
+  press(data: string, pattern: string | RegExp, ms?: number): Promise<void>
   resize(cols: number, rows: number): void
   /** The exit code, once the process ended. */
   exited: Promise<number>
@@ -146,6 +148,10 @@ function openScreen(
       throw new Error(`timed out waiting for ${String(pattern)}; the screen shows:\n${text()}`)
     },
     type: (data) => pty.write(data),
+    press(data, pattern, ms) {
+      pty.write(data)
+      return this.waitFor(pattern, ms)
+    },
     resize(cols, rows) {
       pty.resize(cols, rows)
       term.resize(cols, rows)
