@@ -28,7 +28,8 @@ export function pickSession(tui: TUI, theme: Theme, sessions: HostedSession[]): 
   tui.requestRender()
   return new Promise((resolve) => {
     const finish = (id: string | undefined) => {
-      tui.removeChild(title)
+      // The title stays as a note: pi-tui leaves the first row stale when the content becomes empty.
+      title.setText(theme.dim(id ? `resuming ${id}` : 'no session chosen'))
       tui.removeChild(list)
       tui.requestRender()
       resolve(id)
