@@ -61,16 +61,18 @@ export class ToolLine implements Component {
     const subject = p.kind === 'terminal' ? p.command : p.kind === 'diff' ? p.path : (p.subtitle ?? '')
     const head = truncateToWidth(`${bullet} ${t.bold(p.title)} ${t.dim(subject.split('\n')[0] ?? '')}`, width)
     const lines = [head]
+    const inner = Math.max(1, width - 4)
     const body = (text: string, style: (s: string) => string = (s) => s) => {
-      for (const wrapped of wrapTextWithAnsi(style(text), Math.max(10, width - 4)))
-        lines.push(`  ${t.dim('│')} ${wrapped}`)
+      for (const wrapped of wrapTextWithAnsi(style(text), inner)) {
+        lines.push(truncateToWidth(`  ${t.dim('│')} ${wrapped}`, width))
+      }
     }
     if (p.kind === 'diff' && this.state !== 'failed') this.diffLines(p, body)
     if (this.note) body(this.note, this.state === 'unknown' ? t.warn : t.error)
     if (this.state !== 'done' || p.kind === 'terminal') {
       if (this.hiddenLines > 0) body(`… ${this.hiddenLines} more lines above`, t.dim)
       const style = this.state === 'failed' ? t.error : t.dim
-      for (const line of this.output) if (line) body(truncateToWidth(line, Math.max(10, width - 4)), style)
+      for (const line of this.output) if (line) body(truncateToWidth(line, inner), style)
     }
     this.cache = { width, lines }
     return lines

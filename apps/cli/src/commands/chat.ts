@@ -67,6 +67,9 @@ async function chatOn(root: Context, prompt: string, options: ChatOptions, noCol
     signalCode = signal === 'SIGTERM' ? ExitCode.SIGTERM : ExitCode.SIGINT
     controller.abort()
   })
+  // A closed terminal (SIGHUP) ends the chat like an exit: the session is flushed and released.
+  const onHangup = () => controller.abort()
+  process.once('SIGHUP', onHangup)
   try {
     const model = modelOf(options)
     const result = await tui.run({
@@ -88,5 +91,6 @@ async function chatOn(root: Context, prompt: string, options: ChatOptions, noCol
     return signalCode ?? ExitCode.OK
   } finally {
     stopSignals()
+    process.off('SIGHUP', onHangup)
   }
 }
