@@ -288,6 +288,11 @@ export class DshClient {
     return { id, result }
   }
 
+  /** The runtime's process id while it runs (a supervisor or a crash test may need it). */
+  get pid(): number | undefined {
+    return this.child?.exitCode === null ? this.child.pid : undefined
+  }
+
   /** Sends any request of the protocol after `start()`. */
   async request<M extends keyof RpcMethods>(
     method: M,
