@@ -45,54 +45,68 @@ export const WORKFLOW_EVENT_TYPES = [
 export function foldWorkflows(events: readonly AnySessionEvent[]): WorkflowRecord[] {
   const records = new Map<string, WorkflowRecord>()
   for (const event of events) {
-    if (!event.type.startsWith('workflow/')) continue
-    const data = event.data as { workflowId: string } & Record<string, unknown>
-    if (event.type === 'workflow/started') {
-      const plan = data.plan as unknown as WorkflowPlan
-      records.set(data.workflowId, {
-        workflowId: data.workflowId,
-        ...(plan.name !== undefined ? { name: plan.name } : {}),
-        plan,
-        status: 'running',
-        tasks: [],
-        completed: new Map(),
-        resumes: 0,
-      })
-      continue
-    }
-    const record = records.get(data.workflowId)
-    if (!record) continue
-    if (event.type === 'workflow/task-started') {
-      const key = taskKey(data.step as string, data.index as number | undefined)
-      record.tasks = record.tasks.filter((task) => task.key !== key)
-      record.tasks.push({
-        key,
-        step: data.step as string,
-        ...(data.index !== undefined ? { index: data.index as number } : {}),
-        ...(data.item !== undefined ? { item: data.item as string } : {}),
-        subagentId: data.subagentId as string,
-        childSession: data.childSession as string,
-        status: 'running',
-      })
-    } else if (event.type === 'workflow/task-finished') {
-      const key = taskKey(data.step as string, data.index as number | undefined)
-      const task = record.tasks.find((item) => item.key === key)
-      if (task) {
-        task.status = data.outcome as TaskOutcome
-        task.text = data.text as string
+    switch (event.type) {
+      case 'workflow/started': {
+        const plan = event.data.plan as unknown as WorkflowPlan
+        records.set(event.data.workflowId, {
+          workflowId: event.data.workflowId,
+          ...(plan.name !== undefined ? { name: plan.name } : {}),
+          plan,
+          status: 'running',
+          tasks: [],
+          completed: new Map(),
+          resumes: 0,
+        })
+        break
       }
-      if (data.outcome === 'completed') record.completed.set(key, data.text as string)
-    } else if (event.type === 'workflow/resumed') {
-      record.status = 'running'
-      record.resumes += 1
-      delete record.text
-      delete record.message
-    } else if (event.type === 'workflow/finished') {
-      record.status = data.outcome as WorkflowOutcome
-      record.text = data.text as string
-      if (typeof data.message === 'string') record.message = data.message
-      // Tasks the log never saw end went down with their workflow.
-      for (const task of record.tasks) if (task.status === 'running') task.status = 'interrupted'
+      case 'workflow/task-started': {
+        const record = records.get(event.data.workflowId)
+        if (!record) break
+        const { step, index, item, subagentId, childSession } = event.data
+        const key = taskKey(step, index)
+        record.tasks = record.tasks.filter((task) => task.key !== key)
+        record.tasks.push({
+          key,
+          step,
+          ...(index !== undefined ? { index } : {}),
+          ...(item !== undefined ? { item } : {}),
+          subagentId,
+          childSession,
+          status: 'running',
+        })
+        break
+      }
+      case 'workflow/task-finished': {
+        const record = records.get(event.data.workflowId)
+        if (!record) break
+        const key = taskKey(event.data.step, event.data.index)
+        const task = record.tasks.find((item) => item.key === key)
+        if (task) {
+          task.status = event.data.outcome
+          task.text = event.data.text
+        }
+        if (event.data.outcome === 'completed') record.completed.set(key, event.data.text)
+        break
+      }
+      case 'workflow/resumed': {
+        const record = records.get(event.data.workflowId)
+        if (!record) break
+        record.status = 'running'
+        record.resumes += 1
+        delete record.text
+        delete record.message
+        break
+      }
+      case 'workflow/finished': {
+        const record = records.get(event.data.workflowId)
+        if (!record) break
+        record.status = event.data.outcome
+        record.text = event.data.text
+        if (event.data.message !== undefined) record.message = event.data.message
+        // Tasks the log never saw end went down with their workflow.
+        for (const task of record.tasks) if (task.status === 'running') task.status = 'interrupted'
+        break
+      }
     }
   }
   return [...records.values()]

@@ -84,8 +84,7 @@ function tail(text: string): string {
 function tokensOf(session: Session | undefined): number {
   let total = 0
   for (const event of session?.events ?? []) {
-    if (event.type !== 'assistant/message') continue
-    total += (event.data as SessionEventMap['assistant/message']).message.usage?.totalTokens ?? 0
+    if (event.type === 'assistant/message') total += event.data.message.usage?.totalTokens ?? 0
   }
   return total
 }

@@ -117,7 +117,8 @@ it('after a SIGKILL with two of three children finished, resume runs only the th
   const { sessionId } = await first.createSession()
   const started = await first.command(sessionId, `/workflow run ${JSON.stringify(PLAN)}`)
   expect(started.ok).toBe(true)
-  const workflowId = (started.data as { workflowId: string }).workflowId
+  const data: unknown = started.data
+  const workflowId = (data as { workflowId: string }).workflowId
   // Two children reported durably and the third is in flight: the crash window.
   await until(() => of(durable(sessionId), 'workflow/task-finished').length === 2, 60_000)
   await until(() => server.requests.some((request) => isChild(request) && taskOf(request).includes('gamma')), 30_000)
