@@ -1,0 +1,422 @@
+// @dsh/lsp/stdio: the provider of `ctx.lsp`. Language servers run as child processes over stdio, one
+// per workspace root and configured server, started on the first question about a file they handle.
+// A server that exits on its own is restarted on the next question after a back-off (at most
+// `maxRestarts` times), and the answer carries a note saying so. A server whose executable is missing
+// gives one note per session and is not retried. Servers stop when every session that used them has
+// closed, and all of them when this row is disposed.
+import { existsSync, statSync } from 'node:fs'
+import { delimiter, dirname, extname, join, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { type Context, HarnessError, Service } from '@dsh/kernel'
+import type {} from '@dsh/session'
+import { scrubEnv } from '@dsh/subprocess'
+import {
+  DefinitionRequest,
+  DocumentSymbolRequest,
+  HoverRequest,
+  ReferencesRequest,
+  WorkspaceSymbolRequest,
+} from 'vscode-languageserver-protocol/node'
+import { ServerClient, type ServerSpec } from './client.js'
+import { hoverText, toDiagnostic, toLocations, toSymbols } from './convert.js'
+import {
+  type LanguageServers,
+  type LspAnswer,
+  type LspDiagnostic,
+  type LspLocation,
+  type LspPositionTarget,
+  type LspServerStatus,
+  type LspSymbol,
+  type LspTarget,
+  sortDiagnostics,
+} from './index.js'
+
+export interface ServerConfig {
+  /** Executable and arguments. A bare name is looked up on PATH, then in node_modules/.bin of the workspace and of dsh. */
+  command: string[]
+  /** File extensions this server handles, with the dot (`.ts`). */
+  extensions: string[]
+  /** languageId per extension; default: the extension without its dot. */
+  languageIds?: Record<string, string>
+  initializationOptions?: unknown
+}
+
+export interface LspStdioConfig {
+  /** Merged over the defaults by name; `false` switches a default server off. */
+  servers?: Record<string, ServerConfig | false>
+  /**
+   * How long to wait for a server to publish a changed file's diagnostics. Default 20000: a cold
+   * TypeScript project can take that long to load on a busy machine; later changes take well under 1 s.
+   */
+  diagnosticsTimeoutMs?: number
+  /** Bound of one request (definition, references...). Default 30000. */
+  requestTimeoutMs?: number
+  /** Restarts of one server after crashes before giving up. Default 4. */
+  maxRestarts?: number
+  /** First restart delay; doubles with each restart. Default 500. */
+  restartBaseMs?: number
+}
+
+export const DEFAULT_SERVERS: Readonly<Record<string, ServerConfig>> = Object.freeze({
+  typescript: {
+    command: ['typescript-language-server', '--stdio'],
+    extensions: ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'],
+    languageIds: {
+      '.ts': 'typescript',
+      '.mts': 'typescript',
+      '.cts': 'typescript',
+      '.tsx': 'typescriptreact',
+      '.js': 'javascript',
+      '.mjs': 'javascript',
+      '.cjs': 'javascript',
+      '.jsx': 'javascriptreact',
+    },
+    // The syntax-only server answers while the project loads, with unresolved imports: wait for the real one.
+    initializationOptions: { tsserver: { useSyntaxServer: 'never' } },
+  },
+  python: {
+    command: ['pyright-langserver', '--stdio'],
+    extensions: ['.py', '.pyi'],
+    languageIds: { '.py': 'python', '.pyi': 'python' },
+  },
+})
+
+interface Slot {
+  root: string
+  name: string
+  config: ServerConfig
+  client?: ServerClient
+  state: LspServerStatus['state']
+  restarts: number
+  /** When the next start may happen (back-off after a crash). */
+  notBefore: number
+  /** Notes for the next answer (a restart happened). */
+  pending: string[]
+  /** Sessions that asked; the server stops when the last one closes. */
+  users: Set<string>
+  /** Sessions already told that this server is missing or gave up. */
+  told: Set<string>
+  /** Why the server is missing or failed. */
+  why?: string
+}
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms))
+
+function checkConfig(config: LspStdioConfig): Record<string, ServerConfig> {
+  const servers: Record<string, ServerConfig> = { ...DEFAULT_SERVERS }
+  for (const [name, server] of Object.entries(config?.servers ?? {})) {
+    if (server === false) {
+      delete servers[name]
+      continue
+    }
+    const ok =
+      Array.isArray(server?.command) &&
+      server.command.length > 0 &&
+      server.command.every((part) => typeof part === 'string') &&
+      Array.isArray(server.extensions) &&
+      server.extensions.every((ext) => typeof ext === 'string' && ext.startsWith('.'))
+    if (!ok) {
+      throw new HarnessError(
+        'INVALID_LSP_CONFIG',
+        `lsp server "${name}": give command (a list of strings, e.g. [gopls]) and extensions (a list like [".go"]), or false to switch it off`,
+        { name },
+      )
+    }
+    servers[name] = server
+  }
+  return servers
+}
+
+/** Directories holding node_modules/.bin above `from`. */
+function binDirsAbove(from: string): string[] {
+  const dirs: string[] = []
+  for (let dir = from; ; dir = dirname(dir)) {
+    const bin = join(dir, 'node_modules', '.bin')
+    if (existsSync(bin)) dirs.push(bin)
+    if (dirname(dir) === dir) return dirs
+  }
+}
+
+/** The executable for `command` or undefined: PATH, then the workspace's and dsh's node_modules/.bin. */
+export function findServerExecutable(command: string, root: string, path = process.env.PATH ?? ''): string | undefined {
+  if (command.includes('/')) return existsSync(resolve(root, command)) ? resolve(root, command) : undefined
+  const here = dirname(fileURLToPath(import.meta.url))
+  const dirs = [...path.split(delimiter).filter(Boolean), ...binDirsAbove(root), ...binDirsAbove(here)]
+  for (const dir of dirs) {
+    const file = join(dir, command)
+    try {
+      if (statSync(file).isFile()) return file
+    } catch {
+      // not here
+    }
+  }
+  return undefined
+}
+
+export class StdioLanguageServers extends Service implements LanguageServers {
+  static readonly provide = 'lsp'
+  static readonly inject = ['sessions']
+  // TS-private, not #private: Cordis hands callers a proxy of the service.
+  private readonly servers: Record<string, ServerConfig>
+  private readonly slots = new Map<string, Slot>()
+  private readonly settings: Required<Omit<LspStdioConfig, 'servers'>>
+
+  constructor(ctx: Context, config: LspStdioConfig = {}) {
+    const servers = checkConfig(config)
+    super(ctx, 'lsp')
+    this.servers = servers
+    this.settings = {
+      diagnosticsTimeoutMs: config?.diagnosticsTimeoutMs ?? 20_000,
+      requestTimeoutMs: config?.requestTimeoutMs ?? 30_000,
+      maxRestarts: config?.maxRestarts ?? 4,
+      restartBaseMs: config?.restartBaseMs ?? 500,
+    }
+    ctx.on('session/closed', (session) => {
+      for (const slot of this.slots.values()) {
+        if (!slot.users.delete(session.id) || slot.users.size > 0) continue
+        void this.stop(slot)
+      }
+    })
+    ctx.effect(
+      () => () => Promise.all([...this.slots.values()].map((slot) => this.stop(slot))).then(() => undefined),
+      'lsp.servers',
+    )
+  }
+
+  handles(path: string): boolean {
+    return this.serverFor(path) !== undefined
+  }
+
+  status(): LspServerStatus[] {
+    return [...this.slots.values()].map((slot) => ({
+      root: slot.root,
+      server: slot.name,
+      state: slot.state,
+      ...(slot.client?.pid === undefined || slot.state === 'stopped' ? {} : { pid: slot.client.pid }),
+      restarts: slot.restarts,
+    }))
+  }
+
+  async diagnostics(target: LspTarget): Promise<LspAnswer<LspDiagnostic[]>> {
+    return this.ask(target, [], async (client, file, notes) => {
+      const uri = pathToFileURL(file).href
+      const before = client.publishCount(uri)
+      const { version, changed } = await client.sync(file)
+      const fresh = await client.diagnosticsAfter(
+        uri,
+        changed ? before : before - 1,
+        version,
+        this.settings.diagnosticsTimeoutMs,
+      )
+      const items = fresh ?? client.lastDiagnostics(uri) ?? []
+      if (!fresh) {
+        notes.push(
+          `language server ${client.spec.name} did not report diagnostics for this file within ${this.settings.diagnosticsTimeoutMs / 1000} s${items.length ? '; these are older' : ''}`,
+        )
+      }
+      return sortDiagnostics(items.map((item) => toDiagnostic(target.root, uri, item)))
+    })
+  }
+
+  definition(target: LspPositionTarget): Promise<LspAnswer<LspLocation[]>> {
+    return this.ask(target, [], async (client, file) => {
+      const { uri } = await client.sync(file)
+      const result = await client.connection.sendRequest(DefinitionRequest.type, {
+        textDocument: { uri },
+        position: { line: target.line - 1, character: target.column - 1 },
+      })
+      return toLocations(target.root, result)
+    })
+  }
+
+  references(target: LspPositionTarget): Promise<LspAnswer<LspLocation[]>> {
+    return this.ask(target, [], async (client, file) => {
+      const { uri } = await client.sync(file)
+      const result = await client.connection.sendRequest(ReferencesRequest.type, {
+        textDocument: { uri },
+        position: { line: target.line - 1, character: target.column - 1 },
+        context: { includeDeclaration: true },
+      })
+      return toLocations(target.root, result)
+    })
+  }
+
+  hover(target: LspPositionTarget): Promise<LspAnswer<string | undefined>> {
+    return this.ask(target, undefined, async (client, file) => {
+      const { uri } = await client.sync(file)
+      const result = await client.connection.sendRequest(HoverRequest.type, {
+        textDocument: { uri },
+        position: { line: target.line - 1, character: target.column - 1 },
+      })
+      return hoverText(result)
+    })
+  }
+
+  documentSymbols(target: LspTarget): Promise<LspAnswer<LspSymbol[]>> {
+    return this.ask(target, [], async (client, file) => {
+      const { uri } = await client.sync(file)
+      const result = await client.connection.sendRequest(DocumentSymbolRequest.type, { textDocument: { uri } })
+      return toSymbols(target.root, uri, result)
+    })
+  }
+
+  workspaceSymbols(target: LspTarget & { query: string }): Promise<LspAnswer<LspSymbol[]>> {
+    return this.ask(target, [], async (client, file) => {
+      // Servers such as typescript-language-server only know a project once one of its files is open.
+      const { uri } = await client.sync(file)
+      const result = await client.connection.sendRequest(WorkspaceSymbolRequest.type, { query: target.query })
+      return toSymbols(target.root, uri, result)
+    })
+  }
+
+  private serverFor(path: string): string | undefined {
+    const ext = extname(path)
+    return Object.entries(this.servers).find(([, server]) => server.extensions.includes(ext))?.[0]
+  }
+
+  /** Routes a question to its server (starting or restarting it) and collects the notes. */
+  private async ask<T>(
+    target: LspTarget,
+    empty: T,
+    question: (client: ServerClient, file: string, notes: string[]) => Promise<T>,
+  ): Promise<LspAnswer<T>> {
+    const name = this.serverFor(target.path)
+    if (name === undefined) return { answered: false, value: empty, notes: [] }
+    const file = resolve(target.root, target.path)
+    const slot = this.slotOf(target.root, name)
+    if (target.sessionId !== undefined) slot.users.add(target.sessionId)
+    const notes: string[] = []
+    const client = await this.clientOf(slot, notes, target.sessionId)
+    if (!client) return { server: name, answered: false, value: empty, notes }
+    try {
+      const value = await this.bounded(question(client, file, notes), target.signal)
+      return { server: name, answered: true, value, notes: [...slot.pending.splice(0), ...notes] }
+    } catch (error) {
+      notes.push(`language server ${name} could not answer: ${(error as Error).message}`)
+      return { server: name, answered: false, value: empty, notes: [...slot.pending.splice(0), ...notes] }
+    }
+  }
+
+  private slotOf(root: string, name: string): Slot {
+    const key = `${root}\u0000${name}`
+    let slot = this.slots.get(key)
+    if (!slot) {
+      slot = {
+        root,
+        name,
+        config: this.servers[name] as ServerConfig,
+        state: 'stopped',
+        restarts: 0,
+        notBefore: 0,
+        pending: [],
+        users: new Set(),
+        told: new Set(),
+      }
+      this.slots.set(key, slot)
+    }
+    return slot
+  }
+
+  /** The slot's running client, starting it when needed; undefined (with a note once) when it cannot run. */
+  private async clientOf(
+    slot: Slot,
+    notes: string[],
+    sessionId: string | undefined,
+  ): Promise<ServerClient | undefined> {
+    const tell = (text: string) => {
+      const who = sessionId ?? ''
+      if (slot.told.has(who)) return
+      slot.told.add(who)
+      notes.push(text)
+    }
+    if (slot.state === 'missing' || slot.state === 'failed') {
+      tell(slot.why as string)
+      return undefined
+    }
+    if (slot.client && slot.state !== 'stopped') {
+      try {
+        await slot.client.ready
+        return slot.client
+      } catch {
+        // Fell over while starting: handled as a crash below.
+      }
+    }
+    const executable = findServerExecutable(slot.config.command[0] as string, slot.root)
+    if (!executable) {
+      slot.state = 'missing'
+      slot.why = `language server ${slot.name} is not available: "${slot.config.command[0]}" is not installed (not on PATH or in node_modules/.bin); no ${slot.name} diagnostics or code_nav until it is`
+      tell(slot.why)
+      return undefined
+    }
+    const wait = slot.notBefore - Date.now()
+    if (wait > 0) await sleep(wait)
+    const containment = await this.ctx.get('subprocess')?.containment()
+    const spec: ServerSpec = {
+      name: slot.name,
+      argv: [executable, ...slot.config.command.slice(1)],
+      languageIds: slot.config.languageIds ?? {},
+      env: scrubEnv(process.env),
+      ...(slot.config.initializationOptions === undefined
+        ? {}
+        : { initializationOptions: slot.config.initializationOptions }),
+    }
+    const client = new ServerClient(spec, slot.root, containment?.prefix ?? [])
+    slot.client = client
+    slot.state = 'starting'
+    void client.exited.then((exit) => this.onExit(slot, client, exit))
+    try {
+      await this.bounded(client.ready)
+      if (slot.client === client) slot.state = 'ready'
+      return client
+    } catch (error) {
+      notes.push(`language server ${slot.name} did not start: ${(error as Error).message} ${client.stderr}`.trim())
+      await client.stop(200)
+      return undefined
+    }
+  }
+
+  private onExit(
+    slot: Slot,
+    client: ServerClient,
+    exit: { expected: boolean; code: number | null; signal: string | null },
+  ): void {
+    if (slot.client !== client || exit.expected) return
+    slot.client = undefined
+    slot.restarts++
+    const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`
+    if (slot.restarts > this.settings.maxRestarts) {
+      slot.state = 'failed'
+      slot.why = `language server ${slot.name} crashed ${slot.restarts} times (last: ${how}); it is not restarted again in this session`
+      return
+    }
+    slot.state = 'restarting'
+    slot.notBefore = Date.now() + this.settings.restartBaseMs * 2 ** (slot.restarts - 1)
+    slot.pending.push(
+      `language server ${slot.name} had stopped (${how}) and was restarted (restart ${slot.restarts} of at most ${this.settings.maxRestarts})`,
+    )
+  }
+
+  private async stop(slot: Slot): Promise<void> {
+    const client = slot.client
+    slot.client = undefined
+    if (slot.state !== 'missing' && slot.state !== 'failed') slot.state = 'stopped'
+    await client?.stop()
+  }
+
+  private bounded<T>(work: Promise<T>, signal?: AbortSignal): Promise<T> {
+    return new Promise<T>((resolvePromise, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`no answer within ${this.settings.requestTimeoutMs / 1000} s`)),
+        this.settings.requestTimeoutMs,
+      )
+      const onAbort = () => reject(new Error('cancelled'))
+      signal?.addEventListener('abort', onAbort, { once: true })
+      work.then(resolvePromise, reject).finally(() => {
+        clearTimeout(timer)
+        signal?.removeEventListener('abort', onAbort)
+      })
+    })
+  }
+}
+
+export default StdioLanguageServers
