@@ -17,6 +17,8 @@ export interface GlobalOptions {
   watchConfig?: boolean
   dumpConfig?: boolean
   dumpDefaultConfig?: boolean
+  /** `--set KEY=VALUE`: the flag layer of ctx.settings. */
+  set?: string[]
 }
 
 export const templatesDir = fileURLToPath(new URL('../profiles', import.meta.url))

@@ -5,6 +5,7 @@ import { basename } from 'node:path'
 import { HarnessError } from '@dsh/kernel/errors'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import type { ChatOptions } from './commands/chat.js'
+import type { ConfigOptions } from './commands/config.js'
 import type { RunOptions } from './commands/run.js'
 import type { WebOptions } from './commands/web.js'
 import type { ComposeRequest, GlobalOptions } from './config.js'
@@ -39,6 +40,12 @@ function buildProgram(io: Io, env: NodeJS.ProcessEnv, argv: string[], setCode: (
     .option('--dump-config', 'print the effective plugin tree with the layer each row came from, then exit')
     .option('--dump-default-config', 'print the tree from the profile bundles only (no user patches), then exit')
     .option('--watch-config', 'watch the user patch files and reconfigure the running tree on edits')
+    .addOption(
+      new Option(
+        '--set <key=value>',
+        'set a setting for this run only, above files and environment (repeatable)',
+      ).argParser(collect),
+    )
     .addHelpText(
       'after',
       `
@@ -117,7 +124,7 @@ ${exitCodeHelp()}`,
         .choices(['text', 'json', 'stream-json'])
         .default('text'),
     )
-    .option('--model <model>', 'model name, or provider:model (default: $DSH_MODEL, else the provider default)')
+    .option('--model <model>', 'provider:model, or a model name (default: the model setting, see dsh config)')
     .option('--provider <name>', 'model provider (default: deepseek)')
     .option('--cwd <dir>', 'working directory of the session (default: the current directory)')
     .addOption(
@@ -186,6 +193,42 @@ ${exitCodeHelp()}`,
     .argument('<id>', 'session id')
     .action(async (id: string) =>
       setCode(await (await import('./commands/sessions.js')).sessionsRepair(request('sessions'), id, io)),
+    )
+
+  const config = program
+    .command('config')
+    .description('read and write settings ($DSH_HOME/settings.yaml, .dsh/settings.yaml) and credentials')
+  config
+    .command('list', { isDefault: true })
+    .description('every setting with its value and where it came from')
+    .option('--json', 'print JSON')
+    .action(async (options: ConfigOptions) =>
+      setCode(await (await import('./commands/config.js')).configList(request('config'), options, io)),
+    )
+  config
+    .command('get')
+    .description('print one setting (its source on stderr); for a credential name, only where it is set')
+    .argument('<key>', 'a setting key (dsh config list), or a credential name such as ANTHROPIC_API_KEY')
+    .option('--json', 'print JSON with the source')
+    .action(async (key: string, options: ConfigOptions) =>
+      setCode(await (await import('./commands/config.js')).configGet(request('config'), key, options, io)),
+    )
+  config
+    .command('set')
+    .description('write a setting to the user file (or --project), keeping its comments; capitals store a credential')
+    .argument('<key>', 'a key, or a path into one (endpoints.local.baseUrl)')
+    .argument('<value>', 'the value (read as the key expects: text, number, true/false, [a, b])')
+    .option('--project', 'write .dsh/settings.yaml of the current directory')
+    .action(async (key: string, value: string, options: ConfigOptions) =>
+      setCode(await (await import('./commands/config.js')).configSet(request('config'), key, value, options, io)),
+    )
+  config
+    .command('unset')
+    .description('remove a setting from the user file (or --project), or a stored credential')
+    .argument('<key>', 'a key or a path into one')
+    .option('--project', 'edit .dsh/settings.yaml of the current directory')
+    .action(async (key: string, options: ConfigOptions) =>
+      setCode(await (await import('./commands/config.js')).configUnset(request('config'), key, options, io)),
     )
 
   program

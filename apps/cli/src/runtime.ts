@@ -1,6 +1,8 @@
 // What every command does around its work: compose the profile's tree, boot it, optionally apply
 // edits of the user's patch files live (`--watch-config`), and dispose the tree however the work ends.
 import { boot, type TreeRuntime, watchConfig } from '@dsh/composition'
+import { HarnessError } from '@dsh/kernel'
+import type {} from '@dsh/settings'
 import { type ComposeRequest, type Composition, compose } from './config.js'
 import type { Io } from './io.js'
 
@@ -16,6 +18,27 @@ export interface RuntimeOptions {
    * `config/changed` event on the root, which surfaces forward to their clients.
    */
   watch?: boolean
+  /**
+   * Refuse to run when a settings file, variable or flag holds an invalid value (`CONFIG_SETTINGS_INVALID`,
+   * exit 3). Default true; `dsh config` turns it off so that it can repair the bad value.
+   */
+  checkSettings?: boolean
+}
+
+/** Applies `--set KEY=VALUE` as the flag layer of ctx.settings, then checks every layer. */
+function applySettings(scope: RuntimeScope, request: ComposeRequest, io: Io, check: boolean): void {
+  const settings = scope.runtime.root.get('settings')
+  const flags = request.options.set ?? []
+  if (!settings) {
+    if (flags.length === 0) return
+    throw new HarnessError('CONFIG_NO_SETTINGS', '--set needs the settings row, which this profile disables', {})
+  }
+  for (const flag of flags) {
+    const equals = flag.indexOf('=')
+    if (equals < 1) throw new HarnessError('USAGE', `--set takes KEY=VALUE; got "${flag}"`, { flag })
+    settings.setFlag(flag.slice(0, equals), flag.slice(equals + 1), `--set ${flag.slice(0, equals)}`)
+  }
+  if (check) for (const warning of settings.check()) io.err(`dsh: warning: ${warning}`)
 }
 
 export async function withRuntime<T>(
@@ -29,6 +52,7 @@ export async function withRuntime<T>(
   const runtime = await boot(composition.tree, { onLog: io.log })
   let stopWatching: (() => Promise<void>) | undefined
   try {
+    applySettings({ runtime, composition }, request, io, options.checkSettings ?? true)
     if (options.watch && request.options.watchConfig) {
       stopWatching = watchConfig({
         runtime,

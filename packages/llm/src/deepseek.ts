@@ -1,6 +1,6 @@
 // The `deepseek` provider plugin: registers the Chat Completions adapter in the DeepSeek dialect
 // (thinking switch, reasoning_content round trip, cache usage fields). With no config at all it
-// reads DEEPSEEK_API_KEY / DEEPSEEK_BASE_URL / DSH_MODEL, the key at request time.
+// reads DEEPSEEK_API_KEY / DEEPSEEK_BASE_URL, the key at request time ($DSH_MODEL is the `model` setting).
 import type { CredentialsService } from '@dsh/credentials'
 import type { Context } from '@dsh/kernel'
 import type { ModelInfo } from './adapter.js'
@@ -13,7 +13,7 @@ export interface ChatProviderConfig {
   providers?: string[]
   /** Base URL (`/chat/completions` is appended). Default: the base URL variable, then the public endpoint. */
   baseUrl?: string
-  /** Default model when a call names none. Default: $DSH_MODEL, then the module's default. */
+  /** Default model when a call names none (the `model` setting outranks it). Default: the module's default. */
   model?: string
   /** The credential reference holding the API key. */
   apiKey?: string
@@ -108,7 +108,7 @@ export function applyChatProvider(ctx: Context, config: ChatProviderConfig, defa
       const found = await credentials.resolve(keyName)
       return found && { value: found.value, location: found.location }
     },
-    defaultModel: () => config.model ?? credentials.env.DSH_MODEL ?? defaults.model ?? '',
+    defaultModel: () => config.model ?? defaults.model ?? '',
     models: config.models ?? defaults.models,
     thinking: config.thinking ?? true,
     headers: config.headers,

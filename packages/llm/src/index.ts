@@ -11,6 +11,7 @@ import {
   type ProviderCatalog,
 } from './adapter.js'
 import type { LlmCallConfig, LlmErrorData, ReasoningEffort, StreamChunk } from './messages.js'
+import { defineModelSetting, parseModel } from './model-setting.js'
 
 declare module 'cordis' {
   interface Context {
@@ -98,11 +99,20 @@ export class LlmService extends Service {
   constructor(ctx: Context, config: LlmServiceConfig = {}) {
     super(ctx, 'llm')
     this._config = config ?? {}
+    // The `model` setting, when ctx.settings is loaded: it outranks this row's `provider`/`model`.
+    ctx.inject(['settings'], (inner) => defineModelSetting(inner, () => this.providers()))
   }
 
-  /** The provider used when a call names none. */
+  /** The `model` setting split into provider and model, when ctx.settings declares it. */
+  private _setting(): { provider?: string; model?: string } {
+    const settings = this.ctx.get('settings')
+    const text = settings?.keys().includes('model') ? settings.get('model') : undefined
+    return text ? parseModel(text) : {}
+  }
+
+  /** The provider used when a call names none: the `model` setting's, else this row's, else `deepseek`. */
   get defaultProvider(): string {
-    return this._config.provider ?? 'deepseek'
+    return this._setting().provider ?? this._config.provider ?? 'deepseek'
   }
 
   /** Registered provider names, sorted. */
@@ -189,12 +199,20 @@ export class LlmService extends Service {
    */
   resolveCall(config: Partial<LlmCallConfig> = {}): LlmCallConfig {
     checkCallConfig(config)
-    const provider = config.provider ?? this.defaultProvider
+    const setting = this._setting()
+    const settingProvider = setting.provider ?? this._config.provider ?? 'deepseek'
+    const provider = config.provider ?? settingProvider
     const registration = this._routes.get(provider)
     const adapter = registration?.adapter
     const defaults = adapter?.defaults?.(provider) ?? {}
-    const model =
-      config.model ?? (config.provider === undefined ? this._config.model : undefined) ?? defaults.model ?? ''
+    // The default model applies to calls of its own provider (named or not), never to another provider.
+    const defaultModel =
+      setting.model !== undefined && provider === settingProvider
+        ? setting.model
+        : config.provider === undefined
+          ? this._config.model
+          : undefined
+    const model = config.model ?? defaultModel ?? defaults.model ?? ''
     const resolved: LlmCallConfig = { provider, model }
     for (const key of ['reasoningEffort', 'temperature', 'maxTokens', 'stop'] as const) {
       const value = config[key] ?? defaults[key]
@@ -359,3 +377,4 @@ export type {
   UserContent,
   UserMessage,
 } from './messages.js'
+export { parseModel } from './model-setting.js'

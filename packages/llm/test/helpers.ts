@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import CredentialsService from '@dsh/credentials'
 import { Context, type Plugin } from '@dsh/kernel'
+import SettingsService from '@dsh/settings'
 import LlmService, { type StreamChunk } from '../src/index.js'
 
 export const KEY = 'sk-test-0123456789abcdef'
@@ -25,6 +26,7 @@ export async function bootLlm(
       home: options.home,
       cwd: options.home,
     }),
+    ctx.plugin(SettingsService, { env: options.env ?? {}, home: options.home, cwd: options.home }),
     ctx.plugin(LlmService),
     ctx.plugin(provider, config),
   ]

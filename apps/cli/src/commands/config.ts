@@ -1,0 +1,125 @@
+// `dsh config get|set|unset|list`: the settings of ctx.settings (every key a loaded row declares) with
+// the layer each value came from. Names in capitals (`ANTHROPIC_API_KEY`) are credentials: they go to
+// ctx.credentials ($DSH_HOME/.credentials.yaml, 0600) and their values are never printed.
+import type {} from '@dsh/credentials'
+import { type Context, HarnessError } from '@dsh/kernel'
+import type { SettingValue } from '@dsh/settings'
+import type { ComposeRequest } from '../config.js'
+import { ExitCode } from '../exit-codes.js'
+import type { Io } from '../io.js'
+import { withRuntime } from '../runtime.js'
+
+export interface ConfigOptions {
+  json?: boolean
+  project?: boolean
+}
+
+const CREDENTIAL = /^[A-Z][A-Z0-9_]*$/
+
+function settingsOf(root: Context) {
+  const settings = root.get('settings')
+  if (!settings) throw new HarnessError('CONFIG_NO_SETTINGS', 'this profile disables the settings row', {})
+  return settings
+}
+
+function credentialsOf(root: Context) {
+  const credentials = root.get('credentials')
+  if (!credentials) throw new HarnessError('CONFIG_NO_CREDENTIALS', 'this profile disables the credentials row', {})
+  return credentials
+}
+
+function shown(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value)
+}
+
+function origin(value: SettingValue): string {
+  return value.location ? `${value.source} ${value.location}` : value.source
+}
+
+/** Runs `work` on the booted profile without refusing invalid settings (so `set` can repair them). */
+function withSettings(request: ComposeRequest, io: Io, work: (root: Context) => Promise<number>): Promise<number> {
+  return withRuntime(request, io, ({ runtime }) => work(runtime.root), { checkSettings: false })
+}
+
+export function configGet(request: ComposeRequest, key: string, options: ConfigOptions, io: Io): Promise<number> {
+  return withSettings(request, io, async (root) => {
+    if (CREDENTIAL.test(key)) {
+      const found = await credentialsOf(root).locate(key)
+      if (options.json)
+        io.out(
+          JSON.stringify({
+            key,
+            set: Boolean(found),
+            ...(found ? { source: found.source, location: found.location } : {}),
+          }),
+        )
+      else
+        io.out(
+          found ? `${key} is set (${found.source} ${found.location}); values are never printed` : `${key} is not set`,
+        )
+      return found ? ExitCode.OK : ExitCode.CONFIG
+    }
+    const value = settingsOf(root).resolve(key)
+    if (options.json) io.out(JSON.stringify(value, null, 2))
+    else {
+      io.out(value.value === undefined ? '' : shown(value.value))
+      io.err(`dsh: from ${origin(value)}`)
+    }
+    return ExitCode.OK
+  })
+}
+
+export function configSet(
+  request: ComposeRequest,
+  key: string,
+  value: string,
+  options: ConfigOptions,
+  io: Io,
+): Promise<number> {
+  return withSettings(request, io, async (root) => {
+    if (CREDENTIAL.test(key)) {
+      const credentials = credentialsOf(root)
+      await credentials.set(key, value)
+      io.err(`dsh: stored ${key} in ${credentials.file}`)
+      const found = await credentials.locate(key)
+      if (found && found.source !== 'credentials-file') {
+        io.err(`dsh: warning: ${key} from ${found.source} (${found.location}) still takes precedence`)
+      }
+      return ExitCode.OK
+    }
+    const written = settingsOf(root).set(key, value, { scope: options.project ? 'project' : 'user', text: true })
+    io.err(`dsh: ${written.key} = ${shown(written.value)} in ${written.location}`)
+    const effective = settingsOf(root).resolve(written.key)
+    if (effective.source !== written.source) {
+      io.err(`dsh: warning: ${origin(effective)} still takes precedence for ${written.key}`)
+    }
+    return ExitCode.OK
+  })
+}
+
+export function configUnset(request: ComposeRequest, key: string, options: ConfigOptions, io: Io): Promise<number> {
+  return withSettings(request, io, async (root) => {
+    const removed = CREDENTIAL.test(key)
+      ? await credentialsOf(root).delete(key)
+      : settingsOf(root).unset(key, { scope: options.project ? 'project' : 'user' })
+    io.err(removed ? `dsh: removed ${key}` : `dsh: ${key} was not set there`)
+    return ExitCode.OK
+  })
+}
+
+export function configList(request: ComposeRequest, options: ConfigOptions, io: Io): Promise<number> {
+  return withSettings(request, io, async (root) => {
+    const settings = settingsOf(root)
+    const list = settings.list()
+    if (options.json) {
+      io.out(JSON.stringify(list, null, 2))
+      return ExitCode.OK
+    }
+    for (const item of list) {
+      io.out(`${item.key} = ${item.value === undefined ? '(unset)' : shown(item.value)}  # ${origin(item)}`)
+      io.out(`    ${item.description}${item.env ? ` (env ${item.env})` : ''}`)
+    }
+    io.err(`dsh: files: ${settings.userFile} (user), ${settings.projectFile} (project)`)
+    return ExitCode.OK
+  })
+}

@@ -1,0 +1,110 @@
+// `dsh config` and the settings layers as users meet them: the built binary, DSH_HOME in a temp dir,
+// the model behind the mock SSE server. Outcomes are the files on disk and the requests the server saw.
+import { spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+
+const bin = fileURLToPath(new URL('../bin/dsh.js', import.meta.url))
+let home: string
+let project: string
+let server: MockLlmServer
+
+beforeEach(async () => {
+  home = mkdtempSync(join(tmpdir(), 'dsh-config-'))
+  project = join(home, 'project')
+  mkdirSync(project)
+  server = await startMockLlmServer()
+})
+afterEach(async () => {
+  await server.close()
+  rmSync(home, { recursive: true, force: true })
+})
+
+function dsh(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const proc = spawn(process.execPath, [bin, ...args], {
+    cwd: project,
+    env: { PATH: process.env.PATH, DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: server.url, ...env },
+  })
+  let stdout = ''
+  let stderr = ''
+  proc.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk
+  })
+  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk
+  })
+  return new Promise((resolve) => proc.on('close', (code) => resolve({ code, stdout, stderr })))
+}
+
+describe('dsh config', () => {
+  it('set writes the user file keeping its comments, and the next run uses the model', async () => {
+    writeFileSync(join(home, 'settings.yaml'), '# my defaults\n')
+    const set = await dsh(['config', 'set', 'model', 'deepseek:deepseek-flash'])
+    expect(set.code).toBe(0)
+    expect(readFileSync(join(home, 'settings.yaml'), 'utf8')).toMatch(
+      /^# my defaults\n+model: deepseek:deepseek-flash\n$/,
+    )
+    const get = await dsh(['config', 'get', 'model', '--json'])
+    expect(JSON.parse(get.stdout)).toEqual({
+      key: 'model',
+      value: 'deepseek:deepseek-flash',
+      source: 'user',
+      location: join(home, 'settings.yaml'),
+    })
+    server.enqueue(completionResponse({ text: 'ok' }))
+    expect((await dsh(['run', 'hi'])).code).toBe(0)
+    expect(server.requests[0]?.body.model).toBe('deepseek-flash')
+  })
+
+  it('layers project < env < --set, and list says where each value came from', async () => {
+    expect((await dsh(['config', 'set', '--project', 'model', 'deepseek:deepseek-v4-pro'])).code).toBe(0)
+    expect(readFileSync(join(project, '.dsh', 'settings.yaml'), 'utf8')).toBe('model: deepseek:deepseek-v4-pro\n')
+    const fromEnv = await dsh(['config', 'list', '--json'], { DSH_MODEL: 'deepseek-flash' })
+    expect(JSON.parse(fromEnv.stdout).find((item: { key: string }) => item.key === 'model')).toMatchObject({
+      value: 'deepseek-flash',
+      source: 'env',
+      location: 'DSH_MODEL',
+    })
+    const fromFlag = await dsh(['--set', 'model=deepseek:other', 'config', 'get', 'model', '--json'])
+    expect(JSON.parse(fromFlag.stdout)).toMatchObject({
+      value: 'deepseek:other',
+      source: 'flag',
+      location: '--set model',
+    })
+  })
+
+  it('a bad value in settings.yaml is one error naming the file and the key, exit 3, before any request', async () => {
+    writeFileSync(join(home, 'settings.yaml'), 'model: two words\n')
+    const result = await dsh(['run', 'hi'])
+    expect(result.code).toBe(3)
+    expect(result.stderr).toContain(`${join(home, 'settings.yaml')}: setting "model"`)
+    expect(result.stderr).toContain('allowed: provider:model')
+    expect(server.requests).toHaveLength(0)
+    // dsh config still works, so the value can be repaired.
+    expect((await dsh(['config', 'set', 'model', 'deepseek:deepseek-flash'])).code).toBe(0)
+    expect(readFileSync(join(home, 'settings.yaml'), 'utf8')).toBe('model: deepseek:deepseek-flash\n')
+  })
+
+  it('refuses to write an invalid value and names the providers it knows', async () => {
+    const result = await dsh(['config', 'set', 'model', 'nosuch:model'])
+    expect(result.code).toBe(3)
+    expect(result.stderr).toContain('no loaded row serves')
+    expect(result.stderr).toContain('nothing was written')
+  })
+
+  it('stores a credential name in the credentials file and never prints its value', async () => {
+    const set = await dsh(['config', 'set', 'EXAMPLE_API_KEY', 'sk-secret-value'])
+    expect(set.code).toBe(0)
+    expect(readFileSync(join(home, '.credentials.yaml'), 'utf8')).toContain('EXAMPLE_API_KEY: sk-secret-value')
+    const get = await dsh(['config', 'get', 'EXAMPLE_API_KEY'])
+    expect(get.stdout).toContain('EXAMPLE_API_KEY is set (credentials-file')
+    expect(get.stdout + get.stderr).not.toContain('sk-secret-value')
+  })
+})

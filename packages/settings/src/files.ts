@@ -1,0 +1,97 @@
+// The two settings files: read synchronously (values are needed inside synchronous calls such as
+// `ctx.llm.prepareCall`) and cached by modification time and size; written through the `yaml`
+// Document API so comments and key order survive, to a temp file that is renamed over the old one.
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname } from 'node:path'
+import { HarnessError } from '@dsh/kernel'
+import type { Document } from 'yaml'
+
+// yaml is loaded on first use so that commands which never read settings do not pay for it.
+const require = createRequire(import.meta.url)
+const loadYaml = (): typeof import('yaml') => require('yaml')
+
+/** One file's parsed content: top-level keys to plain values. */
+export type FileValues = Readonly<Record<string, unknown>>
+
+interface Cached {
+  mtimeMs: number
+  size: number
+  values: FileValues
+}
+
+/** Reads `settings.yaml` files, re-parsing only when a file changed. */
+export class SettingsFiles {
+  private readonly _cache = new Map<string, Cached>()
+
+  /** The file's top-level values; `{}` when it does not exist. Throws `CONFIG_SETTINGS_INVALID` for bad YAML. */
+  read(path: string): FileValues {
+    let stats: { mtimeMs: number; size: number }
+    try {
+      stats = statSync(path)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {}
+      throw unreadable(path, error)
+    }
+    const cached = this._cache.get(path)
+    if (cached && cached.mtimeMs === stats.mtimeMs && cached.size === stats.size) return cached.values
+    const values = toValues(path, parseFile(path))
+    this._cache.set(path, { mtimeMs: stats.mtimeMs, size: stats.size, values })
+    return values
+  }
+
+  /**
+   * Applies `edit` to the file's document and writes it back atomically. `edit` may throw to abandon the
+   * change (nothing is written). Creates the file and its directory when missing.
+   */
+  update(path: string, edit: (document: Document) => void): void {
+    const document = parseFile(path) ?? new (loadYaml().Document)({})
+    edit(document)
+    mkdirSync(dirname(path), { recursive: true })
+    const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
+    try {
+      writeFileSync(temp, document.toString(), { flag: 'wx' })
+      renameSync(temp, path)
+    } catch (error) {
+      rmSync(temp, { force: true })
+      throw error
+    }
+    this._cache.delete(path)
+  }
+}
+
+function unreadable(path: string, error: unknown): HarnessError {
+  const errno = (error as NodeJS.ErrnoException).code ?? null
+  return new HarnessError('CONFIG_SETTINGS_UNREADABLE', `cannot read ${path}: ${errno}`, { file: path, errno })
+}
+
+/** The file as a YAML document, or undefined when it does not exist. */
+function parseFile(path: string): Document | undefined {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw unreadable(path, error)
+  }
+  const document = loadYaml().parseDocument(text, { prettyErrors: true })
+  if (document.errors.length > 0) {
+    const lines = document.errors.map((error) => `  ${error.message.split('\n')[0]}`)
+    throw new HarnessError('CONFIG_SETTINGS_INVALID', `${path} is not valid YAML:\n${lines.join('\n')}`, {
+      file: path,
+    })
+  }
+  return document
+}
+
+function toValues(path: string, document: Document | undefined): FileValues {
+  const data: unknown = document?.toJS()
+  if (data === null || data === undefined) return {}
+  if (typeof data !== 'object' || Array.isArray(data)) {
+    throw new HarnessError('CONFIG_SETTINGS_INVALID', `${path} must be a map of setting keys to values`, {
+      file: path,
+    })
+  }
+  return Object.freeze({ ...(data as Record<string, unknown>) })
+}
