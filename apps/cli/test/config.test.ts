@@ -1,14 +1,12 @@
 // `dsh config` and the settings layers as users meet them: the built binary, DSH_HOME in a temp dir,
 // the model behind the mock SSE server. Outcomes are the files on disk and the requests the server saw.
-import { spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { runDsh } from './dsh-child.js'
 
-const bin = fileURLToPath(new URL('../bin/dsh.js', import.meta.url))
 let home: string
 let project: string
 let server: MockLlmServer
@@ -24,23 +22,8 @@ afterEach(async () => {
   rmSync(home, { recursive: true, force: true })
 })
 
-function dsh(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const proc = spawn(process.execPath, [bin, ...args], {
-    cwd: project,
-    env: { PATH: process.env.PATH, DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: server.url, ...env },
-  })
-  let stdout = ''
-  let stderr = ''
-  proc.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk
-  })
-  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk
-  })
-  return new Promise((resolve) => proc.on('close', (code) => resolve({ code, stdout, stderr })))
+function dsh(args: string[], env: Record<string, string> = {}) {
+  return runDsh(args, { home, cwd: project, modelUrl: server.url, env })
 }
 
 describe('dsh config', () => {
