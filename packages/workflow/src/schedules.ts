@@ -145,8 +145,8 @@ export default {
         Math.max(0, Math.min(wait, MAX_TIMER)),
       )
       timer.unref?.()
-      let armed = timers.get(agent.id)
-      if (!armed) timers.set(agent.id, (armed = new Map()))
+      const armed = timers.get(agent.id) ?? new Map<string, ReturnType<typeof setTimeout>>()
+      timers.set(agent.id, armed)
       armed.set(item.scheduleId, timer)
     }
 
