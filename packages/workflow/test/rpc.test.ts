@@ -2,16 +2,12 @@
 // model behind the mock SSE server, outcomes read from the durable JSONL logs. A fan-out of three with
 // a fan-in completes through the model's `workflow` tool; a runtime SIGKILLed after two of the three
 // children finished resumes (`/workflow resume`) by running only the third child and the fan-in.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { DshClient } from '@dsh/sdk'
-import { completionResponse, type MockLlmServer, type RecordedRequest, startMockLlmServer } from '@dsh/test-support'
+import { completionResponse, type MockLlmServer, type RecordedRequest } from '@dsh/test-support'
 import { until } from '@dsh/test-support/in-process'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-
-const cliPath = fileURLToPath(new URL('../../../apps/cli/bin/dsh.js', import.meta.url))
+import { of, type RpcWorld, rpcWorld } from './rpc-support.js'
 
 const PLAN = {
   name: 'review',
@@ -21,8 +17,7 @@ const PLAN = {
   ],
 }
 
-let home: string
-let server: MockLlmServer
+let world: RpcWorld
 /** Child requests for gamma are left hanging while this is set (the crash window). */
 let hangGamma = false
 
@@ -54,37 +49,16 @@ function respond(request: RecordedRequest) {
   return completionResponse({ text: `summary of ${reports.length} reviews: ${reports.join(', ')}` })
 }
 
-function client(): DshClient {
-  return new DshClient({
-    cliPath,
-    cwd: home,
-    env: { PATH: process.env.PATH, DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: server.url },
-    closeStepMs: 5000,
-  })
-}
-
-type Logged = { type: string; data: Record<string, unknown> }
-function durable(sessionId: string): Logged[] {
-  try {
-    return readFileSync(join(home, 'sessions', `${sessionId}.jsonl`), 'utf8')
-      .trim()
-      .split('\n')
-      .slice(1)
-      .map((line) => JSON.parse(line))
-  } catch {
-    return []
-  }
-}
-const of = (log: Logged[], type: string) => log.filter((event) => event.type === type).map((event) => event.data)
+const client = () => world.client()
+const durable = (sessionId: string) => world.log(sessionId)
+const home = () => world.home
+let server: MockLlmServer
 
 beforeAll(async () => {
-  home = mkdtempSync(join(tmpdir(), 'dsh-workflow-rpc-'))
-  server = await startMockLlmServer({ respond })
+  world = await rpcWorld(respond)
+  server = world.server
 })
-afterAll(async () => {
-  await server.close()
-  rmSync(home, { recursive: true, force: true })
-})
+afterAll(() => world.close())
 
 it('the model runs a fan-out of three children and a fan-in through the workflow tool', async () => {
   const dsh = client()
@@ -100,7 +74,7 @@ it('the model runs a fan-out of three children and a fan-in through the workflow
     expect(tasks.map((task) => task.step).sort()).toEqual(['review', 'review', 'review', 'summary'])
     for (const task of tasks) {
       const header = JSON.parse(
-        readFileSync(join(home, 'sessions', `${task.childSession}.jsonl`), 'utf8').split('\n')[0] as string,
+        readFileSync(join(home(), 'sessions', `${task.childSession}.jsonl`), 'utf8').split('\n')[0] as string,
       )
       expect(header.parentSession).toBe(result.sessionId)
     }

@@ -3,18 +3,13 @@
 // resume the session: it fires exactly once (on time, or late and reported as missed), never twice.
 // `dsh run` (headless) refuses to set one.
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { DshClient } from '@dsh/sdk'
-import { completionResponse, type MockLlmServer, type RecordedRequest, startMockLlmServer } from '@dsh/test-support'
+import { completionResponse, type MockLlmServer, type RecordedRequest } from '@dsh/test-support'
 import { until } from '@dsh/test-support/in-process'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { textOf } from './harness.js'
+import { cliPath, of, type RpcWorld, rpcWorld } from './rpc-support.js'
 
-const cliPath = fileURLToPath(new URL('../../../apps/cli/bin/dsh.js', import.meta.url))
-let home: string
+let world: RpcWorld
 let server: MockLlmServer
 
 const asks = (word: string) =>
@@ -23,36 +18,15 @@ const asks = (word: string) =>
       (message) => message.role === 'user' && textOf(message.content).includes(word),
     ),
   ).length
-const env = () => ({
-  PATH: process.env.PATH,
-  DSH_HOME: home,
-  DEEPSEEK_API_KEY: 'sk-test',
-  DEEPSEEK_BASE_URL: server.url,
-})
-const client = () => new DshClient({ cliPath, cwd: home, env: env(), closeStepMs: 5000 })
-function logged(sessionId: string, type: string): Array<Record<string, unknown>> {
-  try {
-    return readFileSync(join(home, 'sessions', `${sessionId}.jsonl`), 'utf8')
-      .trim()
-      .split('\n')
-      .slice(1)
-      .map((line) => JSON.parse(line))
-      .filter((event) => event.type === type)
-      .map((event) => event.data)
-  } catch {
-    return []
-  }
-}
+const client = () => world.client()
+const logged = (sessionId: string, type: string) => of(world.log(sessionId), type)
 const settle = () => new Promise((resolve) => setTimeout(resolve, 3000))
 
 beforeAll(async () => {
-  home = mkdtempSync(join(tmpdir(), 'dsh-schedule-'))
-  server = await startMockLlmServer({ respond: () => completionResponse({ text: 'tock' }) })
+  world = await rpcWorld(() => completionResponse({ text: 'tock' }))
+  server = world.server
 })
-afterAll(async () => {
-  await server.close()
-  rmSync(home, { recursive: true, force: true })
-})
+afterAll(() => world.close())
 
 it('a 2-second schedule fires once in a running dsh rpc', async () => {
   const dsh = client()
@@ -96,8 +70,8 @@ it('set, runtime killed, another runtime resumes the session: it fires once', as
 
 it('dsh run refuses to set a schedule and says where it works', () => {
   const result = spawnSync(process.execPath, [cliPath, 'run', '/schedule in 1m hello'], {
-    cwd: home,
-    env: env(),
+    cwd: world.home,
+    env: world.env(),
     encoding: 'utf8',
     timeout: 60_000,
   })
