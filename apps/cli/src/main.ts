@@ -143,6 +143,12 @@ ${exitCodeHelp()}`,
     .addOption(new Option('--max-steps <n>', 'steps per turn before it ends blocked').argParser(positiveInt))
     .option('--resume <id>', 'continue the durable session with this id')
     .option('--continue', 'continue the latest session of this directory')
+    .addOption(
+      new Option(
+        '--attach <file>',
+        'attach a file to the task: an image (png, jpeg, gif, webp) or text (repeatable)',
+      ).argParser(collect),
+    )
     .action(async (args: string[], options: RunOptions) =>
       setCode(await (await import('./commands/run.js')).run(request('run', args), options, io)),
     )

@@ -1,5 +1,6 @@
 // One turn of the default loop, top to bottom. Every durable fact is appended to the session log
 
+import type { PreStepDecision, RequestDraft, RequestErrorDecision, TurnContinuation } from '@dsh/agent'
 // before anything acts on it, and every exit path appends `turn/end` with a reason.
 //
 //   turn/start
@@ -17,7 +18,7 @@
 //     another step when tools owe a request or next-step input arrived
 //   agent/turn-stopping (serial; may queue one more message and keep the turn going)
 //   turn/end { reason }
-import type { PreStepDecision, RequestDraft, RequestErrorDecision, TurnContinuation } from '@dsh/agent'
+import type {} from '@dsh/attachments'
 import { HarnessError } from '@dsh/kernel'
 import {
   type AssistantMessage,
@@ -205,11 +206,14 @@ async function requestAndStream(host: TurnHost, baseSystem: string, signal: Abor
 
     const chunkSeqs: number[] = []
     const assembler = new MessageAssembler()
+    // Images travel by reference in the log; the adapter loads their bytes from the attachment store.
+    const attachments = root.get('attachments')
     const stream: AsyncIterable<StreamChunk> = root.llm.stream(prepared, {
       system: draft.system,
       messages,
       tools: draft.tools,
       signal,
+      ...(attachments ? { loadImage: (ref: string) => attachments.get(ref) } : {}),
     })
     for await (const chunk of stream) {
       chunkSeqs.push(session.append('assistant/chunk', { chunk }).seq)

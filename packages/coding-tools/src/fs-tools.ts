@@ -2,8 +2,11 @@
 // `ctx.fs`. read reports what it saw (`fs/observed`); write and edit ask `fs/mutation-intent` first
 // (the observation policy answers there), write through the version it returns, and report
 // `fs/mutated`. Sandbox refusals come back as `[sandbox: ...]` results with the escalation route.
+
+import type {} from '@dsh/attachments'
 import type { FileSystem, FileVersion, FsMutationDecision, FsMutationIntent, WriteMode } from '@dsh/fs'
-import type { Context } from '@dsh/kernel'
+import { type Context, HarnessError } from '@dsh/kernel'
+import type { ToolResultContent } from '@dsh/llm'
 import { defineTool, type ToolCallContext, type ToolDefinition, ToolError } from '@dsh/tools'
 import { createTwoFilesPatch } from 'diff'
 import {
@@ -69,6 +72,35 @@ function diffOf(path: string, before: string, after: string): string {
   return patch.split('\n').slice(2).join('\n').trimEnd()
 }
 
+const IMAGE_FILE = /\.(png|jpe?g|gif|webp)$/i
+
+/** An image file becomes an image block the model sees (stored in ctx.attachments, scaled to its limits). */
+async function readImage(ctx: Context, e: Env, path: string): Promise<ToolResultContent[]> {
+  const attachments = ctx.get('attachments')
+  if (!attachments) {
+    throw new ToolError(
+      `Not a text file: ${path} is an image, and this dsh has no attachment store to show it (the attachments row is disabled).`,
+      'FS_NOT_TEXT',
+    )
+  }
+  const max = attachments.limits.maxBytes
+  const read = await e.fs
+    .readBytes(path, { ...base(e), maxBytes: max + 1 })
+    .catch((error) => fsFailure(ctx, e.call, error, path))
+  const blob = await attachments.put(read.bytes, { name: path }).catch((error: unknown) => {
+    if (error instanceof HarnessError) throw new ToolError(`Not a usable image: ${error.message}`, error.code)
+    throw error
+  })
+  const size = `${blob.width}x${blob.height}, ${blob.bytes} bytes`
+  const scaled = blob.original
+    ? `; scaled down from ${blob.original.width}x${blob.original.height} (${blob.original.bytes} bytes) to fit the model's limits`
+    : ''
+  return [
+    { type: 'text', text: `[image ${path}: ${blob.mimeType}, ${size}${scaled}]` },
+    { type: 'image', ref: blob.ref, mimeType: blob.mimeType },
+  ]
+}
+
 export function createFsTools(ctx: Context, config: FsToolsConfig = {}): ToolDefinition<never>[] {
   const read = defineTool<{ path: string; offset?: number; limit?: number }>({
     name: 'read',
@@ -88,6 +120,7 @@ export function createFsTools(ctx: Context, config: FsToolsConfig = {}): ToolDef
     async execute(args, call) {
       const e = env(ctx, call)
       const path = e.fs.resolvePath(args.path, base(e))
+      if (IMAGE_FILE.test(path)) return readImage(ctx, e, path)
       const file = await e.fs.readText(path, base(e)).catch((error) => fsFailure(ctx, call, error, path))
       ctx.emit('fs/observed', {
         ...(call.sessionId === undefined ? {} : { sessionId: call.sessionId }),

@@ -5,6 +5,9 @@ import type { CredentialsService } from '@dsh/credentials'
 import type { Context } from '@dsh/kernel'
 import {
   errorFinish,
+  type ImageBlock,
+  imageMissing,
+  imagePlaceholder,
   type LlmAdapter,
   type LlmDispatch,
   type LlmErrorCode,
@@ -140,9 +143,20 @@ function piAssistant(
 
 async function piContext(dispatch: LlmDispatch, model: Model<Api>): Promise<PiContext> {
   const { request, call } = dispatch
-  const image = async (ref: string, mimeType: string) => {
-    if (!request.loadImage) return { type: 'text' as const, text: `[image ${ref} omitted: no image loader]` }
-    return { type: 'image' as const, data: Buffer.from(await request.loadImage(ref)).toString('base64'), mimeType }
+  const textOnly = !model.input.includes('image')
+  const image = async (block: ImageBlock) => {
+    if (textOnly) return { type: 'text' as const, text: imagePlaceholder(block, model.id) }
+    if (!request.loadImage)
+      return { type: 'text' as const, text: imageMissing(block, 'no image loader for this request') }
+    try {
+      const data = Buffer.from(await request.loadImage(block.ref)).toString('base64')
+      return { type: 'image' as const, data, mimeType: block.mimeType }
+    } catch (error) {
+      return {
+        type: 'text' as const,
+        text: imageMissing(block, error instanceof Error ? error.message : String(error)),
+      }
+    }
   }
   const messages: PiMessage[] = []
   for (const message of request.messages) {
@@ -152,7 +166,7 @@ async function piContext(dispatch: LlmDispatch, model: Model<Api>): Promise<PiCo
     }
     const content = await Promise.all(
       message.content.map((block) =>
-        block.type === 'text' ? { type: 'text' as const, text: block.text } : image(block.ref, block.mimeType),
+        block.type === 'text' ? { type: 'text' as const, text: block.text } : image(block),
       ),
     )
     if (message.role === 'user') messages.push({ role: 'user', content, timestamp: 0 })

@@ -4,9 +4,11 @@
 // stream with a terminal chunk; nothing here throws to the consumer and nothing retries.
 import type { LlmAdapter, LlmDispatch, LlmRequest, ModelInfo, ProviderCatalog, ToolChoice } from './adapter.js'
 import { errorFinish, llmError } from './adapter.js'
+import { acceptsImages, imageMissing, imagePlaceholder } from './images.js'
 import type {
   AssistantMessage,
   FinishReason,
+  ImageBlock,
   LlmErrorCode,
   LlmErrorData,
   Message,
@@ -66,21 +68,39 @@ function bytesToBase64(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
 }
 
-async function userContent(content: readonly UserContent[] | readonly ToolResultContent[], request: LlmRequest) {
+/** How this request sends images: loaded as data URLs, or as a placeholder for a text-only model. */
+interface ImageWire {
+  load?: (ref: string) => Promise<Uint8Array>
+  /** Set when the model takes text only: its name, for the placeholder. */
+  textOnly?: string
+}
+
+async function imagePart(block: ImageBlock, images: ImageWire): Promise<Json> {
+  if (images.textOnly !== undefined) return { type: 'text', text: imagePlaceholder(block, images.textOnly) }
+  if (!images.load) return { type: 'text', text: imageMissing(block, 'no image loader for this request') }
+  try {
+    const data = bytesToBase64(await images.load(block.ref))
+    return { type: 'image_url', image_url: { url: `data:${block.mimeType};base64,${data}` } }
+  } catch (error) {
+    return { type: 'text', text: imageMissing(block, error instanceof Error ? error.message : String(error)) }
+  }
+}
+
+async function userContent(content: readonly UserContent[], images: ImageWire) {
   if (content.every((block) => block.type === 'text')) return content.map((block) => block.text).join('\n')
   const parts: Json[] = []
   for (const block of content) {
-    if (block.type === 'text') parts.push({ type: 'text', text: block.text })
-    else if (request.loadImage) {
-      const data = bytesToBase64(await request.loadImage(block.ref))
-      parts.push({ type: 'image_url', image_url: { url: `data:${block.mimeType};base64,${data}` } })
-    } else parts.push({ type: 'text', text: `[image ${block.ref} omitted: no image loader for this request]` })
+    parts.push(block.type === 'text' ? { type: 'text', text: block.text } : await imagePart(block, images))
   }
   return parts
 }
 
 function toolResultText(content: readonly ToolResultContent[]): string {
-  return content.map((block) => (block.type === 'text' ? block.text : `[image ${block.ref}]`)).join('\n')
+  return content
+    .map((block) =>
+      block.type === 'text' ? block.text : `[image ${block.mimeType} ${block.ref}: shown in the next message]`,
+    )
+    .join('\n')
 }
 
 function assistantMessage(message: AssistantMessage, options: ChatCompletionsOptions): Json {
@@ -106,14 +126,33 @@ function assistantMessage(message: AssistantMessage, options: ChatCompletionsOpt
   return out
 }
 
-async function wireMessages(request: LlmRequest, options: ChatCompletionsOptions): Promise<Json[]> {
+async function wireMessages(request: LlmRequest, options: ChatCompletionsOptions, model: string): Promise<Json[]> {
+  const images: ImageWire = acceptsImages(options.models, model)
+    ? request.loadImage
+      ? { load: request.loadImage }
+      : {}
+    : { textOnly: model }
   const out: Json[] = []
   if (request.system) out.push({ role: 'system', content: request.system })
-  for (const message of request.messages as readonly Message[]) {
-    if (message.role === 'user') out.push({ role: 'user', content: await userContent(message.content, request) })
-    else if (message.role === 'assistant') out.push(assistantMessage(message, options))
-    else out.push({ role: 'tool', tool_call_id: message.toolCallId, content: toolResultText(message.content) })
+  // Tool messages carry text only on this wire: the images of a run of tool results follow it as one
+  // user message, so the next assistant turn still sees them.
+  let toolImages: ImageBlock[] = []
+  const flushToolImages = async () => {
+    if (toolImages.length === 0) return
+    const content = [{ type: 'text' as const, text: 'Images from the tool results above:' }, ...toolImages]
+    toolImages = []
+    out.push({ role: 'user', content: await userContent(content, images) })
   }
+  for (const message of request.messages as readonly Message[]) {
+    if (message.role !== 'tool') await flushToolImages()
+    if (message.role === 'user') out.push({ role: 'user', content: await userContent(message.content, images) })
+    else if (message.role === 'assistant') out.push(assistantMessage(message, options))
+    else {
+      out.push({ role: 'tool', tool_call_id: message.toolCallId, content: toolResultText(message.content) })
+      for (const block of message.content) if (block.type === 'image') toolImages.push(block)
+    }
+  }
+  await flushToolImages()
   return out
 }
 
@@ -127,7 +166,7 @@ export async function buildBody(
   options: ChatCompletionsOptions,
 ): Promise<{ body: Json } | { error: LlmErrorData }> {
   const { call, request } = dispatch
-  const body: Json = { model: call.model, messages: await wireMessages(request, options), stream: true }
+  const body: Json = { model: call.model, messages: await wireMessages(request, options, call.model), stream: true }
   body.stream_options = { include_usage: true }
   const effort = call.reasoningEffort
   if (options.dialect === 'deepseek') {

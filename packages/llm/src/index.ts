@@ -356,6 +356,7 @@ export default LlmService
 export type { LlmAdapter, LlmDispatch, LlmRequest, ModelInfo, ProviderCatalog, ToolChoice } from './adapter.js'
 export { errorFinish, LlmError, llmError } from './adapter.js'
 export { assembleMessage, MessageAssembler, messageToChunks, parseToolArguments } from './assembler.js'
+export { acceptsImages, imageMissing, imagePlaceholder } from './images.js'
 export type {
   AssistantContent,
   AssistantMessage,

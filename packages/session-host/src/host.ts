@@ -2,7 +2,7 @@
 // questions waiting for it, its event subscriptions. A surface (web, RPC, ACP, headless, a terminal UI)
 // creates one host per client scope and maps it onto its wire; the host never knows the wire.
 import { randomUUID } from 'node:crypto'
-import { type Agent, type InboxState, releaseAgent, releaseAgents } from '@dsh/agent'
+import { type Agent, type InboxReceipt, type InboxState, releaseAgent, releaseAgents } from '@dsh/agent'
 import type { ApprovalAnswer, ApprovalQuestion } from '@dsh/approval'
 import type {} from '@dsh/composition'
 import type { AskedQuestion, CommandOutcome, UserAnswer } from '@dsh/interaction'
@@ -14,6 +14,7 @@ import type { Session } from '@dsh/session'
 import type {} from '@dsh/session-store/coordinator'
 import type {} from '@dsh/session-store/query'
 import { type Pending, PendingRegistry } from './pending.js'
+import { composePrompt, type PromptInput } from './prompt-input.js'
 import { type EventSink, type SessionSubscription, Subscriptions } from './subscriptions.js'
 import { type HostedSession, mergeSessionList } from './summaries.js'
 
@@ -230,6 +231,25 @@ export class SessionHost {
       )
     }
     return attached.agent
+  }
+
+  /**
+   * Queues a person's prompt on an attached session: its attachments stored and its `@path` /
+   * `@session:ID` references resolved into one user message (see prompt-input.ts), then `followup`
+   * (the next turn) or `steer` (the running turn). Every surface sends prompts through here.
+   */
+  async prompt(
+    sessionId: string,
+    input: PromptInput,
+    options: { kind?: 'followup' | 'steer'; allowPaths?: boolean } = {},
+  ): Promise<InboxReceipt> {
+    const agent = this.agent(sessionId)
+    const message = await composePrompt(this.ctx, input, {
+      cwd: agent.session.header.cwd,
+      sessionId,
+      ...(options.allowPaths === undefined ? {} : { allowPaths: options.allowPaths }),
+    })
+    return options.kind === 'steer' ? agent.steer(message) : agent.followup(message)
   }
 
   /** The attached agent of a session, if any. */

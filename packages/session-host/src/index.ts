@@ -13,6 +13,8 @@ export type {
 } from './host.js'
 export { SessionHost } from './host.js'
 export type { Pending } from './pending.js'
+export type { AttachmentInput, ComposeOptions, PromptInput } from './prompt-input.js'
+export { composePrompt, referencesIn } from './prompt-input.js'
 export type { EventSink, LoggedEvent, SessionSubscription } from './subscriptions.js'
 export type { HostedSession } from './summaries.js'
 export { titleOf } from './summaries.js'

@@ -14,6 +14,8 @@ declare module 'cordis' {
 export interface HeadlessRunRequest {
   task: string
   cwd: string
+  /** Files attached to the task (paths relative to `cwd`): images go to the attachment store, text is copied in. */
+  attachments?: string[]
   model?: Partial<LlmCallConfig>
   /** Resume this durable session instead of starting a fresh one. */
   resume?: string

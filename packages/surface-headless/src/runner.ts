@@ -111,7 +111,10 @@ export class HeadlessRunnerService extends HeadlessRunner {
           : { ...result, reason: 'error', text: '', message: outcome.text }
       }
       // Events committed before this listener existed (a resumed session's repair) are already durable.
-      if (!request.signal?.aborted) agent.followup(request.task)
+      if (!request.signal?.aborted) {
+        const attachments = (request.attachments ?? []).map((path) => ({ path }))
+        await host.prompt(agent.session.id, { text: request.task, attachments })
+      }
       await agent.whenIdle()
       const durable = await this.ctx.sessions.flush(agent.session)
       return summarize(agent.session.id, agent.session.events.slice(start) as SessionEvent[], turns, durable)

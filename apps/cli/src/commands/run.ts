@@ -21,6 +21,7 @@ export interface RunOptions {
   maxSteps?: number
   resume?: string
   continue?: boolean
+  attach?: string[]
 }
 
 /** Reads the task: the arguments joined, or stdin when the only argument is `-`. */
@@ -91,6 +92,7 @@ async function runTask(root: Context, task: string, options: RunOptions, io: Io)
     const result = await headless.run({
       task: task || 'Continue.',
       cwd: resolve(options.cwd ?? process.cwd()),
+      attachments: options.attach?.map((file) => resolve(file)),
       model: modelOf(options),
       resume: options.resume,
       continue: options.continue,
