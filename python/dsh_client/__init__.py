@@ -5,6 +5,6 @@ memoised (retried once with a fresh process), ``run()`` waits for an activity in
 narrowed to a session tree, and ``close()`` reaps the process (shutdown, stdin EOF, terminate, kill).
 """
 
-from .client import DshClient, DshRpcError, RunResult
+from .client import DshClient, DshRpcError, RunResult, attachment
 
-__all__ = ["DshClient", "DshRpcError", "RunResult"]
+__all__ = ["DshClient", "DshRpcError", "RunResult", "attachment"]

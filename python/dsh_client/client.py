@@ -1,6 +1,7 @@
 """The synchronous client: one reader thread parses the runtime's stdout; one dispatcher thread runs
 listeners in wire order, so a listener (or an approval handler) may itself send requests."""
 
+import base64
 import json
 import os
 import queue
@@ -425,9 +426,11 @@ class DshClient:
         self._parents[result["sessionId"]] = session_id
         return result
 
-    def prompt(self, session_id: str, text: str) -> Dict[str, Any]:
-        """Queues ``text`` for the session's next turn; returns the receipt at once."""
-        return self.request("prompt", {"sessionId": session_id, "text": text})
+    def prompt(self, session_id: str, text: str, attachments: Optional[List[Dict[str, Any]]] = None) -> Dict[str, Any]:
+        """Queues ``text`` for the session's next turn; returns the receipt at once. ``attachments``:
+        ``{"path": ...}`` (read by the runtime) or ``{"data": <base64>, "mimeType": ..., "name": ...}``;
+        ``attachment(path)`` builds the second kind from a local file."""
+        return self.request("prompt", _prompt_params(session_id, text, attachments))
 
     def steer(self, session_id: str, text: str) -> Dict[str, Any]:
         """Queues ``text`` for the next step of the running turn (or the next turn)."""
@@ -450,7 +453,13 @@ class DshClient:
     def respond_question(self, question_id: str, answer: str) -> Dict[str, Any]:
         return self.request("question/respond", {"questionId": question_id, "answer": answer})
 
-    def run(self, text: str, session_id: Optional[str] = None, timeout: Optional[float] = None) -> RunResult:
+    def run(
+        self,
+        text: str,
+        session_id: Optional[str] = None,
+        timeout: Optional[float] = None,
+        attachments: Optional[List[Dict[str, Any]]] = None,
+    ) -> RunResult:
         """Prompts a session (a new one unless ``session_id`` is given; a durable one not yet open here
         is resumed) and waits for its activity interval: from the prompt's receipt to the next time the
         session's agent reports whole-agent ``idle``. ``text`` of the result is the last committed
@@ -488,7 +497,7 @@ class DshClient:
         remove = self._add_raw(watch)
         try:
             with self._lock:
-                prompt_id, pending = self._send("prompt", {"sessionId": root, "text": text})
+                prompt_id, pending = self._send("prompt", _prompt_params(root, text, attachments))
                 state["prompt_id"] = prompt_id
             receipt = self._wait(pending)
             if not idle.wait(timeout):
@@ -514,3 +523,20 @@ class DshClient:
 
 if sys.version_info < (3, 9):  # pragma: no cover
     raise ImportError("dsh_client needs Python >= 3.9")
+
+
+def attachment(path: str, mime_type: Optional[str] = None) -> Dict[str, Any]:
+    """A local file as prompt attachment bytes (base64), for a runtime that may not see this file system."""
+    with open(path, "rb") as handle:
+        data = base64.b64encode(handle.read()).decode("ascii")
+    item: Dict[str, Any] = {"data": data, "name": os.path.basename(path)}
+    if mime_type is not None:
+        item["mimeType"] = mime_type
+    return item
+
+
+def _prompt_params(session_id: str, text: str, attachments: Optional[List[Dict[str, Any]]]) -> Dict[str, Any]:
+    params: Dict[str, Any] = {"sessionId": session_id, "text": text}
+    if attachments:
+        params["attachments"] = attachments
+    return params

@@ -2,8 +2,12 @@
 behind the mock SSE server of @dsh/test-support, test tools loaded with a --patch row. Needs Node and
 a built checkout (``npm ci``). Run from python/: ``python3 -m unittest``."""
 
+import base64
+import hashlib
 import json
 import os
+import struct
+import zlib
 import shutil
 import subprocess
 import tempfile
@@ -11,7 +15,7 @@ import threading
 import time
 import unittest
 
-from dsh_client import DshClient, DshRpcError
+from dsh_client import DshClient, DshRpcError, attachment
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -47,6 +51,15 @@ class MockModel:
         self.proc.stdin.close()
         self.proc.wait(10)
         self.proc.stdout.close()
+
+
+def tiny_png(width, height, rgb):
+    """A valid RGB PNG made with the standard library only."""
+    def chunk(kind, body):
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+    rows = b"".join(b"\x00" + bytes(rgb) * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
 
 
 def tool_call(call_id, name, args):
@@ -148,6 +161,29 @@ class DshClientTest(unittest.TestCase):
         answered = [e["data"] for e in self.durable(result.session_id) if e["type"] == "tool/result"]
         self.assertFalse(answered[0]["message"]["isError"])
         self.assertIn("green", json.dumps(answered[0]))
+
+    def test_1c_attachment_reaches_the_model_as_an_image(self):
+        shot = os.path.join(self.home, "py-shot.png")
+        png = tiny_png(3, 2, (200, 10, 10))
+        with open(shot, "wb") as handle:
+            handle.write(png)
+        session = self.dsh.create_session(model="deepseek-flash")["sessionId"]
+        before = len(self.model.bodies())
+        self.model.enqueue({"text": "A red strip."})
+        result = self.dsh.run("what is this?", session_id=session, attachments=[attachment(shot)])
+        self.assertEqual((result.text, result.reason), ("A red strip.", "completed"))
+        body = self.model.bodies()[before]
+        parts = [part for message in body["messages"] if isinstance(message["content"], list) for part in message["content"]]
+        urls = [part["image_url"]["url"] for part in parts if part["type"] == "image_url"]
+        self.assertEqual(urls, ["data:image/png;base64," + base64.b64encode(png).decode("ascii")])
+        # The log holds the reference; the bytes are the blob named by their hash.
+        digest = hashlib.sha256(png).hexdigest()
+        logged = [e for e in self.durable(session) if e["type"] == "user/message"]
+        self.assertIn("sha256:" + digest, json.dumps(logged))
+        self.assertTrue(os.path.exists(os.path.join(self.home, "blobs", "sha256", digest[:2], digest)))
+        with self.assertRaises(DshRpcError) as refused:
+            self.dsh.prompt(session, "bad", attachments=[{"data": "%%%"}])
+        self.assertEqual(refused.exception.data["code"], "ATTACHMENT_INVALID")
 
     def test_2_cancel(self):
         session_id = self.dsh.create_session()["sessionId"]

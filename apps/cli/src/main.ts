@@ -155,7 +155,7 @@ ${exitCodeHelp()}`,
 
   const sessions = program
     .command('sessions')
-    .description('list, show, export and fork the durable sessions in $DSH_HOME')
+    .description('list, show, export, import, fork and remove the durable sessions in $DSH_HOME')
   sessions
     .command('ls', { isDefault: true })
     .description('list sessions, most recently updated first')
@@ -174,8 +174,12 @@ ${exitCodeHelp()}`,
     .command('export')
     .description('print a session as markdown or as its JSONL log')
     .argument('<id>', 'session id')
-    .addOption(new Option('--format <format>', 'md or jsonl').choices(['md', 'jsonl']).default('md'))
-    .action(async (id: string, options: { format: 'md' | 'jsonl' }) =>
+    .addOption(
+      new Option('--format <format>', 'md, jsonl, or bundle (the log with its attachment blobs, for import)')
+        .choices(['md', 'jsonl', 'bundle'])
+        .default('md'),
+    )
+    .action(async (id: string, options: { format: 'md' | 'jsonl' | 'bundle' }) =>
       setCode(await (await import('./commands/sessions.js')).sessionsExport(request('sessions'), id, options, io)),
     )
   sessions
@@ -193,6 +197,20 @@ ${exitCodeHelp()}`,
       setCode(await (await import('./commands/sessions.js')).sessionsFork(request('sessions'), id, options, io)),
     )
 
+  sessions
+    .command('rm')
+    .description('delete sessions, and the attachment blobs no other session uses')
+    .argument('<id...>', 'session ids')
+    .action(async (ids: string[]) =>
+      setCode(await (await import('./commands/sessions.js')).sessionsRemove(request('sessions'), ids, io)),
+    )
+  sessions
+    .command('import')
+    .description('import a session bundle (dsh sessions export ID --format bundle) with its attachments')
+    .argument('<file>', 'the bundle, or - for stdin')
+    .action(async (file: string) =>
+      setCode(await (await import('./commands/sessions.js')).sessionsImport(request('sessions'), file, io)),
+    )
   sessions
     .command('repair')
     .description('keep the readable prefix of a damaged session; move the rest to a side file next to it')

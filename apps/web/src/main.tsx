@@ -448,8 +448,35 @@ function Queue({ projection }: { projection: SessionProjection }) {
 let showCommand: (text: string) => void = () => {}
 
 /** Sends a line as typed: the host runs a registered /command, or queues the message. */
-function submit(sessionId: string, kind: 'prompt' | 'steer', text: string) {
-  void api<PromptResult>('POST', `/api/sessions/${sessionId}/${kind}`, { text })
+/** A file picked, dropped or pasted into the composer, read as base64 for the prompt request. */
+interface PendingFile {
+  name: string
+  mimeType: string
+  data: string
+  /** An object URL for the chip's preview (images only). */
+  preview?: string
+}
+
+function readFile(file: File): Promise<PendingFile> {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader()
+    reader.onerror = () => reject(reader.error ?? new Error(`cannot read ${file.name}`))
+    reader.onload = () => {
+      const url = String(reader.result)
+      resolve({
+        name: file.name || 'pasted image',
+        mimeType: file.type,
+        data: url.slice(url.indexOf(',') + 1),
+        ...(file.type.startsWith('image/') ? { preview: URL.createObjectURL(file) } : {}),
+      })
+    }
+    reader.readAsDataURL(file)
+  })
+}
+
+function submit(sessionId: string, kind: 'prompt' | 'steer', text: string, files: PendingFile[] = []) {
+  const attachments = files.map(({ name, mimeType, data }) => ({ name, data, ...(mimeType ? { mimeType } : {}) }))
+  void api<PromptResult>('POST', `/api/sessions/${sessionId}/${kind}`, files.length ? { text, attachments } : { text })
     .then((result) => {
       if (result.command) showCommand(`/${result.command.name}: ${result.command.text}`)
     })
@@ -480,14 +507,24 @@ function ModelPicker({ projection }: { projection: SessionProjection }) {
 function Composer({ projection }: { projection: SessionProjection }) {
   const [text, setText] = useState('')
   const [output, setOutput] = useState('')
+  const [files, setFiles] = useState<PendingFile[]>([])
+  const [dragging, setDragging] = useState(false)
   showCommand = setOutput
   const running = projection.status === 'running'
   const send = (kind: 'prompt' | 'steer') => {
     const value = text.trim()
-    if (!value) return
+    if (!value && files.length === 0) return
     setText('')
     setOutput('')
-    submit(projection.sessionId, kind, value)
+    setFiles([])
+    submit(projection.sessionId, kind, value || 'See the attached files.', files)
+  }
+  const add = (list: FileList | File[] | null | undefined) => {
+    const picked = [...(list ?? [])]
+    if (picked.length === 0) return
+    void Promise.all(picked.map(readFile))
+      .then((read) => setFiles((current) => [...current, ...read]))
+      .catch(failed)
   }
   return (
     <>
@@ -497,16 +534,53 @@ function Composer({ projection }: { projection: SessionProjection }) {
         </button>
       ) : null}
       <form
-        class="composer"
+        class={dragging ? 'composer dragging' : 'composer'}
         onSubmit={(e) => {
           e.preventDefault()
           send(running ? 'steer' : 'prompt')
         }}
+        onDragOver={(e) => {
+          e.preventDefault()
+          setDragging(true)
+        }}
+        onDragLeave={() => setDragging(false)}
+        onDrop={(e) => {
+          e.preventDefault()
+          setDragging(false)
+          add(e.dataTransfer?.files)
+        }}
       >
+        {files.length > 0 ? (
+          <ul class="attachments" aria-label="attachments">
+            {files.map((file, index) => (
+              <li key={`${file.name}-${index}`} class="attachment">
+                {file.preview ? <img class="thumb" src={file.preview} alt={file.name} /> : null}
+                <span class="name">{file.name}</span>
+                <button
+                  type="button"
+                  class="remove"
+                  aria-label={`remove ${file.name}`}
+                  onClick={() => setFiles((current) => current.filter((_, i) => i !== index))}
+                >
+                  ×
+                </button>
+              </li>
+            ))}
+          </ul>
+        ) : null}
         <textarea
           value={text}
           aria-label="message"
-          placeholder={running ? 'Steer the running turn, or queue a follow-up' : 'Ask dsh'}
+          placeholder={
+            running ? 'Steer the running turn, or queue a follow-up' : 'Ask dsh (drop or paste files to attach)'
+          }
+          onPaste={(e) => {
+            const pasted = e.clipboardData?.files
+            if (pasted && pasted.length > 0) {
+              e.preventDefault()
+              add(pasted)
+            }
+          }}
           onInput={(e) => setText(e.currentTarget.value)}
           onKeyDown={(e) => {
             if (e.key === 'Enter' && !e.shiftKey) {
@@ -516,6 +590,18 @@ function Composer({ projection }: { projection: SessionProjection }) {
           }}
         />
         <div class="actions">
+          <label class="attach">
+            Attach
+            <input
+              type="file"
+              multiple
+              aria-label="attach files"
+              onChange={(e) => {
+                add(e.currentTarget.files)
+                e.currentTarget.value = ''
+              }}
+            />
+          </label>
           {running ? (
             <>
               <button type="submit" class="steer">

@@ -20,6 +20,8 @@ import type {
 export interface Block {
   type: string
   text?: string
+  ref?: string
+  mimeType?: string
   id?: string
   name?: string
   arguments?: Record<string, unknown>
@@ -142,7 +144,24 @@ foldEvent('user/message', (p, event) => {
   const text = textOf(data.message.content)
   // Input the harness added (sandbox notes, continuations) is context, not something the person typed.
   if (data.origin) p.push({ kind: 'context', key: `u${event.seq}`, seq: event.seq, text, origin: data.origin })
-  else p.push({ kind: 'user', key: `u${event.seq}`, seq: event.seq, text })
+  else {
+    // What the person typed is the first text block; attachments and `@` references follow it.
+    const [first, ...rest] = data.message.content as readonly Block[]
+    const images = rest.flatMap((block) =>
+      block.type === 'image' ? [{ ref: block.ref, mimeType: block.mimeType }] : [],
+    )
+    const attached = rest
+      .flatMap((block) => (block.type === 'text' && !block.text?.startsWith('[attached image') ? [block.text] : []))
+      .join('\n')
+    p.push({
+      kind: 'user',
+      key: `u${event.seq}`,
+      seq: event.seq,
+      text: first?.type === 'text' ? (first.text ?? '') : text,
+      images,
+      attached,
+    })
+  }
 })
 
 foldEvent('assistant/chunk', (p, event) => {

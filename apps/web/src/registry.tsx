@@ -32,11 +32,29 @@ export function registerToolCard(toolName: string, card: ToolCard): () => void {
 
 // ---- built-in node renderers ----
 
-registerNodeRenderer('user', (node) => (
-  <div class="node user" data-seq={node.seq}>
-    <div class="bubble">{String(node.text)}</div>
-  </div>
-))
+registerNodeRenderer('user', (node) => {
+  const images = (node.images ?? []) as { ref: string; mimeType: string }[]
+  return (
+    <div class="node user" data-seq={node.seq}>
+      <div class="bubble">{String(node.text)}</div>
+      {images.length > 0 ? (
+        <div class="thumbs">
+          {images.map((image) => (
+            <a key={image.ref} href={`/api/blobs/${image.ref}`} target="_blank" rel="noreferrer">
+              <img class="thumb" src={`/api/blobs/${image.ref}`} alt={`attached ${image.mimeType}`} />
+            </a>
+          ))}
+        </div>
+      ) : null}
+      {node.attached ? (
+        <details class="attached">
+          <summary>attached context</summary>
+          <div class="context-text">{String(node.attached)}</div>
+        </details>
+      ) : null}
+    </div>
+  )
+})
 
 registerNodeRenderer('context', (node) => (
   <details class="node context" data-seq={node.seq}>

@@ -68,6 +68,11 @@ export abstract class Attachments extends Service {
   abstract put(bytes: Uint8Array, options?: PutOptions): Promise<StoredBlob>
   /** The bytes of a stored blob; ATTACHMENT_NOT_FOUND when it is missing. */
   abstract get(ref: string): Promise<Uint8Array>
+  /**
+   * Stores bytes exactly as given under `ref` (an import of blobs exported elsewhere): no checks
+   * beyond the hash, which must match (ATTACHMENT_CORRUPT otherwise), and no scaling.
+   */
+  abstract adopt(ref: string, bytes: Uint8Array): Promise<void>
   abstract has(ref: string): Promise<boolean>
   /** Every stored reference. */
   abstract list(): Promise<string[]>

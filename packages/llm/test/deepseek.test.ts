@@ -433,7 +433,7 @@ describe('deepseek adapter over real HTTP', () => {
       },
     ]
     const loadImage = async (ref: string) => new TextEncoder().encode(`bytes of ${ref}`)
-    await collect(t.ctx.llm.stream({}, { messages: history, loadImage }))
+    await collect(t.ctx.llm.stream({ model: 'deepseek-flash' }, { messages: history, loadImage }))
     const sent = t.server.requests[0]?.body.messages
     expect(sent[0].content).toEqual([
       { type: 'text', text: 'look' },

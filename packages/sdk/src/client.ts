@@ -11,6 +11,7 @@ import type {
   InitializeParams,
   InitializeResult,
   JsonRpcErrorObject,
+  PromptParams,
   PromptResult,
   QuestionRequestedNotification,
   RpcMethods,
@@ -365,9 +366,12 @@ export class DshClient {
     return result
   }
 
-  /** Queues `text` for the session's next turn; resolves with the receipt at once. */
-  prompt(sessionId: string, text: string): Promise<PromptResult> {
-    return this.request('prompt', { sessionId, text })
+  /**
+   * Queues `text` for the session's next turn; resolves with the receipt at once. `attachments`:
+   * files (`{ path }`, read by the runtime) or bytes (`{ data: <base64>, mimeType?, name? }`).
+   */
+  prompt(sessionId: string, text: string, attachments?: PromptParams['attachments']): Promise<PromptResult> {
+    return this.request('prompt', attachments ? { sessionId, text, attachments } : { sessionId, text })
   }
 
   /** Queues `text` for the next step of the running turn (or the next turn). */
@@ -400,7 +404,10 @@ export class DshClient {
    * also covers steering, queued follow-ups and descendant activity that happen in it, and if another
    * prompt was already running, it ends when both are done.
    */
-  async run(text: string, options: { sessionId?: string } = {}): Promise<RunResult> {
+  async run(
+    text: string,
+    options: { sessionId?: string; attachments?: PromptParams['attachments'] } = {},
+  ): Promise<RunResult> {
     await this.start()
     let sessionId = options.sessionId
     if (!sessionId) sessionId = (await this.createSession()).sessionId
@@ -436,7 +443,8 @@ export class DshClient {
     gone.catch(() => {}) // observed only while racing; later exits must not be unhandled
     let receipt: PromptResult
     try {
-      const sent = this.send('prompt', { sessionId: root, text })
+      const attachments = options.attachments
+      const sent = this.send('prompt', attachments ? { sessionId: root, text, attachments } : { sessionId: root, text })
       promptId = sent.id
       receipt = await sent.result
       await Promise.race([idle, gone])

@@ -14,7 +14,7 @@ export type {
 export { SessionHost } from './host.js'
 export type { Pending } from './pending.js'
 export type { AttachmentInput, ComposeOptions, PromptInput } from './prompt-input.js'
-export { composePrompt, referencesIn } from './prompt-input.js'
+export { composePrompt, parseAttachments, referencesIn } from './prompt-input.js'
 export type { EventSink, LoggedEvent, SessionSubscription } from './subscriptions.js'
 export type { HostedSession } from './summaries.js'
 export { titleOf } from './summaries.js'

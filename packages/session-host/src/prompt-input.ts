@@ -34,6 +34,46 @@ const MAX_LISTING = 500
 /** Characters of a `@session:` digest, at most. */
 const MAX_DIGEST_CHARS = 8_000
 
+/**
+ * Attachments as a wire delivered them (unknown JSON), checked: an array of `{ path, name? }` or
+ * `{ data: <base64>, mimeType?, name? }`. Throws ATTACHMENT_INVALID naming the bad item.
+ */
+export function parseAttachments(value: unknown): AttachmentInput[] {
+  if (value === undefined || value === null) return []
+  if (!Array.isArray(value)) throw invalid('"attachments" must be an array', value)
+  return value.map((item, index) => {
+    if (typeof item !== 'object' || item === null) throw invalid(`attachments[${index}] must be an object`, item)
+    const { path, data, mimeType, name } = item as Record<string, unknown>
+    const optional = (field: unknown, label: string) => {
+      if (field !== undefined && typeof field !== 'string')
+        throw invalid(`attachments[${index}].${label} must be a string`, item)
+      return field as string | undefined
+    }
+    const extras = { ...(optional(name, 'name') ? { name: name as string } : {}) }
+    if (typeof path === 'string' && path && data === undefined) return { path, ...extras }
+    if (typeof data === 'string' && path === undefined) {
+      if (!/^[A-Za-z0-9+/\r\n]*={0,2}\s*$/.test(data))
+        throw invalid(`attachments[${index}].data must be base64`, undefined)
+      const type = optional(mimeType, 'mimeType')
+      return { data, ...(type ? { mimeType: type } : {}), ...extras }
+    }
+    throw invalid(
+      `attachments[${index}] needs exactly one of "path" (a file) or "data" (base64 bytes)`,
+      Object.keys(item),
+    )
+  })
+}
+
+function invalid(message: string, got: unknown): HarnessError {
+  return new HarnessError(
+    'ATTACHMENT_INVALID',
+    `${message}; an attachment is { path } or { data: <base64>, mimeType?, name? }`,
+    {
+      got: got === undefined ? null : JSON.stringify(got).slice(0, 200),
+    },
+  )
+}
+
 /** `@session:ID` or `@path` at the start or after whitespace; a path may be quoted `@"a b.txt"`. */
 const REFERENCE = /(?<=^|\s)@(?:"([^"]+)"|(\S+))/g
 

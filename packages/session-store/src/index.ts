@@ -71,6 +71,11 @@ export interface SessionStore {
    * side file next to it. The caller holds the lease. Optional: stores without it cannot repair.
    */
   repair?(id: string): Promise<SessionRepair>
+  /**
+   * Deletes a durable session (the caller holds its lease); false when it did not exist. Optional:
+   * stores without it cannot delete. Blobs it referenced are the caller's to sweep.
+   */
+  remove?(id: string): Promise<boolean>
 }
 
 /** What `repair` did. `sideFile` is absent when nothing had to move. */

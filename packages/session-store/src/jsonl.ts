@@ -379,6 +379,21 @@ export class JsonlBackend implements SessionStore {
     return out.sort((a, b) => b.updatedAt - a.updatedAt)
   }
 
+  async remove(id: string): Promise<boolean> {
+    await this.release(id)
+    this.#lastRead.delete(id)
+    const location = this.locate(id)
+    const existed = await unlink(location).then(
+      () => true,
+      (error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return false
+        throw error
+      },
+    )
+    await unlink(this.#metaPath(id)).catch(() => {})
+    return existed
+  }
+
   async release(id: string): Promise<void> {
     const file = this.#files.get(id)
     if (!file) return
@@ -465,6 +480,9 @@ export class JsonlSessionStore extends Service implements SessionStore {
   }
   repair(id: string): Promise<SessionRepair> {
     return this.backend.repair(id)
+  }
+  remove(id: string): Promise<boolean> {
+    return this.backend.remove(id)
   }
   summaries(): Promise<SessionSummary[]> {
     return this.backend.summaries()

@@ -57,6 +57,13 @@ export class SearchIndex {
         db.prepare('SELECT session_id, event_count FROM indexed').all() as { session_id: string; event_count: number }[]
       ).map((row) => [row.session_id, row.event_count]),
     )
+    // A deleted session leaves the index with it.
+    const present = new Set(summaries.map((summary) => summary.id))
+    for (const id of known.keys()) {
+      if (present.has(id)) continue
+      db.prepare('DELETE FROM docs WHERE session_id = ?').run(id)
+      db.prepare('DELETE FROM indexed WHERE session_id = ?').run(id)
+    }
     let added = 0
     for (const summary of summaries) {
       const done = known.get(summary.id) ?? 0

@@ -238,6 +238,16 @@ export class SqliteBackend implements SessionStore {
 
   async repairTail(): Promise<void> {}
 
+  async remove(id: string): Promise<boolean> {
+    const db = this.#db
+    return guarded(this.path, () =>
+      db.transaction(() => {
+        db.prepare('DELETE FROM events WHERE session_id = ?').run(id)
+        return db.prepare('DELETE FROM sessions WHERE id = ?').run(id).changes > 0
+      })(),
+    )
+  }
+
   async summaries(): Promise<SessionSummary[]> {
     const rows = guarded(
       this.path,
@@ -291,6 +301,9 @@ export class SqliteSessionStore extends Service implements SessionStore {
   }
   summaries(): Promise<SessionSummary[]> {
     return this.backend.summaries()
+  }
+  remove(id: string): Promise<boolean> {
+    return this.backend.remove(id)
   }
   release(): Promise<void> {
     return this.backend.release()

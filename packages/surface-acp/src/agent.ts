@@ -10,7 +10,7 @@ import type {} from '@dsh/fs'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { ToolCallBlock } from '@dsh/llm'
 import { eventData, type Session, type TurnEndReason } from '@dsh/session'
-import { type LoggedEvent, type Pending, SessionHost } from '@dsh/session-host'
+import { type AttachmentInput, type LoggedEvent, type Pending, type PromptInput, SessionHost } from '@dsh/session-host'
 import type {} from '@dsh/session-store/coordinator'
 import type { ToolPresentation } from '@dsh/tools'
 import { answering, checkedSessionId } from './errors.js'
@@ -190,7 +190,7 @@ class AcpLink implements AcpConnection {
       protocolVersion: acp.PROTOCOL_VERSION,
       agentCapabilities: {
         loadSession: Boolean(this.ctx.get('sessionPersistence')),
-        promptCapabilities: { image: false, audio: false, embeddedContext: false },
+        promptCapabilities: { image: true, audio: false, embeddedContext: true },
         mcpCapabilities: MCP_CAPABILITIES,
         sessionCapabilities: { close: {}, ...(canListSessions(this.ctx) ? { list: {} } : {}) },
       },
@@ -262,14 +262,26 @@ class AcpLink implements AcpConnection {
     return {}
   }
 
-  private promptText(blocks: acp.ContentBlock[]): string {
+  /** ACP content blocks as a host prompt: text and links in the text, images and embedded resources as attachments. */
+  private promptInput(blocks: acp.ContentBlock[]): PromptInput {
     const parts: string[] = []
+    const attachments: AttachmentInput[] = []
     for (const block of blocks) {
       if (block.type === 'text') parts.push(block.text)
       else if (block.type === 'resource_link') parts.push(`[${block.name}](${block.uri})`)
-      else throw acp.RequestError.invalidParams(undefined, `prompt content of type ${block.type} is not supported`)
+      else if (block.type === 'image') {
+        attachments.push({
+          data: block.data,
+          mimeType: block.mimeType,
+          name: block.uri ?? `image ${attachments.length + 1}`,
+        })
+      } else if (block.type === 'resource') {
+        const resource = block.resource
+        const data = 'blob' in resource ? resource.blob : Buffer.from(resource.text, 'utf8').toString('base64')
+        attachments.push({ data, name: resource.uri, ...(resource.mimeType ? { mimeType: resource.mimeType } : {}) })
+      } else throw acp.RequestError.invalidParams(undefined, `prompt content of type ${block.type} is not supported`)
     }
-    return parts.join('\n')
+    return { text: parts.join('\n'), attachments }
   }
 
   private async prompt(params: acp.PromptRequest): Promise<acp.PromptResponse> {
@@ -278,8 +290,10 @@ class AcpLink implements AcpConnection {
     if (attached.prompt) {
       throw acp.RequestError.invalidRequest(undefined, 'a prompt is already in flight for this session; wait or cancel')
     }
-    const text = this.promptText(params.prompt)
-    if (!text.trim()) throw acp.RequestError.invalidParams(undefined, 'the prompt is empty')
+    const input = this.promptInput(params.prompt)
+    const text = input.text
+    if (!text.trim() && input.attachments?.length === 0)
+      throw acp.RequestError.invalidParams(undefined, 'the prompt is empty')
     const { agent } = attached
     const state = { cancelled: false, start: agent.session.length }
     attached.prompt = state
@@ -296,7 +310,12 @@ class AcpLink implements AcpConnection {
         if (!outcome.ok) throw acp.RequestError.invalidParams({ code: outcome.code ?? 'COMMAND_FAILED' }, outcome.text)
         return { stopReason: 'end_turn' }
       }
-      agent.followup(text)
+      await this.host.prompt(params.sessionId, input).catch((error: unknown) => {
+        if (HarnessError.is(error) && error.code.startsWith('ATTACHMENT_')) {
+          throw acp.RequestError.invalidParams({ code: error.code }, error.message)
+        }
+        throw error
+      })
       await agent.whenIdle()
       await this.ctx.sessions.flush(agent.session).catch((error) => this.log(`flush failed: ${String(error)}`))
       await this.sending

@@ -49,7 +49,7 @@ describe('dsh acp with the ACP SDK client', { timeout: 90_000 }, () => {
       protocolVersion: 1,
       agentCapabilities: {
         loadSession: true,
-        promptCapabilities: { image: false, audio: false, embeddedContext: false },
+        promptCapabilities: { image: true, audio: false, embeddedContext: true },
         mcpCapabilities: { http: true, sse: false },
         sessionCapabilities: { close: {}, list: {} },
       },

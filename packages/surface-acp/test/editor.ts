@@ -25,12 +25,14 @@ export interface EditorSetup {
   home: string
   modelUrl: string
   patch: string
+  /** More environment for the agent process (e.g. DSH_MODEL). */
+  env?: Record<string, string>
 }
 
-export function editor({ home, modelUrl, patch }: EditorSetup): Editor {
+export function editor({ home, modelUrl, patch, env }: EditorSetup): Editor {
   const proc = spawn(process.execPath, [bin, '--patch', patch, 'acp'], {
     cwd: home,
-    env: { PATH: process.env.PATH, DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: modelUrl },
+    env: { PATH: process.env.PATH, DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: modelUrl, ...env },
   })
   let stderr = ''
   proc.stderr.setEncoding('utf8').on('data', (chunk: string) => {

@@ -2,7 +2,7 @@
 // types and constants only (no runtime imports), shared by the server row and the client SDKs.
 import type { ReasoningEffort } from '@dsh/llm'
 import type { AnySessionEvent } from '@dsh/session'
-import type { HostedSession } from '@dsh/session-host'
+import type { AttachmentInput, HostedSession } from '@dsh/session-host'
 
 /** The protocol version `initialize` negotiates. Bumped only for incompatible changes. */
 export const RPC_PROTOCOL_VERSION = 1
@@ -142,6 +142,12 @@ export interface SessionForkResult {
 export interface PromptParams {
   sessionId: string
   text: string
+  /**
+   * Files for this prompt: `{ path }` (read by the server, relative to the session's cwd) or
+   * `{ data: <base64>, mimeType?, name? }`. Images are stored and sent as images; text is copied in.
+   * `@path` and `@session:ID` in `text` are resolved too. Errors: `ATTACHMENT_*`.
+   */
+  attachments?: AttachmentInput[]
 }
 
 /** Returned as soon as the input is in the durable inbox, before the agent runs it. */

@@ -6,7 +6,7 @@ import type {} from '@dsh/composition'
 import { type Context, toJsonSafe } from '@dsh/kernel'
 import type { LlmCallConfig } from '@dsh/llm'
 import type { Session } from '@dsh/session'
-import { SessionHost } from '@dsh/session-host'
+import { parseAttachments, SessionHost } from '@dsh/session-host'
 import { type RpcConnection, type RpcServeOptions, RpcServer } from './index.js'
 import {
   JsonRpcEndpoint,
@@ -294,11 +294,12 @@ class Connection implements RpcConnection {
     return this.host.agent(requireString(params, 'sessionId'))
   }
 
-  private queue(params: Record<string, unknown>, kind: 'followup' | 'steer'): PromptResult {
+  private async queue(params: Record<string, unknown>, kind: 'followup' | 'steer'): Promise<PromptResult> {
     const text = params.text
     if (typeof text !== 'string' || !text.trim()) throw RpcError.invalidParams('"text" must be a non-empty string')
     const agent = this.agentOf(params)
-    const receipt = kind === 'followup' ? agent.followup(text) : agent.steer(text)
+    const attachments = parseAttachments(params.attachments)
+    const receipt = await this.host.prompt(agent.session.id, { text, attachments }, { kind })
     return { sessionId: agent.session.id, messageId: receipt.id, target: receipt.target }
   }
 

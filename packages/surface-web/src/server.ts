@@ -6,8 +6,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createRequire } from 'node:module'
 import type { Socket } from 'node:net'
 import { dirname, extname, isAbsolute, join, normalize, resolve, sep } from 'node:path'
+import { sniffType } from '@dsh/attachments'
 import type {} from '@dsh/credentials'
 import { type Context, HarnessError, toJsonSafe } from '@dsh/kernel'
+import { parseAttachments } from '@dsh/session-host'
 import { WebSocketServer } from 'ws'
 import { WebHost, type WebHostHandle, type WebListenOptions } from './index.js'
 import type { SettingsView } from './protocol.js'
@@ -22,6 +24,8 @@ export interface WebHostConfig {
 }
 
 const MAX_BODY = 1024 * 1024
+/** A prompt with attachments: 20 MiB of files are ~27 MiB of base64. */
+const MAX_PROMPT_BODY = 32 * 1024 * 1024
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
@@ -96,13 +100,18 @@ export class WebHostService extends WebHost {
         res.writeHead(303, { Location: url.pathname + url.search })
         return res.end()
       }
+      if (url.pathname.startsWith('/api/blobs/') && (req.method === 'GET' || req.method === 'HEAD')) {
+        return serveBlob(this.home, res, decodeURIComponent(url.pathname.slice('/api/blobs/'.length)))
+      }
       if (url.pathname === '/api' || url.pathname.startsWith('/api/')) {
         const loopback = isLoopbackAddress(req.socket.remoteAddress) && isLoopbackName(hostName(req.headers.host) ?? '')
         if (url.pathname.startsWith('/api/settings') && !loopback) {
           return sendJson(res, 403, { error: { code: 'LOOPBACK_ONLY', message: 'settings are loopback-only' } })
         }
         try {
-          const body = await readBody(req)
+          // Prompts may carry attachments (base64): their limit is the attachment limit, not 1 MB.
+          const prompt = /\/(prompt|steer)$/.test(url.pathname)
+          const body = await readBody(req, prompt ? MAX_PROMPT_BODY : MAX_BODY)
           const result = await api.route(req.method ?? 'GET', url, body, loopback)
           return sendJson(res, 200, result ?? {})
         } catch (error) {
@@ -232,14 +241,18 @@ class Api {
         case 'prompt':
         case 'steer': {
           const text = body.text
-          if (typeof text !== 'string' || !text.trim()) throw badParams('"text" must be a non-empty string')
-          const agent = await state.host.resume(id)
+          const attachments = parseAttachments(body.attachments)
+          if (typeof text !== 'string' || (!text.trim() && attachments.length === 0))
+            throw badParams('"text" must be a non-empty string')
+          await state.host.resume(id)
           if (session[2] === 'prompt' && state.host.isCommand(text)) {
             // A registered /command runs outside any turn; its outcome is the answer, not a log entry.
             const outcome = await state.host.command(id, text)
             return { sessionId: id, command: toJsonSafe(outcome) }
           }
-          const receipt = session[2] === 'prompt' ? agent.followup(text) : agent.steer(text)
+          // A browser may be on another machine: it sends bytes, never paths of the host's disk.
+          const kind = session[2] === 'prompt' ? 'followup' : 'steer'
+          const receipt = await state.host.prompt(id, { text, attachments }, { kind, allowPaths: false })
           return { sessionId: id, itemId: receipt.id, target: receipt.target }
         }
         case 'cancel': {
@@ -375,7 +388,27 @@ function describe(error: unknown): [number, string, string] {
   return [500, 'INTERNAL', error instanceof Error ? error.message : String(error)]
 }
 
-async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+/** An attachment's bytes for the transcript's thumbnails: immutable, since the name is the hash. */
+async function serveBlob(ctx: Context, res: ServerResponse, ref: string): Promise<void> {
+  const attachments = ctx.get('attachments')
+  if (!attachments)
+    return sendJson(res, 404, { error: { code: 'NO_ATTACHMENTS', message: 'the attachments row is disabled' } })
+  try {
+    const bytes = await attachments.get(ref)
+    res.writeHead(200, {
+      'Content-Type': sniffType(bytes) ?? 'application/octet-stream',
+      'Content-Length': bytes.byteLength,
+      'Cache-Control': 'private, max-age=31536000, immutable',
+      'X-Content-Type-Options': 'nosniff',
+    })
+    res.end(bytes)
+  } catch (error) {
+    const [status, code, message] = describe(error)
+    sendJson(res, code === 'ATTACHMENT_NOT_FOUND' ? 404 : status, { error: { code, message } })
+  }
+}
+
+async function readBody(req: IncomingMessage, limit: number): Promise<Record<string, unknown>> {
   if (req.method === 'GET' || req.method === 'HEAD') return {}
   // JSON only: a form post from another site cannot produce this content type without a preflight.
   const type = req.headers['content-type'] ?? ''
@@ -383,7 +416,13 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
   const chunks: Buffer[] = []
   for await (const chunk of req) {
     size += (chunk as Buffer).length
-    if (size > MAX_BODY) throw new ApiError(413, 'BODY_TOO_LARGE', 'the request body is over 1 MB')
+    if (size > limit) {
+      throw new ApiError(
+        413,
+        'BODY_TOO_LARGE',
+        `the request body is over ${limit / 1024 / 1024} MiB; attach smaller files`,
+      )
+    }
     chunks.push(chunk as Buffer)
   }
   if (size === 0) return {}

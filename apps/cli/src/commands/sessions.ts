@@ -1,7 +1,9 @@
 // `dsh sessions ls|show|export|fork`: the durable sessions, read through ctx.sessionQuery and
 // ctx.sessions of the booted profile (never by parsing files here).
+import { readFile } from 'node:fs/promises'
+import { refsIn } from '@dsh/attachments'
 import { HarnessError } from '@dsh/kernel'
-import { checkSessionId } from '@dsh/session'
+import { checkSessionId, type SessionEvent } from '@dsh/session'
 import { acquireLease, type SessionSummary } from '@dsh/session-store'
 import type {} from '@dsh/session-store/query'
 import type { ComposeRequest } from '../config.js'
@@ -74,12 +76,14 @@ export async function sessionsShow(request: ComposeRequest, id: string, io: Io):
 export async function sessionsExport(
   request: ComposeRequest,
   id: string,
-  options: { format: 'md' | 'jsonl' },
+  options: { format: 'md' | 'jsonl' | 'bundle' },
   io: Io,
 ): Promise<number> {
   return withRuntime(request, io, async ({ runtime }) => {
     const session = await query(runtime).read(id)
-    if (options.format === 'jsonl') {
+    if (options.format === 'bundle') {
+      await sessionsExportBundle(runtime, id, io)
+    } else if (options.format === 'jsonl') {
       io.out(JSON.stringify(session.header))
       for (const event of session.events) io.out(JSON.stringify(event))
     } else {
@@ -146,4 +150,153 @@ export async function sessionsRepair(request: ComposeRequest, id: string, io: Io
       lease.release()
     }
   })
+}
+
+/** The attachment refs of every durable session except `except` (raw records: a damaged log still counts). */
+async function refsInUse(runtime: Runtime, except: ReadonlySet<string>): Promise<Set<string>> {
+  const store = runtime.root.sessionStore
+  const keep = new Set<string>()
+  for (const summary of await store.summaries()) {
+    if (except.has(summary.id)) continue
+    const stored = await store.read(summary.id)
+    if (stored) refsIn(stored.records, keep)
+  }
+  return keep
+}
+
+/** Blobs written within this window stay: a running dsh may be about to log an event that names one. */
+const BLOB_GRACE_MS = 60_000
+
+/**
+ * `dsh sessions rm ID...`: under each session's lease, deletes it from the store, then removes the
+ * blobs it referenced that no remaining session references.
+ */
+export async function sessionsRemove(request: ComposeRequest, ids: string[], io: Io): Promise<number> {
+  return withRuntime(request, io, async ({ runtime }) => {
+    const store = runtime.root.sessionStore
+    if (!store.remove) {
+      throw new HarnessError('NOT_AVAILABLE', `the ${store.kind} session store cannot delete sessions`, {})
+    }
+    const candidates = new Set<string>()
+    const removed = new Set<string>()
+    for (const id of ids) {
+      const lease = acquireLease(store.leaseDir, checkSessionId(id))
+      try {
+        const stored = await store.read(id)
+        if (!stored)
+          throw new HarnessError('SESSION_NOT_FOUND', `no durable session ${id} at ${store.locate(id)}`, { id })
+        refsIn(stored.records, candidates)
+        await store.remove(id)
+        removed.add(id)
+      } finally {
+        lease.release()
+      }
+    }
+    const attachments = runtime.root.get('attachments')
+    let blobs = ''
+    if (attachments && candidates.size > 0) {
+      const keep = await refsInUse(runtime, removed)
+      const report = await attachments.sweep(keep, { candidates, minAgeMs: BLOB_GRACE_MS })
+      blobs = `; removed ${report.removed.length} attachment blob(s) no other session uses`
+      if (report.keptYoung > 0) blobs += ` (kept ${report.keptYoung} written in the last minute; rm again later)`
+    }
+    io.err(`dsh: removed ${[...removed].join(', ')}${blobs}`)
+    return ExitCode.OK
+  })
+}
+
+interface BundleHead {
+  type: 'dsh/session-bundle'
+  version: 1
+  session: string
+}
+
+/** `dsh sessions export ID --format bundle`: one JSONL stream with the session's blobs, then its log. */
+export async function sessionsExportBundle(runtime: Runtime, id: string, io: Io): Promise<void> {
+  const session = await query(runtime).read(id)
+  const attachments = runtime.root.get('attachments')
+  io.out(JSON.stringify({ type: 'dsh/session-bundle', version: 1, session: session.id } satisfies BundleHead))
+  for (const ref of refsIn(session.events)) {
+    if (!attachments)
+      throw new HarnessError(
+        'CONFIG_NO_ATTACHMENTS',
+        'the session has attachments and the attachments row is disabled',
+        {},
+      )
+    const bytes = await attachments.get(ref)
+    io.out(JSON.stringify({ type: 'blob', ref, data: Buffer.from(bytes).toString('base64') }))
+  }
+  io.out(JSON.stringify(session.header))
+  for (const event of session.events) io.out(JSON.stringify(event))
+}
+
+/**
+ * `dsh sessions import FILE`: blobs first (each checked against its hash), then the session, written
+ * whole and synced; an id that exists is refused (SESSION_EXISTS).
+ */
+export async function sessionsImport(request: ComposeRequest, file: string, io: Io): Promise<number> {
+  return withRuntime(request, io, async ({ runtime }) => {
+    const lines = (file === '-' ? await readStdin(io) : await readFile(file, 'utf8'))
+      .split('\n')
+      .filter((line) => line.trim())
+    const records = lines.map((line, index) => {
+      try {
+        return JSON.parse(line) as Record<string, unknown>
+      } catch {
+        throw new HarnessError(
+          'USAGE',
+          `${file}: line ${index + 1} is not JSON; give a file from \`dsh sessions export ID --format bundle\``,
+          {},
+        )
+      }
+    })
+    const head = records[0] as Partial<BundleHead> | undefined
+    if (head?.type !== 'dsh/session-bundle' || head.version !== 1 || typeof head.session !== 'string') {
+      throw new HarnessError(
+        'USAGE',
+        `${file} is not a dsh session bundle (version 1); make one with \`dsh sessions export ID --format bundle\``,
+        {},
+      )
+    }
+    const id = checkSessionId(head.session)
+    const store = runtime.root.sessionStore
+    if (await store.read(id)) {
+      throw new HarnessError(
+        'SESSION_EXISTS',
+        `session ${id} already exists at ${store.locate(id)}; remove it first (dsh sessions rm ${id})`,
+        { id },
+      )
+    }
+    const blobs = records.filter((record) => record.type === 'blob')
+    const attachments = runtime.root.get('attachments')
+    if (blobs.length > 0 && !attachments) {
+      throw new HarnessError(
+        'CONFIG_NO_ATTACHMENTS',
+        'the bundle has attachments and the attachments row is disabled; enable it',
+        {},
+      )
+    }
+    for (const blob of blobs) await attachments?.adopt(String(blob.ref), Buffer.from(String(blob.data), 'base64'))
+    const rest = records.slice(1 + blobs.length)
+    // Validated like any stored session before anything is written.
+    const session = runtime.root.sessions.build(rest[0], rest.slice(1), file, id)
+    const lease = acquireLease(store.leaseDir, id)
+    try {
+      await store.write(id, { header: session.header, events: session.events as SessionEvent[], sync: true })
+      await store.release(id)
+    } finally {
+      lease.release()
+    }
+    io.out(id)
+    io.err(
+      `dsh: imported ${id} (${session.events.length} events, ${blobs.length} attachment blob(s)); continue it with: dsh run --resume ${id} "<message>"`,
+    )
+    return ExitCode.OK
+  })
+}
+
+async function readStdin(io: Io): Promise<string> {
+  let text = ''
+  for await (const chunk of io.stdin) text += chunk.toString()
+  return text
 }
