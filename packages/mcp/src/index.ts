@@ -151,14 +151,19 @@ export type McpContentBlock =
     }
   | { type: string; [key: string]: unknown }
 
-/** A non-text block kept out of the model's view, for surfaces (in the result's `details`). */
+/** A non-text block, for surfaces (in the result's `details`); an image the store took has its `ref`. */
 export interface McpAttachment {
   kind: 'image' | 'audio' | 'resource' | 'resource_link' | 'unknown'
   mimeType?: string
   uri?: string
   /** Decoded size of inline binary data. */
   bytes?: number
+  /** The attachment store's reference, when the image was stored and shown to the model. */
+  ref?: string
 }
+
+/** Stores an image's bytes and returns its reference (`ctx.attachments.put`), or throws why not. */
+export type StoreImage = (bytes: Uint8Array, mimeType: string) => Promise<{ ref: string; mimeType: string }>
 
 function base64Bytes(data: string): number {
   const trimmed = data.replace(/=+$/, '')
@@ -167,19 +172,37 @@ function base64Bytes(data: string): number {
 
 /**
  * Converts MCP result content into native tool-result content: text stays text, embedded text
- * resources become text, everything else (images, audio, blobs, links) becomes a one-line text
+ * resources become text, images go to the attachment store (`storeImage`) and follow the text as image
+ * blocks, everything else (audio, blobs, links, images without a store) becomes a one-line text
  * placeholder plus an attachment record. Text beyond `maxChars` is cut with a note.
  */
-export function convertContent(
+export async function convertContent(
   blocks: readonly McpContentBlock[],
   structured: unknown,
   maxChars: number,
-): { content: ToolResultContent[]; attachments: McpAttachment[] } {
+  storeImage?: StoreImage,
+): Promise<{ content: ToolResultContent[]; attachments: McpAttachment[] }> {
   const texts: string[] = []
   const attachments: McpAttachment[] = []
+  const images: ToolResultContent[] = []
   for (const block of blocks) {
     if (block.type === 'text' && typeof block.text === 'string') {
       texts.push(block.text)
+    } else if (block.type === 'image' && typeof block.data === 'string' && storeImage) {
+      // Images go to the attachment store and reach the model as image blocks (by reference).
+      const mimeType = String(block.mimeType ?? 'application/octet-stream')
+      const bytes = Buffer.from(block.data, 'base64')
+      try {
+        const stored = await storeImage(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), mimeType)
+        attachments.push({ kind: 'image', mimeType: stored.mimeType, bytes: bytes.byteLength, ref: stored.ref })
+        texts.push(`[image ${stored.mimeType}, ${bytes.byteLength} bytes: attached]`)
+        images.push({ type: 'image', ref: stored.ref, mimeType: stored.mimeType })
+      } catch (error) {
+        attachments.push({ kind: 'image', mimeType, bytes: bytes.byteLength })
+        texts.push(
+          `[image ${mimeType}, ${bytes.byteLength} bytes: not shown (${error instanceof Error ? error.message : String(error)})]`,
+        )
+      }
     } else if ((block.type === 'image' || block.type === 'audio') && typeof block.data === 'string') {
       const mimeType = String(block.mimeType ?? 'application/octet-stream')
       const bytes = base64Bytes(block.data)
@@ -211,5 +234,5 @@ export function convertContent(
   if (text.length > maxChars) {
     text = `${text.slice(0, maxChars)}\n[output truncated: ${text.length - maxChars} more characters]`
   }
-  return { content: [{ type: 'text', text: text === '' ? '(no content)' : text }], attachments }
+  return { content: [{ type: 'text', text: text === '' ? '(no content)' : text }, ...images], attachments }
 }

@@ -1,6 +1,8 @@
 // One MCP server as one plugin: its connection (stdio child or Streamable HTTP), its tools bridged into
 // `ctx.tools` for the plugin's lifetime, list_changed refreshes, and crash restarts with bounded backoff.
 // Disposing the plugin closes the client (which ends the child process) and unregisters every tool.
+
+import type {} from '@dsh/attachments'
 import type { Context, JsonValue } from '@dsh/kernel'
 import { defineTool, ToolError, type ToolLayer, type ToolParameters } from '@dsh/tools'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -278,10 +280,12 @@ class Connection {
     }
     const blocks = (Array.isArray(result.content) ? result.content : []) as McpContentBlock[]
     const legacy = 'toolResult' in result ? result.toolResult : undefined
-    const { content, attachments } = convertContent(
+    const store = this.ctx.get('attachments')
+    const { content, attachments } = await convertContent(
       blocks,
       result.structuredContent ?? legacy,
       this.options.maxResultChars,
+      store && (async (bytes, mimeType) => store.put(bytes, { mimeType, name: `${server}/${tool} result` })),
     )
     const details: Record<string, JsonValue> = { server, tool }
     if (attachments.length > 0) details.attachments = attachments as unknown as JsonValue

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import LocalAttachments from '@dsh/attachments/local'
 import { isAlive } from '@dsh/test-support'
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest'
 import { checkServer } from '../src/config.js'
@@ -55,6 +56,33 @@ describe('MCP client against server-everything (stdio)', () => {
       signal: signal(),
     })
     expect(links.content[0]).toMatchObject({ text: expect.stringContaining('[resource link') })
+  })
+
+  it('stores image results in the attachment store and shows them to the model by reference', async () => {
+    const { root } = shared
+    using dir = tempDir()
+    const fiber = root.plugin(LocalAttachments, { dir: dir.path })
+    await fiber
+    try {
+      const image = await root.tools.executeCall(call('c9', 'mcp__everything__get-tiny-image', {}), {
+        signal: signal(),
+      })
+      const block = image.content.find((item) => item.type === 'image')
+      expect(block).toMatchObject({
+        type: 'image',
+        mimeType: 'image/png',
+        ref: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+      })
+      expect(image.content[0]).toMatchObject({
+        text: expect.stringMatching(/\[image image\/png, \d+ bytes: attached\]/),
+      })
+      // The blob is on disk and hashes to its reference (get verifies it).
+      const bytes = await root.attachments.get((block as { ref: string }).ref)
+      expect(bytes.byteLength).toBeGreaterThan(0)
+      expect(image.details).toMatchObject({ attachments: [{ kind: 'image', ref: (block as { ref: string }).ref }] })
+    } finally {
+      await fiber.dispose()
+    }
   })
 
   it('validates arguments against the server schema and returns server errors as error results', async () => {

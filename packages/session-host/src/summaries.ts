@@ -3,6 +3,7 @@
 import type { Agent } from '@dsh/agent'
 import { isEvent, type Session } from '@dsh/session'
 import type { SessionSummary } from '@dsh/session-store'
+import type {} from '@dsh/session-store/title'
 
 /** One row of `SessionHost.list()`. */
 export interface HostedSession {
@@ -61,12 +62,13 @@ export function mergeSessionList(
 
 /** The first user message a person typed in a live session, shortened (the store titles durable rows). */
 export function titleOf(session: Session): string | undefined {
+  const written = session.events.findLast((event) => isEvent(event, 'session/title'))
+  if (written && isEvent(written, 'session/title')) return written.data.title
   for (const event of session.events) {
     if (!isEvent(event, 'user/message') || event.data.origin) continue
-    const text = event.data.message.content
-      .map((block) => (block.type === 'text' ? block.text : ''))
-      .join(' ')
-      .trim()
+    // The first text block is what the person typed; attachments and `@` references follow it.
+    const first = event.data.message.content[0]
+    const text = (first?.type === 'text' ? first.text : '').trim()
     if (text) return text.length > 80 ? `${text.slice(0, 77)}...` : text
   }
   return undefined

@@ -111,9 +111,16 @@ export function sessionsDir(ctx: Context, dir: string | undefined): string {
 export function titleOf(record: unknown): string | undefined {
   if (!isRecord(record) || record.type !== 'user/message' || !isRecord(record.data)) return undefined
   if (record.data.origin === 'context') return undefined
-  const text = textBlocks(record.data.message, ['text']).join(' ').replace(/\s+/g, ' ').trim()
+  // The first text block is what the person typed; attachments and `@` references follow it.
+  const text = (textBlocks(record.data.message, ['text'])[0] ?? '').replace(/\s+/g, ' ').trim()
   if (!text) return undefined
   return text.length > 80 ? `${text.slice(0, 79)}…` : text
+}
+
+/** The title a `session/title` record (the row `session-title`) gives; it overrides the first prompt. */
+export function writtenTitleOf(record: unknown): string | undefined {
+  if (!isRecord(record) || record.type !== 'session/title' || !isRecord(record.data)) return undefined
+  return typeof record.data.title === 'string' && record.data.title ? record.data.title : undefined
 }
 
 /** The searchable text of a raw record: the text and reasoning blocks of its `data.message`. */

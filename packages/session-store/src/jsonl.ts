@@ -15,6 +15,7 @@ import {
   sessionsDir,
   titleOf,
   type WriteBatch,
+  writtenTitleOf,
 } from './index.js'
 import { openLine, sealLine } from './line-seal.js'
 
@@ -265,7 +266,9 @@ export class JsonlBackend implements SessionStore {
 
   #account(meta: Meta, events: readonly SessionEvent[]): void {
     for (const event of events) {
-      meta.title ??= titleOf(event)
+      const written = writtenTitleOf(event)
+      if (written) meta.title = written
+      else meta.title ??= titleOf(event)
       meta.updatedAt = event.time
     }
     meta.eventCount += events.length
@@ -416,8 +419,7 @@ function metaOf(id: string, stored: StoredSession, bytes: number): Meta {
   const header = stored.header as { cwd?: string; createdAt?: number; parentSession?: string }
   let title: string | undefined
   for (const record of stored.records) {
-    title = titleOf(record)
-    if (title) break
+    title = writtenTitleOf(record) ?? (title === undefined ? titleOf(record) : title)
   }
   return {
     id,

@@ -116,7 +116,9 @@ export class SessionQueryService extends Service {
   static readonly provide = 'sessionQuery'
   static readonly inject = ['sessions', 'sessionStore']
   readonly home: Context
-  readonly index: SearchIndex | undefined
+  /** Where the full-text index lives; undefined when search is off. */
+  readonly indexPath: string | undefined
+  private opened: SearchIndex | undefined
 
   constructor(ctx: Context, config: QueryConfig = {}) {
     super(ctx, 'sessionQuery')
@@ -124,10 +126,16 @@ export class SessionQueryService extends Service {
     const search = config?.search
     if (search) {
       const dir = ctx.sessionStore.leaseDir || sessionsDir(ctx, undefined)
-      const index = new SearchIndex(resolve(search.path || join(dir, 'search.sqlite')))
-      this.index = index
-      ctx.effect(() => () => index.close(), 'sessionQuery.index')
+      this.indexPath = resolve(search.path || join(dir, 'search.sqlite'))
+      ctx.effect(() => () => this.opened?.close(), 'sessionQuery.index')
     }
+  }
+
+  /** The index, opened on first use (a run that never searches never loads SQLite); undefined when off. */
+  get index(): SearchIndex | undefined {
+    if (this.indexPath === undefined) return undefined
+    this.opened ??= new SearchIndex(this.indexPath)
+    return this.opened
   }
 
   /** Every durable session, most recently updated first. */

@@ -13,6 +13,7 @@ import {
   sessionsDir,
   titleOf,
   type WriteBatch,
+  writtenTitleOf,
 } from './index.js'
 
 /** The schema this build writes; a database with a higher `user_version` is refused. */
@@ -103,6 +104,7 @@ export class SqliteBackend implements SessionStore {
   readonly #insertEvent: Database.Statement
   readonly #touch: Database.Statement
   readonly #titleOf: Database.Statement
+  readonly #writeTitle: Database.Statement
   readonly #setTitle: Database.Statement
 
   constructor(path: string, leaseDir: string) {
@@ -137,6 +139,7 @@ export class SqliteBackend implements SessionStore {
       )
       this.#titleOf = db.prepare('SELECT title FROM sessions WHERE id = ?')
       this.#setTitle = db.prepare('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL')
+      this.#writeTitle = db.prepare('UPDATE sessions SET title = ? WHERE id = ?')
     } catch (error) {
       db.close()
       throw schemaDamaged(this.path, damaged(this.path, error))
@@ -180,6 +183,8 @@ export class SqliteBackend implements SessionStore {
       for (const event of batch.events) {
         this.#insertEvent.run(id, event.seq, JSON.stringify(event))
         if (needTitle) title ??= titleOf(event)
+        const written = writtenTitleOf(event)
+        if (written) this.#writeTitle.run(written, id)
       }
       const last = batch.events.at(-1) as SessionEvent | undefined
       const touched = this.#touch.run(last?.time ?? null, batch.events.length, id)
