@@ -1,38 +1,14 @@
-// The built `dsh` as a child process against the mock model server, in a private $DSH_HOME.
-import { spawn } from 'node:child_process'
+// The built `dsh` as a child process against the mock model server, in a private $DSH_HOME (the CLI
+// tests' launcher), and what it leaves on disk: a session's events, the blob store's files.
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { type ChildRun, runDsh } from '../../../apps/cli/test/dsh-child.js'
 
-export const bin = fileURLToPath(new URL('../../../apps/cli/bin/dsh.js', import.meta.url))
+export { bin } from '../../../apps/cli/test/dsh-child.js'
 
-export interface Ran {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-export async function dsh(args: string[], options: { cwd: string; home: string; url: string }): Promise<Ran> {
-  const proc = spawn(process.execPath, [bin, ...args], {
-    cwd: options.cwd,
-    env: {
-      PATH: process.env.PATH,
-      DSH_HOME: options.home,
-      DEEPSEEK_API_KEY: 'sk-test',
-      DEEPSEEK_BASE_URL: options.url,
-    },
-  })
-  let stdout = ''
-  let stderr = ''
-  proc.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk
-  })
-  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk
-  })
-  const code = await new Promise<number | null>((resolve) => proc.on('close', resolve))
-  return { code, stdout, stderr }
-}
+/** `dsh ...args` in `cwd` with DSH_HOME `home` and the mock model at `url`. */
+export const dsh = (args: string[], options: { cwd: string; home: string; url: string }): Promise<ChildRun> =>
+  runDsh(args, { home: options.home, cwd: options.cwd, modelUrl: options.url })
 
 export interface LoggedEvent {
   type: string

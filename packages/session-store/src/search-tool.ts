@@ -113,3 +113,5 @@ export function apply(ctx: Context): void {
   })
   ctx.tools.register(tool)
 }
+
+export default { name, inject, apply }

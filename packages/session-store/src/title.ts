@@ -95,3 +95,5 @@ export function apply(ctx: Context, config: SessionTitleConfig = {}): void {
     return undefined
   })
 }
+
+export default { name, inject, apply }

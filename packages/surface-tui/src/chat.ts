@@ -52,7 +52,7 @@ export class TerminalChatService extends TerminalChat {
       view.changed()
       const onAbort = () => view.close()
       request.signal?.addEventListener('abort', onAbort, { once: true })
-      if (request.prompt) agent.followup(request.prompt)
+      if (request.prompt) await host.prompt(agent.session.id, { text: request.prompt })
       await view.done
       request.signal?.removeEventListener('abort', onAbort)
       subscription.dispose()

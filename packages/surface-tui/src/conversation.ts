@@ -218,7 +218,7 @@ export class Conversation {
       if (text) {
         this.editor.addToHistory(text)
         this.editor.setText('')
-        this.agent.followup(text)
+        this.send(text, 'followup')
       }
       return { consume: true }
     }
@@ -246,12 +246,18 @@ export class Conversation {
       this.transcript.note(`› ${text}`, this.theme.user)
     } else if (this.host.isCommand(text)) {
       void this.command(text)
-    } else if (this.running) {
-      this.agent.steer(text)
     } else {
-      this.agent.followup(text)
+      this.send(text, this.running ? 'steer' : 'followup')
     }
     this.tui.requestRender()
+  }
+
+  /** A prompt through the session host, which resolves its `@path` / `@session:` references. */
+  private send(text: string, kind: 'followup' | 'steer'): void {
+    void this.host.prompt(this.agent.session.id, { text }, { kind }).catch((error: unknown) => {
+      this.transcript.note(error instanceof Error ? error.message : String(error), this.theme.error)
+      this.tui.requestRender()
+    })
   }
 
   private async command(line: string): Promise<void> {
