@@ -1,12 +1,12 @@
 // `ctx.sessionQuery`: the read side of durable sessions. `list()` reads summaries the store keeps
 // (never whole logs); `read(id)` is a validated detached copy; `search()` is an opt-in SQLite FTS5
 // index built from the logs, a derived read model that `rebuildIndex()` drops and rebuilds.
-import { createRequire } from 'node:module'
 import { join, resolve } from 'node:path'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type { Session, SessionEvent } from '@dsh/session'
 import type BetterSqlite3 from 'better-sqlite3'
 import { type SessionSummary, sessionsDir, textOf } from './index.js'
+import { loadBetterSqlite3 } from './native.js'
 
 declare module 'cordis' {
   interface Context {
@@ -43,7 +43,7 @@ export class SearchIndex {
   readonly #db: BetterSqlite3.Database
 
   constructor(readonly path: string) {
-    const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3
+    const Database = loadBetterSqlite3('session search')
     this.#db = new Database(path)
     this.#db.pragma('journal_mode = WAL')
     this.#db.exec(INDEX_SCHEMA)

@@ -5,7 +5,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type { SessionEvent } from '@dsh/session'
-import Database from 'better-sqlite3'
+import type Database from 'better-sqlite3'
 import {
   type SessionStore,
   type SessionSummary,
@@ -15,6 +15,7 @@ import {
   type WriteBatch,
   writtenTitleOf,
 } from './index.js'
+import { loadBetterSqlite3 } from './native.js'
 
 /** The schema this build writes; a database with a higher `user_version` is refused. */
 export const SQLITE_SCHEMA_VERSION = 1
@@ -112,7 +113,8 @@ export class SqliteBackend implements SessionStore {
     this.leaseDir = leaseDir
     mkdirSync(dirname(this.path), { recursive: true })
     mkdirSync(leaseDir, { recursive: true })
-    const db = guarded(this.path, () => new Database(this.path))
+    const Sqlite = loadBetterSqlite3('the SQLite session store')
+    const db = guarded(this.path, () => new Sqlite(this.path))
     try {
       const version = db.pragma('user_version', { simple: true }) as number
       if (version > SQLITE_SCHEMA_VERSION) {

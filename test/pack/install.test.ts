@@ -1,0 +1,198 @@
+// The packages as users get them: every workspace package packed (`npm pack`), the CLI installed from
+// those tarballs with `npm install -g --prefix` into a temp prefix, run from a directory outside the
+// checkout, and the SDK installed into a temp Node project. `@dsh/*` comes from a local registry serving
+// only the tarballs (registry.ts); third-party packages from npm's cache (`--prefer-offline`).
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { type ScopeRegistry, startScopeRegistry } from './registry.js'
+
+const checkout = fileURLToPath(new URL('../..', import.meta.url))
+const version = JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')).version as string
+
+let work: string
+let registry: ScopeRegistry
+let server: MockLlmServer
+let prefix: string
+let home: string
+let elsewhere: string
+
+interface Exit {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/** Runs a command without blocking this process: the registry and the mock model answer from here. */
+function exec(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<Exit> {
+  const proc = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  proc.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk
+  })
+  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk
+  })
+  return new Promise((resolve) => proc.on('close', (code) => resolve({ code, stdout, stderr })))
+}
+
+async function npm(args: string[], cwd: string): Promise<void> {
+  const env = { ...process.env, 'npm_config_@dsh:registry': `${registry.url}/` }
+  // --ignore-scripts: better-sqlite3 (optional) is not built, which takes minutes from source where its
+  // prebuilt binary cannot be fetched; it also proves dsh runs without it (JSONL is the default store).
+  const flags = ['--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--loglevel=error']
+  const result = await exec('npm', [...args, ...flags], { cwd, env })
+  if (result.code !== 0) throw new Error(`npm ${args.join(' ')} failed (${result.code}): ${result.stderr}`)
+}
+
+/** The user's environment: the installed `dsh` first on PATH, DSH_HOME in a temp dir, the mock model. */
+function userEnv(): NodeJS.ProcessEnv {
+  return {
+    PATH: `${join(prefix, 'bin')}:${process.env.PATH}`,
+    HOME: home,
+    DSH_HOME: home,
+    DEEPSEEK_API_KEY: 'sk-test',
+    DEEPSEEK_BASE_URL: server.url,
+  }
+}
+
+const dsh = (args: string[]): Promise<Exit> =>
+  exec(join(prefix, 'bin', 'dsh'), args, { cwd: elsewhere, env: userEnv() })
+
+beforeAll(async () => {
+  work = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-pack-')))
+  for (const dir of ['tarballs', 'prefix', 'home', 'elsewhere']) mkdirSync(join(work, dir))
+  ;[prefix, home, elsewhere] = ['prefix', 'home', 'elsewhere'].map((dir) => join(work, dir)) as [string, string, string]
+  execFileSync('npm', ['pack', '--workspaces', '--pack-destination', join(work, 'tarballs'), '--loglevel=error'], {
+    cwd: checkout,
+    stdio: 'ignore',
+  })
+  registry = await startScopeRegistry(join(work, 'tarballs'))
+  server = await startMockLlmServer()
+  await npm(['install', '--global', '--prefix', prefix, join(work, 'tarballs', `dsh-cli-${version}.tgz`)], elsewhere)
+})
+
+afterAll(async () => {
+  await server?.close()
+  await registry?.close()
+  if (work) rmSync(work, { recursive: true, force: true })
+})
+
+it('installs the CLI from the tarballs, outside the checkout, at the one version', async () => {
+  expect((await dsh(['--version'])).stdout.trim()).toBe(version)
+  // Every @dsh package came from the tarballs through the scope registry...
+  const installed = readdirSync(join(prefix, 'lib', 'node_modules', '@dsh', 'cli', 'node_modules', '@dsh'))
+  expect(installed).toEqual(
+    expect.arrayContaining(['kernel', 'composition', 'bundle-base', 'coding-tools', 'web-client']),
+  )
+  for (const name of installed) expect(registry.served.has(`@dsh/${name}`), name).toBe(true)
+  // ...and nothing in the installed tree points back into the checkout.
+  expect(realpathSync(join(prefix, 'lib', 'node_modules', '@dsh', 'cli')).startsWith(checkout)).toBe(false)
+  const config = await dsh(['--dump-config'])
+  expect(config.code, config.stderr).toBe(0)
+  expect(config.stdout).not.toContain(checkout)
+})
+
+it('dsh demo runs keyless and the sample project tests pass', async () => {
+  const result = await dsh(['demo'])
+  expect(result.code, result.stderr).toBe(0)
+})
+
+it('dsh run answers through the mock model and leaves a durable session', async () => {
+  server.enqueue(completionResponse({ text: ['All ', 'done.'] }))
+  const result = await dsh(['run', 'say', 'done'])
+  expect(result.code, result.stderr).toBe(0)
+  expect(result.stdout).toBe('All done.\n')
+  const sessions = readdirSync(join(home, 'sessions')).filter((name) => name.endsWith('.jsonl'))
+  expect(sessions.length).toBeGreaterThan(0)
+})
+
+it('dsh web serves the browser client from the installed web-client package', async () => {
+  let proc: ChildProcess | undefined
+  try {
+    proc = spawn(join(prefix, 'bin', 'dsh'), ['web', '--port', '0'], { cwd: elsewhere, env: userEnv() })
+    let stderr = ''
+    proc.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk
+    })
+    const url = await new Promise<string>((resolve, reject) => {
+      let stdout = ''
+      const timer = setTimeout(() => reject(new Error(`dsh web did not start: ${stderr}`)), 60_000)
+      proc?.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+        stdout += chunk
+        const match = /listening on (http:\/\/\S+)/.exec(stdout)
+        if (match) {
+          clearTimeout(timer)
+          resolve(match[1] as string)
+        }
+      })
+    })
+    const page = await fetch(url)
+    expect(page.status).toBe(200)
+    const html = await page.text()
+    const script = /src="([^"]+\.js)"/.exec(html)?.[1]
+    expect(script, html).toBeDefined()
+    const asset = await fetch(new URL(script as string, url))
+    expect(asset.status).toBe(200)
+  } finally {
+    proc?.kill('SIGTERM')
+  }
+})
+
+it('a Node project installs @dsh/sdk from its tarball and runs a prompt through it', async () => {
+  const project = join(work, 'sdk-project')
+  mkdirSync(project)
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'sdk-user', private: true, type: 'module' }))
+  await npm(['install', join(work, 'tarballs', `dsh-sdk-${version}.tgz`)], project)
+  writeFileSync(
+    join(project, 'prompt.mjs'),
+    [
+      "import { DshClient } from '@dsh/sdk'",
+      'const dsh = new DshClient({ cwd: process.cwd() })',
+      "const result = await dsh.run('hello')",
+      'await dsh.close()',
+      'console.log(JSON.stringify({ text: result.text, reason: result.reason }))',
+    ].join('\n'),
+  )
+  server.enqueue(completionResponse({ text: 'hi from the mock' }))
+  const out = await exec(process.execPath, ['prompt.mjs'], { cwd: project, env: userEnv() })
+  expect(out.code, out.stderr).toBe(0)
+  expect(JSON.parse(out.stdout)).toEqual({ text: 'hi from the mock', reason: 'completed' })
+})
+
+it('pip installs the Python client into a fresh venv, and it runs a prompt through the installed dsh', async () => {
+  // A copy, so setuptools' build files never land in the checkout; --no-index: the client has no
+  // dependencies and the venv's own setuptools builds it (no network).
+  const source = join(work, 'python-src')
+  cpSync(join(checkout, 'python'), source, { recursive: true })
+  const venv = join(work, 'venv')
+  const created = await exec('python3', ['-m', 'venv', venv], { cwd: work, env: process.env })
+  expect(created.code, created.stderr).toBe(0)
+  const pip = await exec(
+    join(venv, 'bin', 'pip'),
+    ['install', '--no-index', '--no-build-isolation', '--quiet', source],
+    {
+      cwd: work,
+      env: process.env,
+    },
+  )
+  expect(pip.code, pip.stderr).toBe(0)
+  server.enqueue(completionResponse({ text: 'hi from python' }))
+  const script = [
+    'import json, dsh_client',
+    'from dsh_client import DshClient',
+    'with DshClient(cwd=".") as dsh:',
+    '    result = dsh.run("hello", timeout=60)',
+    'print(json.dumps({"text": result.text, "reason": result.reason, "module": dsh_client.__file__}))',
+  ].join('\n')
+  const run = await exec(join(venv, 'bin', 'python'), ['-c', script], { cwd: elsewhere, env: userEnv() })
+  expect(run.code, run.stderr).toBe(0)
+  const out = JSON.parse(run.stdout)
+  expect(out).toMatchObject({ text: 'hi from python', reason: 'completed' })
+  expect(out.module.startsWith(venv)).toBe(true)
+})
