@@ -166,21 +166,17 @@ it('a Node project installs @dsh/sdk from its tarball and runs a prompt through 
 })
 
 it('pip installs the Python client into a fresh venv, and it runs a prompt through the installed dsh', async () => {
-  // A copy, so setuptools' build files never land in the checkout; --no-index: the client has no
-  // dependencies and the venv's own setuptools builds it (no network).
+  // A copy, so no build files land in the checkout; --no-index: the client has no dependencies and its
+  // in-tree backend (python/_build.py) needs none, so this runs without network.
   const source = join(work, 'python-src')
   cpSync(join(checkout, 'python'), source, { recursive: true })
   const venv = join(work, 'venv')
   const created = await exec('python3', ['-m', 'venv', venv], { cwd: work, env: process.env })
   expect(created.code, created.stderr).toBe(0)
-  const pip = await exec(
-    join(venv, 'bin', 'pip'),
-    ['install', '--no-index', '--no-build-isolation', '--quiet', source],
-    {
-      cwd: work,
-      env: process.env,
-    },
-  )
+  const pip = await exec(join(venv, 'bin', 'pip'), ['install', '--no-index', '--quiet', source], {
+    cwd: work,
+    env: process.env,
+  })
   expect(pip.code, pip.stderr).toBe(0)
   server.enqueue(completionResponse({ text: 'hi from python' }))
   const script = [

@@ -5,6 +5,7 @@
 // as a bounded tail in memory and in full in a private spill file. A session's terminals are closed when
 // it closes, all of them when the row is disposed.
 import { appendFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
@@ -12,7 +13,7 @@ import type {} from '@dsh/sandbox'
 import type {} from '@dsh/session'
 import { scrubEnv } from '@dsh/subprocess'
 import xterm from '@xterm/headless'
-import { type IPty, spawn } from 'node-pty'
+import type { IPty } from 'node-pty'
 import type {
   TerminalInfo,
   TerminalOpenRequest,
@@ -22,6 +23,18 @@ import type {
   Terminals,
 } from './index.js'
 
+/** node-pty is an optional dependency (a native addon built at install time): loaded on the first open. */
+function loadNodePty(): typeof import('node-pty') {
+  try {
+    return createRequire(import.meta.url)('node-pty') as typeof import('node-pty')
+  } catch (error) {
+    throw new HarnessError(
+      'DEPENDENCY_MISSING',
+      `terminals need node-pty, which is not installed or did not build (${(error as Error).message.split('\n')[0]}); install it next to dsh (npm install node-pty@1.1.0 in the directory that holds @dsh/terminal; it needs a C++ toolchain and python3), or disable the terminal row`,
+      { dependency: 'node-pty' },
+    )
+  }
+}
 export interface PtyTerminalsConfig {
   /** Terminals open at once per session. Default 4. */
   maxPerSession?: number
@@ -106,7 +119,7 @@ export class PtyTerminals extends Service implements Terminals {
     const [file, ...args] = [...prefix, ...confined] as [string, ...string[]]
     const cols = request.cols ?? 120
     const rows = request.rows ?? 30
-    const pty = spawn(file, args, {
+    const pty = loadNodePty().spawn(file, args, {
       name: 'xterm-256color',
       cols,
       rows,
