@@ -6,6 +6,7 @@ import { HarnessError } from '@dsh/kernel/errors'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import type { ChatOptions } from './commands/chat.js'
 import type { ConfigOptions } from './commands/config.js'
+import type { ModelsOptions } from './commands/models.js'
 import type { RunOptions } from './commands/run.js'
 import type { WebOptions } from './commands/web.js'
 import type { ComposeRequest, GlobalOptions } from './config.js'
@@ -253,6 +254,16 @@ ${exitCodeHelp()}`,
     .option('--project', 'edit .dsh/settings.yaml of the current directory')
     .action(async (key: string, options: ConfigOptions) =>
       setCode(await (await import('./commands/config.js')).configUnset(request('config'), key, options, io)),
+    )
+
+  program
+    .command('models')
+    .description('the models of the providers with a key or endpoint: context window, reasoning, prices')
+    .option('--json', 'print JSON')
+    .option('--all', 'also list providers that have no key yet')
+    .option('--provider <name>', 'only this provider')
+    .action(async (options: ModelsOptions) =>
+      setCode(await (await import('./commands/models.js')).models(request('models'), options, io)),
     )
 
   program

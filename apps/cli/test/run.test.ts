@@ -124,7 +124,7 @@ describe('dsh run', () => {
     const result = await dsh(['run', 'go'], { DEEPSEEK_API_KEY: undefined }).done
     expect(result.code).toBe(3)
     expect(result.stderr).toBe(
-      'dsh: the turn ended error: no API key for DeepSeek: set DEEPSEEK_API_KEY in the environment, in $DSH_HOME/.credentials.yaml, or in a .env file\n',
+      'dsh: the turn ended error: no API key for DeepSeek: set DEEPSEEK_API_KEY in the environment, with dsh config set DEEPSEEK_API_KEY KEY, or in a .env file\n',
     )
     expect(server.requests).toHaveLength(0)
   })

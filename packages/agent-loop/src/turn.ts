@@ -178,6 +178,8 @@ async function requestAndStream(host: TurnHost, baseSystem: string, signal: Abor
       { agent, session, config: { ...agent.model }, system: baseSystem, tools, signal },
       async () => ({ agent, session, config: { ...agent.model }, system: baseSystem, tools, signal }),
     )
+    // Adapters that load their catalog on first use (pi-ai, endpoint model lists) know defaults and windows after this.
+    await root.llm.ready(draft.config.provider)
     const prepared = root.llm.prepareCall(draft.config)
     // The system prompt and tools are logged by content: in full the first time, by hash after.
     const header = session.append(

@@ -1,6 +1,7 @@
 // The `pi-ai` provider plugin: reaches Anthropic, OpenAI, Google, Mistral, Bedrock and the other
 // providers of @mariozechner/pi-ai through one adapter. It maps dsh messages to pi-ai's context, pi-ai
 // events to dsh chunks, and pi-ai failures to terminal chunks. Retries are off (no hidden retry).
+// pi-ai (and the SDKs it loads) is imported on the first request or catalog load, not at boot.
 import type { CredentialsService } from '@dsh/credentials'
 import type { Context } from '@dsh/kernel'
 import {
@@ -14,34 +15,36 @@ import {
   llmError,
   type Message,
   type ModelInfo,
+  type ProviderCatalog,
   type ReasoningEffort,
   type StreamChunk,
 } from '@dsh/llm'
-import {
-  type Api,
-  getModel,
-  getModels,
-  getSupportedThinkingLevels,
-  type Model,
-  type AssistantMessage as PiAssistantMessage,
-  type Context as PiContext,
-  type Message as PiMessage,
-  type StopReason,
-  streamSimple,
-  type ThinkingLevel,
-  type Tool,
+import type {
+  Api,
+  Model,
+  AssistantMessage as PiAssistantMessage,
+  Context as PiContext,
+  Message as PiMessage,
+  StopReason,
+  ThinkingLevel,
+  Tool,
 } from '@mariozechner/pi-ai'
+import { baseUrlVariable, PI_AI_PROVIDERS } from './providers.js'
+
+type PiAi = typeof import('@mariozechner/pi-ai')
 
 export interface PiAiConfig {
-  /** dsh provider names served by this row; each is a pi-ai provider id. Default anthropic, openai, google. */
+  /** dsh provider names served by this row; each is a pi-ai provider id. Default: every pi-ai provider but `deepseek`. */
   providers?: string[]
   /** Default model per provider (else the first model pi-ai lists for it). */
   defaultModels?: Record<string, string>
   /** Extra pi-ai `Model` objects per provider (custom endpoints); they take precedence over pi-ai's list. */
   models?: Record<string, Model<Api>[]>
-  /** Credential reference per provider. Default: the first variable pi-ai knows for it (e.g. ANTHROPIC_API_KEY). */
+  /** Credential reference per provider. Default: pi-ai's variable names (e.g. ANTHROPIC_API_KEY). */
   apiKeys?: Record<string, string>
 }
+
+export { baseUrlVariable, PI_AI_PROVIDERS } from './providers.js'
 
 /** dsh effort names against pi-ai thinking levels: `none` is pi-ai `off`, `max` is pi-ai `xhigh`. */
 const TO_PI: Record<Exclude<ReasoningEffort, 'none'>, ThinkingLevel> = {
@@ -60,41 +63,25 @@ const FROM_PI: Record<string, ReasoningEffort> = {
   xhigh: 'max',
 }
 
-/** The credential references tried per pi-ai provider when the row names none (pi-ai's own variable names). */
-const KEY_NAMES: Record<string, string[]> = {
-  anthropic: ['ANTHROPIC_OAUTH_TOKEN', 'ANTHROPIC_API_KEY'],
-  openai: ['OPENAI_API_KEY'],
-  google: ['GEMINI_API_KEY'],
-  deepseek: ['DEEPSEEK_API_KEY'],
-  groq: ['GROQ_API_KEY'],
-  cerebras: ['CEREBRAS_API_KEY'],
-  xai: ['XAI_API_KEY'],
-  openrouter: ['OPENROUTER_API_KEY'],
-  mistral: ['MISTRAL_API_KEY'],
-  huggingface: ['HF_TOKEN'],
-  fireworks: ['FIREWORKS_API_KEY'],
-  'github-copilot': ['COPILOT_GITHUB_TOKEN', 'GH_TOKEN', 'GITHUB_TOKEN'],
-}
-
-function knownModels(provider: string, config: PiAiConfig): Model<Api>[] {
+function knownModels(pi: PiAi | undefined, provider: string, config: PiAiConfig): Model<Api>[] {
   const extra = config.models?.[provider] ?? []
   let builtin: Model<Api>[] = []
   try {
-    builtin = getModels(provider as never) as Model<Api>[]
+    builtin = (pi?.getModels(provider as never) as Model<Api>[] | undefined) ?? []
   } catch {}
-  return [...extra, ...(builtin ?? [])]
+  return [...extra, ...builtin]
 }
 
 /**
  * The pi-ai model for `provider`/`id`. A model pi-ai does not list is still requested (the catalog is
  * advisory): it borrows the API and endpoint of the provider's first model.
  */
-export function resolveModel(provider: string, id: string, config: PiAiConfig): Model<Api> | undefined {
-  const models = knownModels(provider, config)
+export function resolveModel(pi: PiAi, provider: string, id: string, config: PiAiConfig): Model<Api> | undefined {
+  const models = knownModels(pi, provider, config)
   const found = models.find((model) => model.id === id)
   if (found) return found
   try {
-    const builtin = getModel(provider as never, id as never) as Model<Api> | undefined
+    const builtin = pi.getModel(provider as never, id as never) as Model<Api> | undefined
     if (builtin) return builtin
   } catch {}
   const template = models[0]
@@ -205,57 +192,101 @@ function classify(message: string): { code: LlmErrorCode; status?: number } {
   return { code: 'UNKNOWN' }
 }
 
-/** Creates the adapter for the row's providers. */
-export function createPiAiAdapter(credentials: CredentialsService, config: PiAiConfig): LlmAdapter {
+/** Creates the adapter for the row's providers. `load` imports pi-ai (once; tests may pass their own). */
+export function createPiAiAdapter(
+  credentials: CredentialsService,
+  config: PiAiConfig,
+  load: () => Promise<PiAi> = () => import('@mariozechner/pi-ai'),
+): LlmAdapter {
+  let pi: PiAi | undefined
+  let loading: Promise<PiAi> | undefined
+  const ready = async (): Promise<PiAi> => {
+    loading ??= load().then((module) => {
+      pi = module
+      return module
+    })
+    return loading
+  }
+  const efforts = (model: Model<Api>): ReasoningEffort[] =>
+    model.reasoning && pi ? pi.getSupportedThinkingLevels(model).flatMap((level) => FROM_PI[level] ?? []) : ['none']
   const modelInfo = (model: Model<Api>): ModelInfo => ({
     id: model.id,
     label: model.name,
     contextWindow: model.contextWindow,
     maxOutputTokens: model.maxTokens,
     reasoningEfforts: efforts(model),
+    reasoning: model.reasoning,
     input: [...model.input],
+    cost: { ...model.cost },
   })
-  const efforts = (model: Model<Api>): ReasoningEffort[] =>
-    model.reasoning ? getSupportedThinkingLevels(model).flatMap((level) => FROM_PI[level] ?? []) : ['none']
   const defaultModel = (provider: string) =>
-    config.defaultModels?.[provider] ?? knownModels(provider, config)[0]?.id ?? ''
+    config.defaultModels?.[provider] ?? knownModels(pi, provider, config)[0]?.id ?? ''
+  const catalog = (provider: string): ProviderCatalog => ({
+    provider,
+    defaultModel: defaultModel(provider),
+    models: knownModels(pi, provider, config).map(modelInfo),
+  })
+  const keyNames = (provider: string): readonly string[] => {
+    const named = config.apiKeys?.[provider]
+    return named ? [named] : (PI_AI_PROVIDERS[provider] ?? [])
+  }
+  const findKey = async (provider: string): Promise<{ value: string } | undefined> => {
+    for (const name of keyNames(provider)) {
+      const found = await credentials.resolve(name)
+      if (found) return found
+    }
+    return undefined
+  }
 
   return {
     name: 'pi-ai',
-    catalog: (provider) => ({
-      provider,
-      defaultModel: defaultModel(provider),
-      models: knownModels(provider, config).map(modelInfo),
-    }),
+    catalog,
+    async loadCatalog(provider) {
+      await ready()
+      return catalog(provider)
+    },
+    async configured(provider) {
+      if (config.models?.[provider]) return true
+      return keyNames(provider).length > 0 && (await findKey(provider)) !== undefined
+    },
     defaults: (provider) => ({ model: defaultModel(provider) }),
     reasoningEfforts(provider, id) {
-      const model = knownModels(provider, config).find((m) => m.id === id)
+      const model = knownModels(pi, provider, config).find((m) => m.id === id)
       return model ? efforts(model) : undefined
     },
     async *stream(dispatch): AsyncGenerator<StreamChunk> {
       const { call, request } = dispatch
-      const model = resolveModel(call.provider, call.model, config)
-      if (!model) {
+      let module: PiAi
+      try {
+        module = await ready()
+      } catch (error) {
+        yield errorFinish(llmError('PROVIDER_UNAVAILABLE', `cannot load pi-ai: ${(error as Error).message}`))
+        return
+      }
+      const found = resolveModel(module, call.provider, call.model, config)
+      if (!found) {
         yield errorFinish(
           llmError('BAD_REQUEST', `pi-ai knows no models for provider "${call.provider}"; add one under \`models\``),
         )
         return
       }
-      const named = config.apiKeys?.[call.provider]
-      const keyNames = named ? [named] : (KEY_NAMES[call.provider] ?? [])
       let key: { value: string } | undefined
+      let baseUrl: string | undefined
       try {
-        for (const name of keyNames) if (!key) key = await credentials.resolve(name)
+        key = await findKey(call.provider)
+        baseUrl = await credentials.get(baseUrlVariable(call.provider))
       } catch (error) {
         yield errorFinish(llmError('AUTH', `cannot resolve the ${call.provider} key: ${(error as Error).message}`))
         return
       }
-      if (keyNames.length > 0 && !key && !config.models?.[call.provider]) {
-        const names = keyNames.join(' or ')
+      // <PROVIDER>_BASE_URL (env, credentials file or .env) points the provider at a proxy or a local mock.
+      const model = baseUrl ? { ...found, baseUrl } : found
+      const names = keyNames(call.provider)
+      if (names.length > 0 && !key && !config.models?.[call.provider]) {
         yield errorFinish(
           llmError(
             'AUTH',
-            `no API key for ${call.provider}: set ${names} in the environment, $DSH_HOME/.credentials.yaml or .env`,
+            `no API key for ${call.provider}: set ${names.join(' or ')} in the environment, with dsh config set ${names.at(-1)} KEY, or in .env`,
           ),
         )
         return
@@ -263,7 +294,7 @@ export function createPiAiAdapter(credentials: CredentialsService, config: PiAiC
       const secret = key?.value
       const redact = (text: string) => (secret ? text.split(secret).join('[redacted]') : text)
       const effort = call.reasoningEffort
-      const events = streamSimple(model, await piContext(dispatch, model), {
+      const events = module.streamSimple(model, await piContext(dispatch, model), {
         signal: request.signal,
         maxRetries: 0,
         ...(secret ? { apiKey: secret } : {}),
@@ -350,7 +381,7 @@ export default {
   name: 'llm-pi-ai',
   inject: ['llm', 'credentials'],
   apply(ctx: Context, config: PiAiConfig = {}) {
-    const providers = config?.providers ?? ['anthropic', 'openai', 'google']
+    const providers = config?.providers ?? Object.keys(PI_AI_PROVIDERS)
     ctx.llm.registerAdapter(providers, createPiAiAdapter(ctx.credentials, config ?? {}))
   },
 }

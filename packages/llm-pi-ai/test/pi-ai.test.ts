@@ -5,6 +5,7 @@ import CredentialsService from '@dsh/credentials'
 import { Context } from '@dsh/kernel'
 import LlmService, { assembleMessage, type Message } from '@dsh/llm'
 import { completionResponse, deepseekUsage, errorResponse, startMockLlmServer } from '@dsh/test-support'
+import * as pi from '@mariozechner/pi-ai'
 import {
   type Api,
   fauxAssistantMessage,
@@ -15,7 +16,7 @@ import {
   registerFauxProvider,
 } from '@mariozechner/pi-ai'
 import { describe, expect, it } from 'vitest'
-import piAi, { type PiAiConfig } from '../src/index.js'
+import piAi, { baseUrlVariable, PI_AI_PROVIDERS, type PiAiConfig } from '../src/index.js'
 
 const user = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }] })
 
@@ -101,6 +102,7 @@ describe('pi-ai adapter', () => {
 
   it('refuses an effort the model does not support and reports a missing key before any I/O', async () => {
     await using t = await boot({ providers: ['anthropic'] })
+    await t.ctx.llm.ready('anthropic') // pi-ai is imported on first use
     const catalog = t.ctx.llm.catalog('anthropic')[0]
     expect(catalog?.models.length).toBeGreaterThan(0)
     const plain = catalog?.models.find((m) => m.reasoningEfforts?.length === 1)
@@ -112,5 +114,27 @@ describe('pi-ai adapter', () => {
     const message = await assembleMessage(t.ctx.llm.stream({ provider: 'anthropic' }, { messages: [user('hi')] }))
     expect(message).toMatchObject({ finishReason: 'error', error: { code: 'AUTH' } })
     expect(message.error?.message).toContain('ANTHROPIC')
+  })
+
+  it('routes every pi-ai provider but deepseek (dsh has its own), with the key variable names of pi-ai', () => {
+    expect(Object.keys(PI_AI_PROVIDERS).sort()).toEqual(
+      pi
+        .getProviders()
+        .filter((name) => name !== 'deepseek')
+        .sort(),
+    )
+    expect(PI_AI_PROVIDERS.anthropic).toContain('ANTHROPIC_API_KEY')
+    expect(baseUrlVariable('github-copilot')).toBe('GITHUB_COPILOT_BASE_URL')
+  })
+
+  it('imports pi-ai on first use, and says a provider is configured only when its key is found', async () => {
+    await using t = await boot({}, { ANTHROPIC_API_KEY: 'sk-ant-test' })
+    expect(t.ctx.llm.catalog('anthropic')[0]?.models).toEqual([])
+    const listed = await t.ctx.llm.catalogs()
+    const anthropic = listed.find((entry) => entry.provider === 'anthropic')
+    expect(anthropic?.configured).toBe(true)
+    expect(anthropic?.models.find((model) => model.contextWindow === 200000)?.cost?.input).toBeGreaterThan(0)
+    expect(listed.find((entry) => entry.provider === 'openai')?.configured).toBe(false)
+    expect(listed.some((entry) => entry.provider === 'deepseek')).toBe(false)
   })
 })

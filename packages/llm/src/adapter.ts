@@ -40,7 +40,11 @@ export interface ModelInfo {
   maxOutputTokens?: number
   /** Explicit efforts the model accepts; absent means the adapter does not know. */
   reasoningEfforts?: ReasoningEffort[]
+  /** Whether the model thinks before answering (reasons); absent means unknown. */
+  reasoning?: boolean
   input?: ('text' | 'image')[]
+  /** Prices in US dollars per million tokens, where the catalog knows them. */
+  cost?: { input: number; output: number; cacheRead?: number; cacheWrite?: number }
 }
 
 export interface ProviderCatalog {
@@ -57,8 +61,18 @@ export interface ProviderCatalog {
 export interface LlmAdapter {
   /** Short name for diagnostics, e.g. `deepseek`. */
   readonly name: string
-  /** The advisory catalog for `provider` (models, context windows, capabilities). */
+  /** The advisory catalog for `provider` (models, context windows, capabilities) as known without I/O. */
   catalog?(provider: string): ProviderCatalog | undefined
+  /**
+   * The catalog once it is loaded (a library imported on first use, an endpoint's `/v1/models`). May
+   * do I/O; must not throw for a provider that is unreachable: it resolves what it knows. Absent: `catalog`.
+   */
+  loadCatalog?(provider: string, signal?: AbortSignal): Promise<ProviderCatalog | undefined>
+  /**
+   * Whether `provider` can be used now: its key is found, its endpoint configured. Absent: assumed
+   * usable. Never returns the key.
+   */
+  configured?(provider: string): Promise<boolean>
   /** Defaults `prepareCall` fills in for fields the caller left out (at least `model`). */
   defaults?(provider: string): Partial<Omit<LlmCallConfig, 'provider'>>
   /**

@@ -51,6 +51,27 @@ export interface ChatCompletionsOptions {
    * two above (see `createModelTransport`).
    */
   transport: ModelTransport
+  /**
+   * Where one model goes, when that depends on the model (named endpoints): its base URL, wire model
+   * id and key. Absent: `baseUrl`, `apiKey`, `keyName`, `keyRequired` and the call's model.
+   */
+  route?: (model: string) => Promise<ChatRoute | { error: LlmErrorData }>
+  /** The advisory catalog loaded on first use (endpoint model lists); `models` when absent. */
+  loadModels?: (signal?: AbortSignal) => Promise<readonly ModelInfo[]>
+  /** What `loadModels` loaded so far, for the synchronous catalog; `models` when absent. */
+  knownModels?: () => readonly ModelInfo[]
+  /** Whether the provider can be used now. Default: a key is found, or none is required. */
+  configured?: () => Promise<boolean>
+}
+
+/** One request's destination (see `ChatCompletionsOptions.route`). */
+export interface ChatRoute {
+  baseUrl: string
+  /** The model id sent on the wire. */
+  model: string
+  keyName: string
+  keyRequired: boolean
+  apiKey: () => Promise<{ value: string; location: string } | undefined>
 }
 
 /** The explicit efforts the DeepSeek API accepts; `none` turns thinking off. No silent aliasing. */
@@ -376,7 +397,16 @@ export function createChatCompletionsAdapter(options: ChatCompletionsOptions): L
   return {
     name: options.name,
     catalog(provider): ProviderCatalog {
-      return { provider, defaultModel: options.defaultModel(), models: options.models.map((model) => ({ ...model })) }
+      const models = options.knownModels?.() ?? options.models
+      return { provider, defaultModel: options.defaultModel(), models: models.map((model) => ({ ...model })) }
+    },
+    async loadCatalog(provider, signal) {
+      const models = options.loadModels ? await options.loadModels(signal) : options.models
+      return { provider, defaultModel: options.defaultModel(), models: models.map((model) => ({ ...model })) }
+    },
+    async configured() {
+      if (options.configured) return options.configured()
+      return !options.keyRequired || (await options.apiKey()) !== undefined
     },
     defaults: () => ({ model: options.defaultModel() }),
     reasoningEfforts: () => efforts,
@@ -427,29 +457,39 @@ async function* streamCompletion(dispatch: LlmDispatch, options: ChatCompletions
   const signal = request.signal
   if (signal?.aborted) return yield errorFinish(llmError('ABORTED', 'the request was aborted before it was sent'))
 
+  const routed = options.route ? await options.route(call.model) : undefined
+  if (routed && 'error' in routed) return yield errorFinish(routed.error)
+  const route: ChatRoute = routed ?? {
+    baseUrl: await options.baseUrl(),
+    model: call.model,
+    keyName: options.keyName,
+    keyRequired: options.keyRequired,
+    apiKey: options.apiKey,
+  }
   let key: { value: string; location: string } | undefined
   try {
-    key = await options.apiKey()
+    key = await route.apiKey()
   } catch (error) {
-    return yield errorFinish(llmError('AUTH', `cannot resolve ${options.keyName}: ${(error as Error).message}`))
+    return yield errorFinish(llmError('AUTH', `cannot resolve ${route.keyName}: ${(error as Error).message}`))
   }
-  if (!key && options.keyRequired) {
+  if (!key && route.keyRequired) {
     return yield errorFinish(
       llmError(
         'AUTH',
-        `no API key for ${label}: set ${options.keyName} in the environment, in $DSH_HOME/.credentials.yaml, or in a .env file`,
+        `no API key for ${label}: set ${route.keyName} in the environment, with dsh config set ${route.keyName} KEY, or in a .env file`,
       ),
     )
   }
   if (key && !/^[\x21-\x7e]+$/.test(key.value)) {
     return yield errorFinish(
-      llmError('AUTH', `the ${options.keyName} value from ${key.location} contains spaces or non-ASCII characters`),
+      llmError('AUTH', `the ${route.keyName} value from ${key.location} contains spaces or non-ASCII characters`),
     )
   }
   const built = await buildBody(dispatch, options)
   if ('error' in built) return yield errorFinish(built.error)
   const body = built.body
-  const url = `${(await options.baseUrl()).replace(/\/+$/, '')}/chat/completions`
+  body.model = route.model
+  const url = `${route.baseUrl.replace(/\/+$/, '')}/chat/completions`
   const secret = key?.value
 
   const controller = new AbortController()
@@ -515,7 +555,7 @@ async function* streamCompletion(dispatch: LlmDispatch, options: ChatCompletions
       const provider = providerError(parsed)
       const providerMessage = redact(provider.message ?? text.slice(0, 500), secret)
       const code = statusCode(response.status, providerMessage)
-      const hint = code === 'AUTH' ? `check ${options.keyName}` : HINTS[code]
+      const hint = code === 'AUTH' ? `check ${route.keyName}` : HINTS[code]
       return yield errorFinish(
         llmError(
           code,

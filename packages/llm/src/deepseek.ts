@@ -85,6 +85,8 @@ export interface DialectDefaults {
   keyRequired: boolean
   model?: string
   models: readonly ModelInfo[]
+  /** Per-model destinations and loaded catalogs (the named endpoints of `openai-compatible`). */
+  extra?: Pick<ChatCompletionsOptions, 'route' | 'loadModels' | 'knownModels' | 'configured'>
 }
 
 /** Registers one Chat Completions adapter for the row's providers, for the row's lifetime. */
@@ -114,6 +116,7 @@ export function applyChatProvider(ctx: Context, config: ChatProviderConfig, defa
     headers: config.headers,
     firstByteTimeoutMs,
     idleTimeoutMs,
+    ...defaults.extra,
     transport: createModelTransport({
       connectTimeoutMs: config.connectTimeoutMs ?? MODEL_TIMEOUTS.connect,
       firstByteTimeoutMs,

@@ -8,6 +8,7 @@ import {
   type LlmDispatch,
   type LlmRequest,
   llmError,
+  type ModelInfo,
   type ProviderCatalog,
 } from './adapter.js'
 import type { LlmCallConfig, LlmErrorData, ReasoningEffort, StreamChunk } from './messages.js'
@@ -32,6 +33,15 @@ export interface LlmServiceConfig {
   provider?: string
   /** The model used when a call names neither provider nor model (else the adapter's default). */
   model?: string
+}
+
+/** One provider's models as `ctx.llm.catalogs()` reports them. */
+export interface ProviderModels {
+  provider: string
+  /** Whether it can be used now (its key is found, its endpoint configured). */
+  configured: boolean
+  defaultModel?: string
+  models: ModelInfo[]
 }
 
 /** A call resolved by `prepareCall`: deep-frozen, dispatchable once. */
@@ -191,6 +201,35 @@ export class LlmService extends Service {
       if (catalog) out.push(catalog)
     }
     return out
+  }
+
+  /**
+   * The catalogs of registered providers (all, or the one named) after each adapter loaded what it can
+   * (`loadCatalog`), each with whether the provider is usable now. Advisory, like `catalog`.
+   */
+  async catalogs(options: { provider?: string; signal?: AbortSignal } = {}): Promise<ProviderModels[]> {
+    const names = options.provider === undefined ? this.providers() : [options.provider]
+    return Promise.all(
+      names.map(async (provider): Promise<ProviderModels> => {
+        const adapter = this._routes.get(provider)?.adapter
+        const [catalog, configured] = await Promise.all([
+          adapter?.loadCatalog ? adapter.loadCatalog(provider, options.signal) : adapter?.catalog?.(provider),
+          adapter?.configured ? adapter.configured(provider) : true,
+        ])
+        return { provider, configured, defaultModel: catalog?.defaultModel, models: catalog?.models ?? [] }
+      }),
+    )
+  }
+
+  /**
+   * Lets the adapter of `provider` (default: the default provider) load what it loads on first use, so
+   * that `resolveCall`/`prepareCall` see its default model and `catalog` its models. Never throws: a
+   * catalog that cannot load only leaves the catalog advisory as before.
+   */
+  async ready(provider: string = this.defaultProvider): Promise<void> {
+    try {
+      await this._routes.get(provider)?.adapter.loadCatalog?.(provider)
+    } catch {}
   }
 
   /**

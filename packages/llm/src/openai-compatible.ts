@@ -1,32 +1,102 @@
 // The `openai-compatible` provider plugin: the same Chat Completions implementation as `deepseek` in
-// the plain OpenAI dialect, for OpenAI, vLLM, llama.cpp, Ollama and similar servers. The key is optional
-// (local servers need none); the base URL comes from config or $OPENAI_BASE_URL.
-
+// the plain OpenAI dialect, for Ollama, vLLM, LM Studio, llama.cpp, OpenRouter and similar servers.
+// Endpoints are named in the `endpoints` setting (`dsh config set endpoints.local.baseUrl URL`); a
+// model `local/qwen3` of provider `openai-compatible` goes to endpoint `local` as model `qwen3`. A
+// model without a known endpoint prefix goes to the row's `baseUrl` or $OPENAI_BASE_URL, if set.
 import type { Context } from '@dsh/kernel'
-import { HarnessError } from '@dsh/kernel'
+import type {} from '@dsh/settings'
+import { llmError } from './adapter.js'
+import type { ChatRoute } from './chat-completions.js'
 import { applyChatProvider, type ChatProviderConfig } from './deepseek.js'
+import { EndpointCatalog, type EndpointSetting, endpointSchema } from './endpoints.js'
+
+declare module '@dsh/settings' {
+  interface SettingsMap {
+    /** OpenAI-compatible endpoints by name: the provider `openai-compatible`, models `NAME/MODEL`. */
+    endpoints: Record<string, EndpointSetting>
+  }
+}
+
+const PROVIDER = 'openai-compatible'
 
 /** The `openai-compatible` provider row: `use: "@dsh/llm/openai-compatible"`. */
 export default {
   name: 'llm-openai-compatible',
   inject: ['llm', 'credentials'],
   apply(ctx: Context, config: ChatProviderConfig = {}) {
-    const env = ctx.credentials.env
-    if (!config?.baseUrl && !env.OPENAI_BASE_URL) {
-      throw new HarnessError(
-        'LLM_CONFIG_INVALID',
-        'the openai-compatible provider needs a base URL: set `baseUrl` in its row or OPENAI_BASE_URL',
-        { row: 'openai-compatible' },
-      )
+    const credentials = ctx.credentials
+    ctx.inject(['settings'], (inner) => {
+      inner.settings.define('endpoints', {
+        schema: endpointSchema,
+        default: {},
+        description:
+          'OpenAI-compatible endpoints (Ollama, vLLM, LM Studio, OpenRouter): NAME: { baseUrl, apiKey? }; models are openai-compatible:NAME/MODEL',
+        allowed: 'NAME: { baseUrl: http(s)://..., apiKey?: CREDENTIAL_NAME, models?: [ids], contextWindow?: tokens }',
+      })
+    })
+    const endpoints = (): Record<string, EndpointSetting> => {
+      const settings = ctx.get('settings')
+      return (settings?.keys().includes('endpoints') ? settings.get('endpoints') : undefined) ?? {}
+    }
+    const models = new EndpointCatalog({
+      endpoints,
+      cacheDir: () => credentials.home,
+      apiKey: async (name) => (name ? await credentials.get(name) : undefined),
+    })
+    const fallbackUrl = async () => config.baseUrl ?? (await credentials.get('OPENAI_BASE_URL'))
+    const route = async (model: string): Promise<ChatRoute | { error: ReturnType<typeof llmError> }> => {
+      const slash = model.indexOf('/')
+      const name = slash > 0 ? model.slice(0, slash) : ''
+      const entry = endpoints()[name]
+      if (entry) {
+        const keyName = entry.apiKey
+        return {
+          baseUrl: entry.baseUrl,
+          model: model.slice(slash + 1),
+          keyName: keyName ?? `(no key for endpoint ${name})`,
+          keyRequired: false,
+          apiKey: async () => {
+            const found = keyName ? await credentials.resolve(keyName) : undefined
+            return found && { value: found.value, location: found.location }
+          },
+        }
+      }
+      const baseUrl = await fallbackUrl()
+      if (!baseUrl) {
+        const known = Object.keys(endpoints())
+        return {
+          error: llmError(
+            'NO_ADAPTER',
+            `no OpenAI-compatible endpoint for model "${model}": name one with \`dsh config set endpoints.NAME.baseUrl URL\` and use openai-compatible:NAME/MODEL${known.length ? ` (configured: ${known.join(', ')})` : ''}`,
+          ),
+        }
+      }
+      const keyName = config.apiKey ?? 'OPENAI_API_KEY'
+      return {
+        baseUrl,
+        model,
+        keyName,
+        keyRequired: false,
+        apiKey: async () => {
+          const found = await credentials.resolve(keyName)
+          return found && { value: found.value, location: found.location }
+        },
+      }
     }
     applyChatProvider(ctx, config ?? {}, {
-      name: 'openai-compatible',
+      name: PROVIDER,
       dialect: 'openai',
-      providers: ['openai-compatible'],
+      providers: [PROVIDER],
       baseUrlVariable: 'OPENAI_BASE_URL',
       apiKey: 'OPENAI_API_KEY',
       keyRequired: false,
       models: [],
+      extra: {
+        route,
+        loadModels: (signal) => models.load(signal),
+        knownModels: () => models.models(),
+        configured: async () => Object.keys(endpoints()).length > 0 || (await fallbackUrl()) !== undefined,
+      },
     })
   },
 }

@@ -1,4 +1,3 @@
-import { Context } from '@dsh/kernel'
 import { chunkEvent, completionResponse, startMockLlmServer } from '@dsh/test-support'
 import { describe, expect, it } from 'vitest'
 import { assembleMessage, type Message } from '../src/index.js'
@@ -104,17 +103,6 @@ describe('openai-compatible adapter (the same implementation, OpenAI dialect)', 
     })
     expect(server.requests[0]?.headers.authorization).toBe('Bearer local-secret')
     await dispose()
-  })
-
-  it('fails loud at load without a base URL', async () => {
-    await using dir = await tempDir()
-    const ctx = new Context()
-    const { default: CredentialsService } = await import('@dsh/credentials')
-    const { default: LlmService } = await import('../src/index.js')
-    await ctx.plugin(CredentialsService, { env: {}, home: dir.path })
-    await ctx.plugin(LlmService)
-    const fiber = ctx.plugin(openaiCompatible, {})
-    await expect(fiber.await()).rejects.toMatchObject({ code: 'LLM_CONFIG_INVALID' })
   })
 
   it('streams plain DeepSeek-shaped text too', async () => {

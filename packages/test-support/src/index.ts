@@ -1,5 +1,7 @@
 // @dsh/test-support: fixtures shared by dsh tests. The mock Chat Completions server and the builders
 // of DeepSeek-shaped SSE transcripts.
+export type { AnthropicScript } from './anthropic-wire.js'
+export { anthropicEvent, anthropicResponse } from './anthropic-wire.js'
 export type { CompletionScript, ScriptedToolCall } from './deepseek-wire.js'
 export {
   chunkEvent,

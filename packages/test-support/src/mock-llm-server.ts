@@ -9,6 +9,8 @@ import { performance } from 'node:perf_hooks'
 export type SseStep =
   /** `data: <JSON>` followed by a blank line (a string is sent verbatim after `data: `). */
   | { data: unknown }
+  /** A named event: `event: <name>` then `data: <JSON>` (Anthropic's framing). */
+  | { event: string; data: unknown }
   /** `data: [DONE]`. */
   | { done: true }
   /** An SSE comment line, e.g. `{ comment: 'keep-alive' }` sends `: keep-alive`. */
@@ -189,7 +191,10 @@ export class MockLlmServer {
           else if ('raw' in step) res.write(step.raw)
           else if ('comment' in step) res.write(`: ${step.comment}\n\n`)
           else if ('done' in step) res.write('data: [DONE]\n\n')
-          else res.write(`data: ${typeof step.data === 'string' ? step.data : JSON.stringify(step.data)}\n\n`)
+          else {
+            const data = typeof step.data === 'string' ? step.data : JSON.stringify(step.data)
+            res.write('event' in step ? `event: ${step.event}\ndata: ${data}\n\n` : `data: ${data}\n\n`)
+          }
         }
         if (!res.destroyed) {
           res.end(() => {
