@@ -6,11 +6,10 @@ import { type Context, HarnessError } from '@dsh/kernel'
 import type {} from '@dsh/sandbox'
 import { SessionHost } from '@dsh/session-host'
 import type {} from '@dsh/session-store/coordinator'
-import { ProcessTerminal, TUI } from '@mariozechner/pi-tui'
 import { Conversation } from './conversation.js'
 import { type ChatRequest, type ChatResult, TerminalChat } from './index.js'
 import { pickSession } from './picker.js'
-import { createTheme, type Theme } from './theme.js'
+import { type ChatScreen, openScreen } from './screen.js'
 
 export class TerminalChatService extends TerminalChat {
   static readonly provide = 'tui'
@@ -21,7 +20,7 @@ export class TerminalChatService extends TerminalChat {
   }
 
   async run(request: ChatRequest): Promise<ChatResult> {
-    const theme = createTheme(Boolean(request.noColor))
+    const screen = request.screen ?? openScreen(Boolean(request.noColor))
     let conversation: Conversation | undefined
     const host = new SessionHost(this.ctx, {
       name: 'the terminal chat',
@@ -35,12 +34,12 @@ export class TerminalChatService extends TerminalChat {
         stateChanged: () => conversation?.changed(),
       },
     })
-    const tui = new TUI(new ProcessTerminal())
     try {
-      tui.start()
-      const agent = await this.attach(host, tui, theme, request)
+      if (screen.leaving) return { durable: false }
+      screen.adopt()
+      const agent = await this.attach(host, screen, request)
       if (!agent) return { durable: false }
-      conversation = new Conversation(this.ctx, tui, host, agent, theme)
+      conversation = new Conversation(this.ctx, screen, host, agent)
       const view = conversation
       if (request.permissionMode) {
         // The chosen mode is a durable fact of the session (`sandbox/mode`).
@@ -53,6 +52,7 @@ export class TerminalChatService extends TerminalChat {
       const onAbort = () => view.close()
       request.signal?.addEventListener('abort', onAbort, { once: true })
       if (request.prompt) await host.prompt(agent.session.id, { text: request.prompt })
+      view.sendEarly(screen.early)
       await view.done
       request.signal?.removeEventListener('abort', onAbort)
       subscription.dispose()
@@ -61,13 +61,13 @@ export class TerminalChatService extends TerminalChat {
       return { sessionId: agent.session.id, durable: await this.ctx.sessions.flush(agent.session) }
     } finally {
       conversation?.close()
-      tui.stop()
+      screen.stop()
       await host.close()
     }
   }
 
   /** The session the chat opens: a fresh one, the one named, the latest of the directory, or a picked one. */
-  private async attach(host: SessionHost, tui: TUI, theme: Theme, request: ChatRequest): Promise<Agent | undefined> {
+  private async attach(host: SessionHost, screen: ChatScreen, request: ChatRequest): Promise<Agent | undefined> {
     const options = request.model ? { model: request.model } : {}
     if (!request.resume && !request.continue && !request.pick) return host.create({ ...options, cwd: request.cwd })
     // Without persistence the host's resume says so (NO_PERSISTENCE).
@@ -79,7 +79,7 @@ export class TerminalChatService extends TerminalChat {
           cwd: request.cwd,
         })
       }
-      id = request.continue ? sessions[0]?.sessionId : await pickSession(tui, theme, sessions)
+      id = request.continue ? sessions[0]?.sessionId : await pickSession(screen, sessions)
       if (!id) return undefined
     }
     return host.resume(id, options)

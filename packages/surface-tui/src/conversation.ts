@@ -8,9 +8,10 @@ import type { Context } from '@dsh/kernel'
 import type { AnySessionEvent } from '@dsh/session'
 import type { Pending, SessionHost } from '@dsh/session-host'
 import { presentationOf } from '@dsh/tools'
-import { Container, Editor, matchesKey, type TUI } from '@mariozechner/pi-tui'
+import { Container, type Editor, matchesKey, type TUI } from '@mariozechner/pi-tui'
 import { ChatCompletion } from './completion.js'
 import { approvalLines, footerLine, Lines, questionLines, statusLine } from './live.js'
+import type { ChatScreen } from './screen.js'
 import type { Theme } from './theme.js'
 import { Transcript } from './transcript.js'
 
@@ -19,7 +20,6 @@ const DOUBLE_PRESS_MS = 1500
 
 export class Conversation {
   readonly transcript: Transcript
-  private readonly editor: Editor
   private readonly live = new Container()
   private readonly grants = new Set<string>()
   private frame = 0
@@ -32,16 +32,21 @@ export class Conversation {
     this.closed = resolve
   })
 
+  private readonly tui: TUI
+  private readonly editor: Editor
+  private readonly theme: Theme
+
   constructor(
     private readonly ctx: Context,
-    private readonly tui: TUI,
+    screen: ChatScreen,
     private readonly host: SessionHost,
     private readonly agent: Agent,
-    private readonly theme: Theme,
   ) {
+    this.tui = screen.tui
+    this.editor = screen.editor
+    this.theme = screen.theme
     const tools = ctx.get('tools')
-    this.transcript = new Transcript(theme, (name, args) => presentationOf(tools?.get(name), name, args))
-    this.editor = new Editor(tui, theme.editor, { paddingX: 1 })
+    this.transcript = new Transcript(this.theme, (name, args) => presentationOf(tools?.get(name), name, args))
     const commands = (ctx.get('commands')?.list() ?? []).map((command) => ({
       name: command.name,
       description: command.description,
@@ -51,12 +56,11 @@ export class Conversation {
     this.editor.onSubmit = (text) => this.submit(text)
     this.live.addChild(new Lines((width) => this.pendingLines(width)))
     this.live.addChild(new Lines(() => [statusLine(this.theme, this.running, this.frame, this.hint)].filter(Boolean)))
-    tui.addChild(this.transcript)
-    tui.addChild(this.live)
-    tui.addChild(this.editor)
-    tui.addChild(new Lines((width) => [footerLine(this.theme, this.footerFacts()).slice(0, width * 4)]))
-    tui.setFocus(this.editor)
-    tui.addInputListener((data) => this.key(data))
+    // The transcript and the live region go above the editor the screen already shows.
+    this.tui.children.splice(this.tui.children.indexOf(this.editor), 0, this.transcript, this.live)
+    this.tui.addChild(new Lines((width) => [footerLine(this.theme, this.footerFacts()).slice(0, width * 4)]))
+    this.tui.setFocus(this.editor)
+    this.tui.addInputListener((data) => this.key(data))
   }
 
   private get running(): boolean {
@@ -135,6 +139,11 @@ export class Conversation {
       sessionId: this.agent.session.id,
       queued: (this.host.inboxOf(this.agent.session.id)?.['next-turn'] ?? []).length,
     }
+  }
+
+  /** Sends what the person typed while dsh was starting, in order. */
+  sendEarly(lines: readonly string[]): void {
+    for (const line of lines) this.submit(line)
   }
 
   /** Re-reads the token meter (after an answer, a turn, a compaction). */

@@ -4,6 +4,7 @@
 // `@dsh/surface-tui/chat` does it on a `SessionHost`, like every other surface.
 import { Service } from '@dsh/kernel'
 import type { LlmCallConfig } from '@dsh/llm'
+import type { ChatScreen } from './screen.js'
 
 declare module 'cordis' {
   interface Context {
@@ -25,10 +26,9 @@ export interface ChatRequest {
   permissionMode?: string
   /** Sent as the first message once the chat is open. */
   prompt?: string
-  /** The terminal (default: the process's stdin/stdout). */
-  input?: NodeJS.ReadStream
-  output?: NodeJS.WriteStream
-  /** Colours off (`NO_COLOR`). */
+  /** A screen the caller opened before boot (`@dsh/surface-tui/screen`); default: one opened here. */
+  screen?: ChatScreen
+  /** Colours off (`NO_COLOR`), for a screen opened here. */
   noColor?: boolean
   /** Aborting closes the chat as if the person had exited (SIGTERM). */
   signal?: AbortSignal
@@ -40,6 +40,8 @@ export interface ChatResult {
   /** Whether the session's events were made durable. */
   durable: boolean
 }
+
+export type { ChatScreen }
 
 /** The `ctx.tui` seam: runs one interactive chat until the person leaves it. */
 export abstract class TerminalChat extends Service {

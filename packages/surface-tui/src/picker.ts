@@ -1,8 +1,8 @@
 // `dsh --resume` without an id: the recent sessions of this directory in a list; Enter opens one,
 // Esc leaves without choosing.
 import type { HostedSession } from '@dsh/session-host'
-import { SelectList, Text, type TUI } from '@mariozechner/pi-tui'
-import type { Theme } from './theme.js'
+import { SelectList, Text } from '@mariozechner/pi-tui'
+import type { ChatScreen } from './screen.js'
 
 const SHOWN = 20
 
@@ -14,7 +14,8 @@ function age(ms: number): string {
 }
 
 /** Resolves with the chosen session id, or undefined when the person pressed Esc. */
-export function pickSession(tui: TUI, theme: Theme, sessions: HostedSession[]): Promise<string | undefined> {
+export function pickSession(screen: ChatScreen, sessions: HostedSession[]): Promise<string | undefined> {
+  const { tui, theme, editor } = screen
   const items = sessions.slice(0, SHOWN).map((session) => ({
     value: session.sessionId,
     label: session.title?.split('\n')[0] ?? session.sessionId,
@@ -22,8 +23,8 @@ export function pickSession(tui: TUI, theme: Theme, sessions: HostedSession[]): 
   }))
   const title = new Text(theme.bold('Resume a session of this directory (Enter opens, Esc leaves)'), 0, 0)
   const list = new SelectList(items, 10, theme.select)
-  tui.addChild(title)
-  tui.addChild(list)
+  // Above the editor, which keeps its place at the bottom.
+  tui.children.splice(tui.children.indexOf(editor), 0, title, list)
   tui.setFocus(list)
   tui.requestRender()
   return new Promise((resolve) => {
@@ -31,6 +32,7 @@ export function pickSession(tui: TUI, theme: Theme, sessions: HostedSession[]): 
       // The title stays as a note: pi-tui leaves the first row stale when the content becomes empty.
       title.setText(theme.dim(id ? `resuming ${id}` : 'no session chosen'))
       tui.removeChild(list)
+      tui.setFocus(editor)
       tui.requestRender()
       resolve(id)
     }

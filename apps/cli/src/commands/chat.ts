@@ -3,7 +3,7 @@
 // as `dsh run` would, with a hint saying so.
 import { resolve } from 'node:path'
 import { type Context, HarnessError } from '@dsh/kernel'
-import type {} from '@dsh/surface-tui'
+import type { ChatScreen } from '@dsh/surface-tui'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
@@ -47,10 +47,22 @@ export async function chat(
     return run({ ...request, command: 'run', args: prompt ? (request.args ?? []) : ['-'] }, runOptions, io)
   }
   const noColor = Boolean((request.env ?? process.env).NO_COLOR)
-  return withRuntime(request, io, ({ runtime }) => chatOn(runtime.root, prompt, options, noColor, io))
+  // First paint before the tree boots: the person sees the editor and can type while dsh starts.
+  const screen = (await import('@dsh/surface-tui/screen')).openScreen(noColor)
+  try {
+    return await withRuntime(request, io, ({ runtime }) => chatOn(runtime.root, prompt, options, screen, io))
+  } finally {
+    screen.stop()
+  }
 }
 
-async function chatOn(root: Context, prompt: string, options: ChatOptions, noColor: boolean, io: Io): Promise<number> {
+async function chatOn(
+  root: Context,
+  prompt: string,
+  options: ChatOptions,
+  screen: ChatScreen,
+  io: Io,
+): Promise<number> {
   const tui = root.get('tui')
   if (!tui) {
     throw new HarnessError(
@@ -80,7 +92,7 @@ async function chatOn(root: Context, prompt: string, options: ChatOptions, noCol
       ...(options.continue ? { continue: true } : {}),
       ...(options.permissionMode ? { permissionMode: options.permissionMode } : {}),
       ...(prompt ? { prompt } : {}),
-      noColor,
+      screen,
       signal: controller.signal,
     })
     if (result.sessionId) {

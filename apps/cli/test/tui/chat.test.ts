@@ -30,6 +30,7 @@ describe('dsh (the terminal chat)', () => {
     )
     const screen = f.open(['say', 'hi'])
     await screen.waitFor('const x = 1')
+    await screen.waitFor(/deepseek.* · workspace-write · \d+ tokens \(\d+%\) · session [0-9a-f-]{36}/)
     const shown = screen.text()
     expect(shown).toContain('› say hi')
     expect(shown).toContain('This is bold and code.') // Markdown markers are rendered, not printed
@@ -37,7 +38,6 @@ describe('dsh (the terminal chat)', () => {
     const events = f.log()
     const header = events.find((e) => isEvent(e, 'user/message'))
     expect(header).toBeDefined()
-    expect(shown).toMatch(/deepseek.* · workspace-write · \d+ tokens \(\d+%\) · session [0-9a-f-]{36}/)
     screen.type('\x04')
     expect(await screen.exited).toBe(0)
     expect(typed(f.log())).toEqual([[{ type: 'text', text: 'say hi' }]])
@@ -94,6 +94,17 @@ describe('dsh (the terminal chat)', () => {
     // The command the turn was running (`sleep 30`) was stopped with it and its result logged.
     const results = f.log().flatMap((e) => (isEvent(e, 'tool/result') ? [e.data.message.toolCallId] : []))
     expect(results).toEqual(['c1', 'c2'])
+  })
+
+  it('paints the editor before dsh has started and sends what was typed meanwhile', async () => {
+    f.server.enqueue(completionResponse({ text: 'Heard you early.' }))
+    const screen = f.open([])
+    await screen.waitFor('starting dsh…')
+    await screen.press('typed early\r', 'typed early (sent when dsh is ready)')
+    await screen.waitFor('Heard you early.')
+    screen.type('\x04')
+    expect(await screen.exited).toBe(0)
+    expect(typed(f.log())).toEqual([[{ type: 'text', text: 'typed early' }]])
   })
 
   it('resumes a session by id and by --continue, showing its history', async () => {

@@ -1,0 +1,69 @@
+// The chat's screen, openable before the plugin tree boots: the CLI paints the editor at once, the
+// person can type while dsh starts, and `ctx.tui.run({ screen })` takes the screen over. Lines sent
+// before the chat is ready are kept and sent, in order, once it is. Not a provider: only pi-tui.
+import { Editor, matchesKey, ProcessTerminal, TUI } from '@mariozechner/pi-tui'
+import { Lines } from './live.js'
+import { createTheme, type Theme } from './theme.js'
+
+export interface ChatScreen {
+  readonly tui: TUI
+  readonly editor: Editor
+  readonly theme: Theme
+  /** Lines submitted before the chat took the screen over. */
+  readonly early: string[]
+  /** Whether the person asked to leave (Ctrl-C twice, Ctrl-D) before the chat was ready. */
+  readonly leaving: boolean
+  /** Hands the screen to the chat: the start-up footer and key handling go away. */
+  adopt(): void
+  /** Restores the terminal. Idempotent. */
+  stop(): void
+}
+
+export function openScreen(noColor: boolean): ChatScreen {
+  const theme = createTheme(noColor)
+  const tui = new TUI(new ProcessTerminal())
+  const editor = new Editor(tui, theme.editor, { paddingX: 1 })
+  const early: string[] = []
+  let leaving = false
+  let stopped = false
+  const pending = new Lines(() => early.map((line) => theme.dim(`› ${line} (sent when dsh is ready)`)))
+  const footer = new Lines(() => [theme.dim('starting dsh…')])
+  editor.onSubmit = (text) => {
+    if (!text.trim()) return
+    editor.addToHistory(text.trim())
+    early.push(text.trim())
+    tui.requestRender()
+  }
+  const stopKeys = tui.addInputListener((data) => {
+    if (matchesKey(data, 'ctrl+d') || matchesKey(data, 'ctrl+c')) {
+      leaving = true
+      return { consume: true }
+    }
+    return undefined
+  })
+  tui.addChild(pending)
+  tui.addChild(editor)
+  tui.addChild(footer)
+  tui.setFocus(editor)
+  tui.start()
+  return {
+    tui,
+    editor,
+    theme,
+    early,
+    get leaving() {
+      return leaving
+    },
+    adopt() {
+      stopKeys()
+      editor.onSubmit = undefined
+      tui.removeChild(pending)
+      tui.removeChild(footer)
+    },
+    stop() {
+      if (stopped) return
+      stopped = true
+      tui.stop()
+    },
+  }
+}
