@@ -400,8 +400,17 @@ class DshClient:
         self.start()
         return self._call(method, params or {})
 
-    def create_session(self, cwd: Optional[str] = None, provider: Optional[str] = None, model: Optional[str] = None) -> Dict[str, Any]:
-        params = {k: v for k, v in (("cwd", cwd), ("provider", provider), ("model", model)) if v is not None}
+    def create_session(
+        self,
+        cwd: Optional[str] = None,
+        provider: Optional[str] = None,
+        model: Optional[str] = None,
+        preset: Optional[str] = None,
+    ) -> Dict[str, Any]:
+        """Creates a session; ``preset`` picks its agent preset (logged in the session, kept on resume)."""
+        params = {
+            k: v for k, v in (("cwd", cwd), ("provider", provider), ("model", model), ("preset", preset)) if v is not None
+        }
         result = self.request("session/create", params)
         self._open.add(result["sessionId"])
         return result
@@ -411,6 +420,10 @@ class DshClient:
         result = self.request("session/resume", {"sessionId": session_id})
         self._open.add(session_id)
         return result
+
+    def list_presets(self, cwd: Optional[str] = None) -> Dict[str, Any]:
+        """The agent presets a new session can take: ``{"data": [{name, description, origin}], "default"}``."""
+        return self.request("preset/list", {} if cwd is None else {"cwd": cwd})
 
     def list_sessions(self, cursor: Optional[str] = None, limit: Optional[int] = None) -> Dict[str, Any]:
         params = {k: v for k, v in (("cursor", cursor), ("limit", limit)) if v is not None}
@@ -459,15 +472,17 @@ class DshClient:
         session_id: Optional[str] = None,
         timeout: Optional[float] = None,
         attachments: Optional[List[Dict[str, Any]]] = None,
+        preset: Optional[str] = None,
     ) -> RunResult:
         """Prompts a session (a new one unless ``session_id`` is given; a durable one not yet open here
         is resumed) and waits for its activity interval: from the prompt's receipt to the next time the
         session's agent reports whole-agent ``idle``. ``text`` of the result is the last committed
         assistant text of the root session in that interval. The interval is not causally tied to this
-        prompt: steering, queued follow-ups and descendant activity in it are covered too."""
+        prompt: steering, queued follow-ups and descendant activity in it are covered too. ``preset``
+        applies to a new session only."""
         self.start()
         if session_id is None:
-            session_id = self.create_session()["sessionId"]
+            session_id = self.create_session(preset=preset)["sessionId"]
         elif session_id not in self._open:
             self.resume_session(session_id)
         root = session_id

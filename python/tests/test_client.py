@@ -185,6 +185,27 @@ class DshClientTest(unittest.TestCase):
             self.dsh.prompt(session, "bad", attachments=[{"data": "%%%"}])
         self.assertEqual(refused.exception.data["code"], "ATTACHMENT_INVALID")
 
+    def test_1d_preset_chosen_at_creation(self):
+        presets = self.dsh.list_presets()
+        self.assertEqual(presets["default"], "code")
+        self.assertEqual([p["name"] for p in presets["data"]], ["ask", "code", "minimal", "plan"])
+        target = os.path.join(self.home, "py-plan.txt")
+        self.model.enqueue(
+            {"toolCalls": [tool_call("p1", "write_file", {"path": target, "content": "no"})]},
+            {"text": "Planned."},
+        )
+        result = self.dsh.run("plan it", preset="plan")
+        self.assertEqual(result.text, "Planned.")
+        offered = [tool["function"]["name"] for tool in self.model.bodies()[-2].get("tools", [])]
+        self.assertIn("read", offered)
+        self.assertNotIn("write_file", offered)
+        self.assertFalse(os.path.exists(target))
+        log = self.durable(result.session_id)
+        self.assertEqual(
+            [e["data"] for e in log if e["type"] == "preset/selected"], [{"name": "plan", "by": "request", "origin": "shipped"}]
+        )
+        self.assertEqual([e["data"]["code"] for e in log if e["type"] == "tool/result"], ["TOOL_NOT_ALLOWED"])
+
     def test_2_cancel(self):
         session_id = self.dsh.create_session()["sessionId"]
         marker = os.path.join(self.home, "py-wait")

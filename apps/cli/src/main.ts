@@ -128,10 +128,12 @@ ${exitCodeHelp()}`,
     .option('--model <model>', 'provider:model, or a model name (default: the model setting, see dsh config)')
     .option('--provider <name>', 'model provider (default: deepseek)')
     .option('--cwd <dir>', 'working directory of the session (default: the current directory)')
+    .option('--preset <name>', 'agent preset of a new session: code (default), plan, ask, minimal, or your own')
     .addOption(
-      new Option('--permission-mode <mode>', 'what tools may do without asking')
-        .choices(['read-only', 'workspace-write', 'danger-full-access', 'offline'])
-        .default('workspace-write'),
+      new Option(
+        '--permission-mode <mode>',
+        "what tools may do without asking (default: the preset's, else the profile's: workspace-write)",
+      ).choices(['read-only', 'workspace-write', 'danger-full-access', 'offline']),
     )
     .addOption(
       new Option('--network <policy>', 'network of sandboxed commands (default: the profile, normally on)').choices([
@@ -254,6 +256,26 @@ ${exitCodeHelp()}`,
     .option('--project', 'edit .dsh/settings.yaml of the current directory')
     .action(async (key: string, options: ConfigOptions) =>
       setCode(await (await import('./commands/config.js')).configUnset(request('config'), key, options, io)),
+    )
+
+  const presets = program.command('presets').description('list the agent presets and show what one composes')
+  presets
+    .command('ls', { isDefault: true })
+    .description('list the presets this directory sees (project, user, shipped), the default marked *')
+    .option('--json', 'print JSON')
+    .option('--cwd <dir>', 'the project directory (default: the current directory)')
+    .action(async (options: { json?: boolean; cwd?: string }) =>
+      setCode(await (await import('./commands/presets.js')).presetsList(request('presets'), options, io)),
+    )
+  presets
+    .command('show')
+    .description("print a preset's effective agent configuration, each part with where it came from")
+    .argument('<name>', 'preset name')
+    .option('--json', 'print JSON')
+    .option('--cwd <dir>', 'the project directory (default: the current directory)')
+    .option('--model <model>', 'an agent-level model (provider:model) to show it overriding the preset')
+    .action(async (name: string, options: { json?: boolean; cwd?: string; model?: string }) =>
+      setCode(await (await import('./commands/presets.js')).presetsShow(request('presets'), name, options, io)),
     )
 
   program

@@ -21,7 +21,9 @@ import {
 } from '@dsh/agent'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { LlmCallConfig, Message, ToolSchema } from '@dsh/llm'
+import type { PresetComposition } from '@dsh/presets'
 import type { Session } from '@dsh/session'
+import type { ToolRestriction } from '@dsh/tools'
 
 /** What the turn runner needs from its agent; implemented by LoopAgent. */
 export interface TurnHost {
@@ -43,9 +45,17 @@ export interface LoopAgentOptions {
   session: Session
   ctx: Context
   root: Context
+  defaultModel: Partial<LlmCallConfig>
+  /** The agent's own model settings over the driver's defaults (a preset's go in between). */
   model: Partial<LlmCallConfig>
   maxSteps: number
-  preset?: string
+  /** The agent's own tool restrictions (a subagent filter), applied after its preset's. */
+  tools: readonly ToolRestriction[]
+  composition: PresetComposition | undefined
+  /** Throws when the session may not switch to the preset (for `setPreset`, before anything changes). */
+  checkPreset: (name: string) => Promise<void>
+  /** Selects, logs and composes another preset (for `setPreset`). */
+  recompose: (name: string | undefined) => Promise<PresetComposition | undefined>
   runTurn: (host: TurnHost, signal: AbortSignal) => Promise<void>
   onDispose: (agent: LoopAgent) => Promise<void>
 }
@@ -54,8 +64,6 @@ export class LoopAgent implements Agent {
   readonly id: string
   readonly session: Session
   readonly ctx: Context
-  readonly model: Partial<LlmCallConfig>
-  readonly preset: string | undefined
   /** The queues, rebuilt from the log on construction. */
   readonly queues: InboxState
   lastRequest: SentRequest | undefined
@@ -70,6 +78,8 @@ export class LoopAgent implements Agent {
   #disposed = false
   #disposing: Promise<void> | undefined
   #idleWaiters: Array<() => void> = []
+  #composition: PresetComposition | undefined
+  #model: Partial<LlmCallConfig> | undefined
   readonly #options: LoopAgentOptions
 
   constructor(options: LoopAgentOptions) {
@@ -77,13 +87,49 @@ export class LoopAgent implements Agent {
     this.id = options.id
     this.session = options.session
     this.ctx = options.ctx
-    this.model = options.model
-    this.preset = options.preset
+    this.#composition = options.composition
     this.queues = foldInbox(options.session.events)
     for (const event of options.session.events) {
       if (event.type === 'user/message' && event.data.origin === 'context') {
         this.lastDynamic = event.data.message.content.map((block) => (block.type === 'text' ? block.text : '')).join('')
       }
+    }
+  }
+
+  /**
+   * Driver defaults < the preset's model settings < the agent's own. One object, rebuilt only when the
+   * preset changes: `/model` changes it in place for the next requests.
+   */
+  get model(): Partial<LlmCallConfig> {
+    this.#model ??= { ...this.#options.defaultModel, ...this.#composition?.model, ...this.#options.model }
+    return this.#model
+  }
+
+  get preset(): string | undefined {
+    return this.#composition?.preset.name
+  }
+
+  get toolRestrictions(): readonly ToolRestriction[] {
+    const own = this.#options.tools
+    const preset = this.#composition?.tools
+    return preset ? [preset, ...own] : own
+  }
+
+  async setPreset(name: string): Promise<void> {
+    this.#assertLive()
+    if (name === this.preset) return
+    await this.#options.checkPreset(name)
+    const previous = this.#composition
+    // Disposed first: the new composition registers for the same agent (its skill filter, its
+    // permission mode); on failure the logged preset is composed again so the agent is never bare.
+    await previous?.dispose()
+    this.#composition = undefined
+    this.#model = undefined
+    try {
+      this.#composition = await this.#options.recompose(name)
+    } catch (error) {
+      this.#composition = await this.#options.recompose(undefined)
+      throw error
     }
   }
 

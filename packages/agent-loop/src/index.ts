@@ -7,6 +7,7 @@ import { type Context, Service } from '@dsh/kernel'
 import type { LlmCallConfig } from '@dsh/llm'
 import { foldMessages } from '@dsh/session'
 import { LoopAgent } from './driver.js'
+import { checkAgentPreset, composeAgentPreset, type PresetTarget } from './preset.js'
 import { runTurn } from './turn.js'
 
 declare module 'cordis' {
@@ -59,14 +60,28 @@ export class AgentLoopService extends Service {
     await scope
     const session = options.session ?? scope.ctx.sessions.create({ cwd: options.cwd })
     const root = this.ctx.root
+    // The preset is composed before the agent exists: a resumed session with queued input must never
+    // take a step without its preset's policy.
+    const target: PresetTarget = { root, scope: scope.ctx, agentId: id, session }
+    let composition: Awaited<ReturnType<typeof composeAgentPreset>>
+    try {
+      composition = await composeAgentPreset(target, options.preset)
+    } catch (error) {
+      await scope.dispose()
+      throw error
+    }
     const agent: LoopAgent = new LoopAgent({
       id,
       session,
       ctx: scope.ctx,
       root,
-      model: { ...this.config.model, ...options.model },
+      defaultModel: this.config.model ?? {},
+      model: options.model ?? {},
       maxSteps: options.maxSteps ?? this.config.maxSteps ?? 200,
-      preset: options.preset,
+      tools: options.tools ?? [],
+      composition,
+      checkPreset: (name) => checkAgentPreset(target, name),
+      recompose: (name) => composeAgentPreset(target, name),
       runTurn,
       onDispose: async (disposed) => {
         this.agents.delete(disposed)

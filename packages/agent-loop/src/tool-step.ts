@@ -16,7 +16,8 @@ export async function runToolCalls(host: TurnHost, calls: ToolCallBlock[], signa
   await root.tools.executeCalls(calls, {
     signal,
     agentId: agent.id,
-    preset: agent.preset,
+    restrictions: agent.toolRestrictions,
+    ...(agent.preset === undefined ? {} : { preset: agent.preset }),
     sessionId: session.id,
     onDispatch: (dispatch) => {
       callSeqs.set(dispatch.call.id, session.append('tool/call', { call: dispatch.call }).seq)

@@ -172,7 +172,7 @@ async function requestAndStream(host: TurnHost, baseSystem: string, signal: Abor
   const session = agent.session
   let retryReason: string | undefined
   for (let attempt = 0; ; attempt++) {
-    const tools = root.tools.list({ agentId: agent.id, preset: agent.preset })
+    const tools = root.tools.list({ agentId: agent.id, restrictions: agent.toolRestrictions })
     const draft: RequestDraft = await root.waterfall(
       'agent/request',
       { agent, session, config: { ...agent.model }, system: baseSystem, tools, signal },

@@ -3,6 +3,7 @@
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type { AssistantMessage, LlmCallConfig, LlmErrorData, Message, ToolSchema, UserMessage } from '@dsh/llm'
 import type { Session, SessionService, TurnEndReason } from '@dsh/session'
+import type { ToolRestriction } from '@dsh/tools'
 import type { InboxItem, InboxSplice, InboxState, InboxTarget } from './inbox.js'
 
 export type { InboxItem, InboxKind, InboxSplice, InboxState, InboxTarget } from './inbox.js'
@@ -39,6 +40,16 @@ export interface Agent {
   readonly disposed: boolean
   /** The model configuration of this agent's requests (provider/model may be unresolved). */
   readonly model: Partial<LlmCallConfig>
+  /** The preset the agent runs with (the session's `preset/selected`), when a presets row is loaded. */
+  readonly preset: string | undefined
+  /** Every restriction on the global tools this agent sees: its preset's policy, then its own. */
+  readonly toolRestrictions: readonly ToolRestriction[]
+  /**
+   * Recomposes the agent with another preset (its prompt sections, tools, model, permission mode).
+   * Only while the session has no turn of its own: throws `PRESET_LOCKED` after, `NO_PRESETS` without
+   * a presets row, and `PRESET_NOT_FOUND` / `PRESET_INVALID` for a bad name (the agent is unchanged).
+   */
+  setPreset(name: string): Promise<void>
   /** Queues a message for the next turn and wakes the driver. */
   followup(input: AgentInput): InboxReceipt
   /** Queues a message for the next step of the running turn (or the next turn) and wakes the driver. */
@@ -67,8 +78,15 @@ export interface CreateAgentOptions {
   model?: Partial<LlmCallConfig>
   /** Bounds; a turn that reaches `maxSteps` ends `blocked`. */
   maxSteps?: number
-  /** Tool preset name (which preset layer of `ctx.tools` this agent sees). */
+  /**
+   * The agent's preset (see `@dsh/presets`). On a session that records one, the recorded one is used
+   * and another name is refused with `PRESET_LOCKED` once the session has turns of its own; on a new
+   * session, this one (default: the presets row's default) is recorded. Needs a presets row
+   * (`NO_PRESETS` otherwise).
+   */
   preset?: string
+  /** Narrows the agent's global tools further (a subagent's filter), on top of its preset's policy. */
+  tools?: readonly ToolRestriction[]
 }
 
 /** A driver creates agents; `@dsh/agent-loop` is the default one. */

@@ -11,3 +11,16 @@ export type { Facts, JsonValue } from './errors.js'
 export { deepFreeze, HarnessError, toJsonSafe } from './errors.js'
 export type { InvariantCheck, InvariantViolation } from './invariants.js'
 export { InvariantsService } from './invariants.js'
+
+/**
+ * A context property naming the agent a composition belongs to (a preset's rows run under
+ * `agent.ctx.extend({ [AGENT_SCOPE]: agentId })`): registries that have per-agent entries (tools,
+ * prompt sections) put a registration made from such a context in that agent's scope by default.
+ */
+export const AGENT_SCOPE: unique symbol = Symbol.for('dsh.agentScope')
+
+/** The agent a context's registrations belong to (see `AGENT_SCOPE`), if any. */
+export function agentScopeOf(ctx: object): string | undefined {
+  const value = (ctx as Record<symbol, unknown>)[AGENT_SCOPE]
+  return typeof value === 'string' ? value : undefined
+}

@@ -341,6 +341,7 @@ export class DshClient {
     return this.request('question/respond', { questionId, answer })
   }
 
+  /** Creates a session; `preset` chooses its agent preset (`listPresets` names them). */
   async createSession(params: RpcMethods['session/create']['params'] = {}) {
     const result = await this.request('session/create', params)
     this.open.add(result.sessionId)
@@ -356,6 +357,11 @@ export class DshClient {
 
   listSessions(params: RpcMethods['session/list']['params'] = {}) {
     return this.request('session/list', params)
+  }
+
+  /** The agent presets a new session can take, and the default one. */
+  listPresets(params: RpcMethods['preset/list']['params'] = {}) {
+    return this.request('preset/list', params)
   }
 
   /** Forks a session (live or durable) and opens the fork on this runtime. */
@@ -402,16 +408,17 @@ export class DshClient {
    * session's agent reports whole-agent `idle`. The result's `text` is the last committed assistant
    * text of the root session in that interval. The interval is not causally tied to this prompt: it
    * also covers steering, queued follow-ups and descendant activity that happen in it, and if another
-   * prompt was already running, it ends when both are done.
+   * prompt was already running, it ends when both are done. `preset` applies to the new session only.
    */
   async run(
     text: string,
-    options: { sessionId?: string; attachments?: PromptParams['attachments'] } = {},
+    options: { sessionId?: string; attachments?: PromptParams['attachments']; preset?: string } = {},
   ): Promise<RunResult> {
     await this.start()
     let sessionId = options.sessionId
-    if (!sessionId) sessionId = (await this.createSession()).sessionId
-    else if (!this.open.has(sessionId)) await this.resumeSession(sessionId)
+    if (!sessionId) {
+      sessionId = (await this.createSession(options.preset === undefined ? {} : { preset: options.preset })).sessionId
+    } else if (!this.open.has(sessionId)) await this.resumeSession(sessionId)
     const root = sessionId
     const events: SessionEventNotification[] = []
     // The receipt is noticed in wire order, so an `idle` read before it (an earlier activity) is ignored.

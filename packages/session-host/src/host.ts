@@ -9,6 +9,7 @@ import type { AskedQuestion, CommandOutcome, UserAnswer } from '@dsh/interaction
 import type { JobInfo } from '@dsh/jobs'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { LlmCallConfig } from '@dsh/llm'
+import { hasOwnTurn, type PresetOrigin } from '@dsh/presets'
 import type {} from '@dsh/sandbox'
 import type { Session } from '@dsh/session'
 import type {} from '@dsh/session-store/coordinator'
@@ -17,6 +18,14 @@ import { type Pending, PendingRegistry } from './pending.js'
 import { composePrompt, type PromptInput } from './prompt-input.js'
 import { type EventSink, type SessionSubscription, Subscriptions } from './subscriptions.js'
 import { type HostedSession, mergeSessionList } from './summaries.js'
+
+/** A preset as a client's picker shows it. */
+export interface PresetSummary {
+  name: string
+  description: string
+  /** Where it was found: `project`, `user`, `extra` or `shipped`. */
+  origin: PresetOrigin
+}
 
 /** `detached`: no agent of this host drives the session. */
 export type HostedStatus = 'detached' | 'idle' | 'running'
@@ -29,6 +38,12 @@ export type Disposer = () => unknown
 
 export interface AttachOptions {
   model?: Partial<LlmCallConfig>
+  /**
+   * The session's preset (`@dsh/presets`). `create`: recorded in the new session (default: the presets
+   * row's default). `resume` / `fork`: the session keeps its recorded preset; naming another one is
+   * refused with `PRESET_LOCKED` once the session has turns of its own. Unknown: `PRESET_NOT_FOUND`.
+   */
+  preset?: string
   /** Bounds the agent's turns (a turn that reaches it ends `blocked`). */
   maxSteps?: number
   /**
@@ -320,6 +335,7 @@ export class SessionHost {
         cwd,
         ...(options.model ? { model: options.model } : {}),
         ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
+        ...(options.preset !== undefined ? { preset: options.preset } : {}),
       })
     } catch (error) {
       this.ownAgents.delete(id)
@@ -407,6 +423,50 @@ export class SessionHost {
     const applied = policy.setMode(sessionId, mode)
     this.listeners.stateChanged?.(sessionId)
     return applied
+  }
+
+  // ---- presets ----
+
+  /**
+   * The presets a new session in `cwd` (default the host's) can be created with, sorted by name;
+   * empty without a presets row.
+   */
+  async presets(cwd = this.cwd): Promise<PresetSummary[]> {
+    const presets = this.ctx.get('presets')
+    if (!presets) return []
+    return (await presets.list(cwd)).map((preset) => ({
+      name: preset.name,
+      description: preset.description,
+      origin: preset.source.origin,
+    }))
+  }
+
+  /** The preset name new sessions get when they ask for none (undefined without a presets row). */
+  defaultPreset(): string | undefined {
+    return this.ctx.get('presets')?.defaultName()
+  }
+
+  /** The preset of an attached session (undefined without a presets row). */
+  presetOf(sessionId: string): string | undefined {
+    return this.attachedSessions.get(sessionId)?.agent.preset
+  }
+
+  /** Whether an attached session may still switch preset (it has no turn of its own yet). */
+  presetLocked(sessionId: string): boolean {
+    const agent = this.attachedSessions.get(sessionId)?.agent
+    return agent === undefined || hasOwnTurn(agent.session)
+  }
+
+  /**
+   * Switches an attached session to another preset (logged as `preset/selected`). Only before the
+   * session's first turn: throws `PRESET_LOCKED` after it, `SESSION_NOT_ATTACHED`, `NO_PRESETS`,
+   * `PRESET_NOT_FOUND` / `PRESET_INVALID`.
+   */
+  async setPreset(sessionId: string, name: string): Promise<string> {
+    const agent = this.agent(sessionId)
+    await agent.setPreset(name)
+    this.listeners.stateChanged?.(sessionId)
+    return name
   }
 
   // ---- events ----

@@ -7,6 +7,7 @@ export type {
   CreateOptions,
   Disposer,
   HostedStatus,
+  PresetSummary,
   QuestionOutcome,
   SessionHostListeners,
   SessionHostOptions,

@@ -6,7 +6,8 @@ import { readdir, readFile, stat } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type {} from '@dsh/composition'
-import { type Context, HarnessError, Service } from '@dsh/kernel'
+import { agentScopeOf, type Context, HarnessError, Service } from '@dsh/kernel'
+import { matchesToolPattern } from '@dsh/tools'
 import { parse } from 'yaml'
 
 declare module 'cordis' {
@@ -115,6 +116,8 @@ export class SkillsService extends Service {
   readonly config: SkillsConfig
   readonly home: Context
   private _catalog: Promise<{ skills: SkillInfo[]; problems: SkillProblem[] }> | undefined
+  /** Per-agent skill filters (names or globs), from the agents' presets. */
+  readonly filters = new Map<string, readonly string[]>()
 
   constructor(ctx: Context, config: SkillsConfig = {}) {
     super(ctx, 'skills')
@@ -137,9 +140,30 @@ export class SkillsService extends Service {
     return roots
   }
 
-  /** The catalog (sorted by name). */
-  async list(): Promise<SkillInfo[]> {
-    return (await this.scan()).skills
+  /** The catalog (sorted by name); for an agent with a filter, only the skills it lets through. */
+  async list(scope: { agentId?: string } = {}): Promise<SkillInfo[]> {
+    const skills = (await this.scan()).skills
+    const filter = scope.agentId === undefined ? undefined : this.filters.get(scope.agentId)
+    if (!filter) return skills
+    return skills.filter((skill) => filter.some((pattern) => matchesToolPattern(skill.name, pattern)))
+  }
+
+  /**
+   * Limits the skills an agent sees (listed and loadable) to `patterns` (names or globs), for the
+   * caller's lifetime. The agent is the caller's agent scope (a preset composition) unless given.
+   * Throws `SKILL_FILTER_INVALID` when there is no agent to filter for.
+   */
+  restrict(patterns: readonly string[], agentId = agentScopeOf(this.ctx)): () => void {
+    if (agentId === undefined) {
+      throw new HarnessError('SKILL_FILTER_INVALID', 'a skill filter belongs to one agent; none was given', {})
+    }
+    return this.ctx.effect(() => {
+      const filter = [...patterns]
+      this.filters.set(agentId, filter)
+      return () => {
+        if (this.filters.get(agentId) === filter) this.filters.delete(agentId)
+      }
+    }, `skills.restrict(${agentId})`)
   }
 
   /** SKILL.md files that were skipped, and why. */
@@ -153,9 +177,12 @@ export class SkillsService extends Service {
     return this.list()
   }
 
-  /** Loads a skill's body. Throws `SKILL_NOT_FOUND` (with the known names) or `SKILL_INVALID`. */
-  async load(name: string): Promise<LoadedSkill> {
-    const skills = await this.list()
+  /**
+   * Loads a skill's body (one the agent's filter lets through, for `scope.agentId`). Throws
+   * `SKILL_NOT_FOUND` (with the known names) or `SKILL_INVALID`.
+   */
+  async load(name: string, scope: { agentId?: string } = {}): Promise<LoadedSkill> {
+    const skills = await this.list(scope)
     const info = skills.find((skill) => skill.name === name)
     if (!info) {
       throw new HarnessError(

@@ -27,8 +27,8 @@ export function apply(ctx: Context, config: SkillToolConfig = {}): void {
     name: 'skills',
     kind: 'section',
     order,
-    render: async () => {
-      const skills = await ctx.skills.list()
+    render: async (scope) => {
+      const skills = await ctx.skills.list(scope.agentId === undefined ? {} : { agentId: scope.agentId })
       if (skills.length === 0) return undefined
       const lines = skills.map((skill) => `- ${skill.name}: ${skill.description}`)
       return `# Skills\nLoad a skill with the skill tool when the task matches its description:\n${lines.join('\n')}`
@@ -46,10 +46,10 @@ export function apply(ctx: Context, config: SkillToolConfig = {}): void {
         additionalProperties: false,
       },
       presentation: (args) => ({ kind: 'generic', title: `skill ${args.name}` }),
-      execute: async (args) => {
+      execute: async (args, call) => {
         let skill: Awaited<ReturnType<typeof ctx.skills.load>>
         try {
-          skill = await ctx.skills.load(args.name)
+          skill = await ctx.skills.load(args.name, call.agentId === undefined ? {} : { agentId: call.agentId })
         } catch (error) {
           if (error instanceof HarnessError) throw new ToolError(error.message, error.code)
           throw error

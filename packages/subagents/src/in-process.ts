@@ -1,13 +1,15 @@
 // The in-process child both providers share: a scope inside the parent agent's scope holding a durable
 // child session (a fork of the parent's log: empty for spawn, the last closed turn for fork), an agent
-// over it, and the child's composition: the tool filter, the persona section, approval policy `never`.
+// over it, and the child's composition: its preset (the requested one, else the parent's), its tool
+// restrictions (the parent's, then the launch filter: a child never sees a tool its parent cannot use),
+// the persona section, approval policy `never`.
 import { type Agent, foldInbox, type InboxSplice } from '@dsh/agent'
 import type {} from '@dsh/approval'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { Session } from '@dsh/session'
 import type {} from '@dsh/system-prompt'
 import type {} from '@dsh/tools'
-import { type ChildRunResult, outcomeOf, permitted, type SubagentChild, type SubagentLaunch } from './index.js'
+import { type ChildRunResult, outcomeOf, type SubagentChild, type SubagentLaunch } from './index.js'
 
 /**
  * Where the child's log starts: `fresh` (no parent facts), `fork` (the parent's last closed turn), or
@@ -69,13 +71,14 @@ export async function startInProcess(launch: SubagentLaunch, seed: ChildSeed): P
     } else {
       session = ctx.sessions.fork(parent.session, seed === 'fresh' ? -1 : lastClosedTurn(parent.session), id)
     }
-    // Composed before the agent exists: a resumed child must never take a step without its filter.
     compose(ctx, launch, session)
-    const preset = (parent as Agent & { preset?: string }).preset
+    // The restrictions go with the agent from its creation: a resumed child never takes a step without them.
+    const preset = request.preset ?? parent.preset
     const agent = await ctx.agents.create({
       session,
       id,
       model: { ...parent.model, ...request.model },
+      tools: [...parent.toolRestrictions, launch.restriction],
       ...(request.maxSteps !== undefined ? { maxSteps: request.maxSteps } : {}),
       ...(preset !== undefined ? { preset } : {}),
     })
@@ -100,19 +103,10 @@ function dropQueued(session: Session): void {
   }
 }
 
-/** The child's composition, registered on its scope so it goes when the child goes. */
+/** The child's persona and approval policy, registered on its scope so they go when the child goes. */
 function compose(ctx: Context, launch: SubagentLaunch, session: Session): void {
-  const { restriction, persona } = launch
+  const { persona } = launch
   const agent = { id: launch.id, session }
-  ctx.on('agent/request', async (_draft, next) => {
-    const out = await next()
-    if (out.agent.id !== agent.id) return out
-    return { ...out, tools: out.tools.filter((tool) => permitted(tool.name, restriction)) }
-  })
-  ctx.on('tools/pre-execute', async (call, next) => {
-    if (call.agentId !== agent.id || permitted(call.toolName, restriction)) return next()
-    return { action: 'deny', reason: `tool ${call.toolName} is not available to this subagent` }
-  })
   ctx.systemPrompt.register({
     name: `subagent-persona:${agent.id}`,
     agentId: agent.id,

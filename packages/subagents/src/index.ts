@@ -33,6 +33,11 @@ export interface SubagentRequest {
   persona?: string
   /** Narrows the parent's tool set for the child (the config `deny` list always applies too). */
   tools?: ToolRestriction
+  /**
+   * The child's preset (see `@dsh/presets`); default the parent's. The child's tools are still only
+   * those its parent may use: a preset can narrow a child, never widen it.
+   */
+  preset?: string
   model?: Partial<LlmCallConfig>
   maxSteps?: number
   /** The caller's cancellation (the parent tool call's signal): aborting cancels the first run. */
@@ -145,6 +150,8 @@ export interface SubagentStartedData {
   callId?: string
   persona?: string
   tools?: { allow?: string[]; deny?: string[] }
+  /** The preset the request named (the child's own log records the one it runs with). */
+  preset?: string
   model?: { [key: string]: JsonValue }
 }
 
@@ -208,12 +215,6 @@ export const DEFAULT_PERSONA = [
   'Nobody can answer questions here: when something is unclear, decide, and say what you assumed.',
   'End with a final report as plain text: what you did, what you found, and anything left undone.',
 ].join('\n')
-
-/** Whether `name` passes a restriction (the same rule `ctx.tools` applies). */
-export function permitted(name: string, restriction: ToolRestriction): boolean {
-  if (restriction.allow && !restriction.allow.includes(name)) return false
-  return !restriction.deny?.includes(name)
-}
 
 function checkConfig(config: SubagentsConfig): Required<SubagentsConfig> {
   const maxDepth = config.maxDepth ?? 2
@@ -335,6 +336,7 @@ export class SubagentsService extends Service {
     if (request.description !== undefined) started.description = request.description
     if (request.callId !== undefined) started.callId = request.callId
     if (request.persona !== undefined) started.persona = request.persona
+    if (request.preset !== undefined) started.preset = request.preset
     if (request.model !== undefined) started.model = JSON.parse(JSON.stringify(request.model))
     live.log('subagent/started', started)
   }
@@ -374,6 +376,7 @@ export class SubagentsService extends Service {
       mode: 'continuable',
       ...(started.description !== undefined ? { description: started.description } : {}),
       ...(started.persona !== undefined ? { persona: started.persona } : {}),
+      ...(started.preset !== undefined ? { preset: started.preset } : {}),
       ...(started.model !== undefined ? { model: started.model as Partial<LlmCallConfig> } : {}),
     }
     const restriction: ToolRestriction = {

@@ -12,6 +12,7 @@ interface TaskArgs {
   provider?: string
   persona?: string
   tools?: string[]
+  preset?: string
   keep?: boolean
 }
 
@@ -95,6 +96,8 @@ export default {
         'provider "spawn" (default) starts with an empty context: put everything it needs in prompt.',
         'provider "fork" starts with this conversation up to the end of the previous turn.',
         'tools narrows the tools it may use (names); the subagent cannot ask the user anything.',
+        'preset runs it with an agent preset (e.g. "ask": read-only tools for questions, "plan": investigate',
+        'and plan); default: your own. It never gets a tool you do not have.',
         'keep: true keeps it for follow-ups with subagent_send (close it with subagent_close).',
       ].join('\n'),
       parameters: {
@@ -105,6 +108,7 @@ export default {
           provider: { type: 'string', description: 'spawn (default) or fork.' },
           persona: { type: 'string', description: 'Optional role or instructions for the subagent.' },
           tools: { type: 'array', items: { type: 'string' }, description: 'Only these tools (default: yours).' },
+          preset: { type: 'string', description: 'Agent preset of the subagent (default: yours), e.g. ask or plan.' },
           keep: { type: 'boolean', description: 'Keep the subagent for follow-ups (default false).' },
         },
         required: ['prompt'],
@@ -129,6 +133,7 @@ export default {
             ...(args.description !== undefined ? { description: args.description } : {}),
             ...(args.persona !== undefined ? { persona: args.persona } : {}),
             ...(args.tools !== undefined ? { tools: { allow: args.tools } } : {}),
+            ...(args.preset !== undefined ? { preset: args.preset } : {}),
           })
           .catch(asToolError)
         if (args.keep) kept.set(handle.id, { handle, owner: parent.id })

@@ -191,7 +191,7 @@ describe('subagents', () => {
     expect(childTools[0]).toContain('subagent_list')
     const [report] = dataOf(parent.session, 'subagent/finished')
     expect(report?.outcome).toBe('completed')
-    expect(report?.text).toMatch(/^child saw: .*not available to this subagent/s)
+    expect(report?.text).toMatch(/^child saw: .*not available to this agent/s)
     expect(dataOf(parent.session, 'subagent/started')).toHaveLength(1)
 
     // The service refuses it whatever the tools say.
@@ -232,7 +232,7 @@ describe('subagents', () => {
     await parent.whenIdle()
     expect(ran).toBe(0)
     const [report] = dataOf(parent.session, 'subagent/finished')
-    expect(report?.text).toMatch(/not available to this subagent/)
+    expect(report?.text).toMatch(/not available to this agent/)
     await parent.dispose()
   })
 

@@ -96,6 +96,7 @@ class AcpLink implements AcpConnection {
         answering(() => listSessions(this.ctx, params, () => this.host.list())),
       )
       .onRequest(acp.methods.agent.session.close, ({ params }) => answering(() => this.closeSession(params.sessionId)))
+      .onRequest(acp.methods.agent.session.setMode, ({ params }) => answering(() => this.setMode(params)))
       .onRequest(acp.methods.agent.session.prompt, ({ params }) => answering(() => this.prompt(params)))
       .onNotification(acp.methods.agent.session.cancel, ({ params }) => this.cancel(params.sessionId))
     const output = Writable.toWeb(options.output as Writable) as WritableStream<Uint8Array>
@@ -229,7 +230,37 @@ class AcpLink implements AcpConnection {
       for (const event of replay) this.sendLive(editor, event, agent.session)
       this.goLive(editor)
     }
-    return { sessionId: agent.session.id }
+    const modes = await this.modesOf(agent)
+    return modes ? { sessionId: agent.session.id, modes } : { sessionId: agent.session.id }
+  }
+
+  /**
+   * The session's modes: dsh's agent presets (`code`, `plan`, `ask`...), the current one being the
+   * session's. Undefined when the profile has no presets row.
+   */
+  private async modesOf(agent: Agent): Promise<acp.SessionModeState | undefined> {
+    if (agent.preset === undefined) return undefined
+    const presets = await this.host.presets(agent.session.header.cwd)
+    return {
+      currentModeId: agent.preset,
+      availableModes: presets.map((preset) => ({
+        id: preset.name,
+        name: preset.name,
+        ...(preset.description ? { description: preset.description } : {}),
+      })),
+    }
+  }
+
+  /**
+   * `session/set_mode`: switches the session's preset. Only before its first prompt (a session with
+   * turns keeps the preset its history was made with: invalid request, code `PRESET_LOCKED`).
+   */
+  private async setMode(params: acp.SetSessionModeRequest): Promise<acp.SetSessionModeResponse> {
+    const sessionId = checkedSessionId(params.sessionId)
+    if (!this.editorSessions.has(sessionId)) throw acp.RequestError.sessionNotFound(sessionId)
+    await this.host.setPreset(sessionId, params.modeId)
+    await this.send(sessionId, { sessionUpdate: 'current_mode_update', currentModeId: params.modeId })
+    return {}
   }
 
   private async loadSession(params: acp.LoadSessionRequest): Promise<acp.LoadSessionResponse> {
@@ -259,7 +290,8 @@ class AcpLink implements AcpConnection {
     const editor = this.editorSessions.get(params.sessionId)
     if (editor) this.goLive(editor)
     await this.sending
-    return {}
+    const modes = await this.modesOf(agent)
+    return modes ? { modes } : {}
   }
 
   /** ACP content blocks as a host prompt: text and links in the text, images and embedded resources as attachments. */

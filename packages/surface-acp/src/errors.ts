@@ -5,7 +5,15 @@ import { HarnessError } from '@dsh/kernel'
 import { checkSessionId } from '@dsh/session'
 
 /** Codes that mean the editor sent something dsh cannot take. */
-const INVALID_PARAMS = new Set(['SESSION_ID_INVALID', 'MCP_CONFIG_INVALID', 'ACP_MCP_SERVERS_INVALID'])
+const INVALID_PARAMS = new Set([
+  'SESSION_ID_INVALID',
+  'MCP_CONFIG_INVALID',
+  'ACP_MCP_SERVERS_INVALID',
+  'PRESET_NOT_FOUND',
+  'PRESET_INVALID',
+])
+/** Codes that mean the request cannot be done in the session's state. */
+const INVALID_REQUEST = new Set(['SESSION_BUSY', 'PRESET_LOCKED', 'NO_PRESETS'])
 
 /** `error` as the JSON-RPC error the editor should see (anything unrecognised is returned as is). */
 export function requestErrorOf(error: unknown): unknown {
@@ -13,7 +21,7 @@ export function requestErrorOf(error: unknown): unknown {
   if (INVALID_PARAMS.has(error.code)) return acp.RequestError.invalidParams({ code: error.code }, error.message)
   const id = error.facts.id
   if (error.code === 'SESSION_NOT_FOUND' && typeof id === 'string') return acp.RequestError.sessionNotFound(id)
-  if (error.code === 'SESSION_BUSY') return acp.RequestError.invalidRequest({ code: error.code }, error.message)
+  if (INVALID_REQUEST.has(error.code)) return acp.RequestError.invalidRequest({ code: error.code }, error.message)
   return error
 }
 

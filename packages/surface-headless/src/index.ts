@@ -23,7 +23,12 @@ export interface HeadlessRunRequest {
   continue?: boolean
   /** Approval questions are answered allowed-once (true) or unavailable (false: nobody to ask). */
   yes?: boolean
-  /** Sandbox/approval preset for the session, when the profile has a permission-preset service. */
+  /**
+   * The agent preset (`@dsh/presets`) of a new session (default: the presets row's default); on
+   * `resume`/`continue` the session keeps its own, and another name is refused (`PRESET_LOCKED`).
+   */
+  preset?: string
+  /** Sandbox/approval preset for the session (default: the agent preset's, else the policy row's). */
   permissionMode?: string
   /** Network of confined commands (`on` or `off`), recorded with the mode; default: the policy row's. */
   network?: string

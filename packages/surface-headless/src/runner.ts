@@ -31,7 +31,11 @@ export class HeadlessRunnerService extends HeadlessRunner {
 
   /** A fresh session, or the one `--resume` / `--continue` names, with the run's agent attached. */
   private async attach(host: SessionHost, request: HeadlessRunRequest): Promise<Agent> {
-    const options = { model: request.model, maxSteps: request.maxSteps }
+    const options = {
+      model: request.model,
+      maxSteps: request.maxSteps,
+      ...(request.preset !== undefined ? { preset: request.preset } : {}),
+    }
     if (!request.resume && !request.continue) return host.create({ ...options, cwd: request.cwd })
     if (!this.ctx.get('sessionPersistence')) {
       throw new HarnessError(
@@ -82,6 +86,9 @@ export class HeadlessRunnerService extends HeadlessRunner {
         disposers.push(approval.answer(answerer))
       }
       let turns = 0
+      // A new session's first facts (its preset, its permission mode) were logged while it was created,
+      // before this listener: they are part of the run's stream too.
+      if (!request.resume && !request.continue) for (const event of agent.session.events) request.onEvent?.(event)
       disposers.push(
         this.ctx.on('session/event', (source, event) => {
           if (source !== agent.session) return

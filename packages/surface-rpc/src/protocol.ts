@@ -2,7 +2,7 @@
 // types and constants only (no runtime imports), shared by the server row and the client SDKs.
 import type { ReasoningEffort } from '@dsh/llm'
 import type { AnySessionEvent } from '@dsh/session'
-import type { AttachmentInput, HostedSession } from '@dsh/session-host'
+import type { AttachmentInput, HostedSession, PresetSummary } from '@dsh/session-host'
 
 /** The protocol version `initialize` negotiates. Bumped only for incompatible changes. */
 export const RPC_PROTOCOL_VERSION = 1
@@ -94,22 +94,43 @@ export interface InitializeResult {
 
 export interface SessionCreateParams extends ModelRoute {
   cwd?: string
+  /** The agent preset (`preset/list` names them); default: the profile's (`code`). Logged in the session. */
+  preset?: string
 }
 
 export interface SessionCreateResult {
   sessionId: string
   cwd: string
+  /** The preset the session runs with (absent without a presets row). */
+  preset?: string
 }
 
 export interface SessionResumeParams extends ModelRoute {
   sessionId: string
+  /**
+   * Must be the session's own preset, or absent: a session that already has turns keeps its preset
+   * (error code `PRESET_LOCKED`).
+   */
+  preset?: string
 }
 
 export interface SessionResumeResult {
   sessionId: string
   cwd: string
+  preset?: string
   /** Events in the session log after cold-resume repair. */
   eventCount: number
+}
+
+export interface PresetListParams {
+  /** The project whose `.dsh/presets` count (default: the connection's cwd). */
+  cwd?: string
+}
+
+export interface PresetListResult {
+  data: PresetSummary[]
+  /** The preset of sessions created without one. */
+  default?: string
 }
 
 export interface SessionListParams {
@@ -215,6 +236,7 @@ export interface RpcMethods {
   'session/resume': { params: SessionResumeParams; result: SessionResumeResult }
   'session/list': { params: SessionListParams; result: SessionListResult }
   'session/fork': { params: SessionForkParams; result: SessionForkResult }
+  'preset/list': { params: PresetListParams; result: PresetListResult }
   prompt: { params: PromptParams; result: PromptResult }
   steer: { params: SteerParams; result: SteerResult }
   cancel: { params: CancelParams; result: CancelResult }

@@ -21,13 +21,21 @@ import {
   type CommandRunResult,
   type InitializeResult,
   type ModelRoute,
+  type PresetListResult,
   type PromptResult,
   type ResolvedModel,
   RPC_PROTOCOL_VERSION,
   type RpcNotifications,
+  type SessionCreateResult,
   type SessionListResult,
+  type SessionResumeResult,
   type SessionSummary,
 } from './protocol.js'
+
+/** The preset an agent runs with, as a result field (absent without a presets row). */
+function presetOf(agent: Agent): { preset?: string } {
+  return agent.preset === undefined ? {} : { preset: agent.preset }
+}
 
 const SERVER_NAME = 'dsh-rpc'
 const SERVER_VERSION = '0.1.0'
@@ -95,6 +103,7 @@ class Connection implements RpcConnection {
       'session/resume': (p) => this.ready(() => this.sessionResume(p)),
       'session/list': (p) => this.ready(() => this.sessionList(p)),
       'session/fork': (p) => this.ready(() => this.sessionFork(p)),
+      'preset/list': (p) => this.ready(() => this.presetList(p)),
       prompt: (p) => this.ready(() => this.queue(p, 'followup')),
       steer: (p) => this.ready(() => this.queue(p, 'steer')),
       cancel: (p) => this.ready(() => this.cancel(p)),
@@ -254,23 +263,30 @@ class Connection implements RpcConnection {
   }
 
   private attachOptions(params: Record<string, unknown>) {
-    return { model: this.modelOf(params) }
+    const preset = optionalString(params, 'preset')
+    return { model: this.modelOf(params), ...(preset !== undefined ? { preset } : {}) }
   }
 
-  private async sessionCreate(params: Record<string, unknown>) {
+  private async sessionCreate(params: Record<string, unknown>): Promise<SessionCreateResult> {
     const agent = await this.host.create({
       cwd: this.resolveCwd(optionalString(params, 'cwd')),
       ...this.attachOptions(params),
     })
     this.reportStatus(agent)
-    return { sessionId: agent.session.id, cwd: agent.session.header.cwd }
+    return { sessionId: agent.session.id, cwd: agent.session.header.cwd, ...presetOf(agent) }
   }
 
-  private async sessionResume(params: Record<string, unknown>) {
+  private async sessionResume(params: Record<string, unknown>): Promise<SessionResumeResult> {
     const sessionId = requireString(params, 'sessionId')
     const agent = await this.host.resume(sessionId, this.attachOptions(params))
     this.reportStatus(agent)
-    return { sessionId, cwd: agent.session.header.cwd, eventCount: agent.session.length }
+    return { sessionId, cwd: agent.session.header.cwd, eventCount: agent.session.length, ...presetOf(agent) }
+  }
+
+  private async presetList(params: Record<string, unknown>): Promise<PresetListResult> {
+    const fallback = this.host.defaultPreset()
+    const data = await this.host.presets(this.resolveCwd(optionalString(params, 'cwd')))
+    return fallback === undefined ? { data } : { data, default: fallback }
   }
 
   private async sessionList(params: Record<string, unknown>): Promise<SessionListResult> {

@@ -1,7 +1,7 @@
 // @dsh/system-prompt: `ctx.systemPrompt`, the registry of named, ordered prompt sections and prompt
 // variables. The loop renders it per request and records the result in `request/header`, so what the
 // model was told is always in the log. `dynamic` sections become durable user-role context snapshots.
-import { type Context, HarnessError, Service } from '@dsh/kernel'
+import { agentScopeOf, type Context, HarnessError, Service } from '@dsh/kernel'
 
 declare module 'cordis' {
   interface Context {
@@ -30,8 +30,16 @@ export interface PromptSection {
   kind?: SectionKind
   /** Lower renders first. Default 100. */
   order?: number
-  /** Only for this agent (per-agent sections); all agents when absent. */
+  /**
+   * Only for this agent (per-agent sections); all agents when absent. A section registered from an
+   * agent's composition context (`AGENT_SCOPE`, a preset's rows) defaults to that agent.
+   */
   agentId?: string
+  /**
+   * Names of sections this one stands in for: while it applies (for its agent), those are left out.
+   * A preset replaces the shipped `base` section for its agents this way.
+   */
+  replaces?: readonly string[]
   /** Text with `{{variable}}` placeholders, or undefined/empty to contribute nothing this time. */
   render(scope: PromptScope): string | undefined | Promise<string | undefined>
 }
@@ -63,6 +71,8 @@ export class SystemPromptService extends Service {
 
   /** Registers a section for the caller's lifetime. Throws `DUPLICATE_PROMPT_SECTION`. */
   register(section: PromptSection): () => void {
+    const scoped = agentScopeOf(this.ctx)
+    if (section.agentId === undefined && scoped !== undefined) section = { ...section, agentId: scoped }
     return this.ctx.effect(() => {
       if (this.sections.has(section.name)) {
         throw new HarnessError('DUPLICATE_PROMPT_SECTION', `prompt section "${section.name}" is already registered`, {
@@ -94,8 +104,12 @@ export class SystemPromptService extends Service {
    * apply, naming both.
    */
   async render(scope: PromptScope): Promise<RenderedPrompt> {
-    const applicable = [...this.sections.values()]
-      .filter((section) => section.agentId === undefined || section.agentId === scope.agentId)
+    const matching = [...this.sections.values()].filter(
+      (section) => section.agentId === undefined || section.agentId === scope.agentId,
+    )
+    const replaced = new Set(matching.flatMap((section) => section.replaces ?? []))
+    const applicable = matching
+      .filter((section) => !replaced.has(section.name))
       .sort((a, b) => (a.order ?? 100) - (b.order ?? 100) || a.name.localeCompare(b.name))
     const complete = applicable.filter((section) => section.kind === 'complete')
     if (complete.length > 1) {

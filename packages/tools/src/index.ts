@@ -1,11 +1,12 @@
-// @dsh/tools: the tool seam `ctx.tools`. A scoped registry (global / preset / agent layers), guards,
+// @dsh/tools: the tool seam `ctx.tools`. A scoped registry (global and per-agent layers), guards,
 // the guarded per-call pipeline (pipeline.ts) and the scheduler for a model's batch of calls
 // (scheduler.ts). Approval is consumed through the optional `ctx.approval` service (@dsh/approval).
 import type {} from '@dsh/approval'
-import { type Context, deepFreeze, HarnessError, Service } from '@dsh/kernel'
+import { agentScopeOf, type Context, deepFreeze, HarnessError, Service } from '@dsh/kernel'
 import type { ToolCallBlock, ToolSchema } from '@dsh/llm'
 import type { ToolDefinition } from './define.js'
 import { abortedBeforeDispatch, gate, type PipelineHost, runBody } from './pipeline.js'
+import { permittedAll } from './restriction.js'
 import { type ExecuteCallsOptions, executeCalls } from './scheduler.js'
 import type {
   ToolCallInput,
@@ -14,7 +15,6 @@ import type {
   ToolGuard,
   ToolOutcome,
   ToolPreExecuteDecision,
-  ToolRestriction,
   ToolResult,
   ToolScope,
 } from './types.js'
@@ -51,8 +51,11 @@ export interface ToolsConfig {
   concurrency?: number
 }
 
-/** Where a registration lives: global (default), one preset's layer, or one agent's own layer. */
-export type ToolLayer = { preset?: undefined; agentId?: undefined } | { preset: string } | { agentId: string }
+/**
+ * Where a registration lives: global, or one agent's own layer. Without a layer, a registration made
+ * from an agent's composition context (a preset's rows, see `AGENT_SCOPE`) goes to that agent's layer.
+ */
+export type ToolLayer = { agentId?: string }
 
 interface Entry {
   tool: ToolDefinition
@@ -67,24 +70,8 @@ function checkConcurrency(value: unknown, where: string): number {
   return value
 }
 
-function permitted(name: string, restriction: ToolRestriction | undefined): boolean {
-  if (!restriction) return true
-  if (restriction.allow && !restriction.allow.includes(name)) return false
-  return !restriction.deny?.includes(name)
-}
-
-function layerKey(layer: ToolLayer | undefined): string {
-  const preset = layer && 'preset' in layer ? layer.preset : undefined
-  const agentId = layer && 'agentId' in layer ? layer.agentId : undefined
-  if (preset !== undefined && agentId !== undefined) {
-    throw new HarnessError('INVALID_TOOL_LAYER', 'a tool registers in one layer: preset or agentId, not both', {
-      preset,
-      agentId,
-    })
-  }
-  if (preset !== undefined) return `preset:${preset}`
-  if (agentId !== undefined) return `agent:${agentId}`
-  return 'global'
+function layerKey(agentId: string | undefined): string {
+  return agentId === undefined ? 'global' : `agent:${agentId}`
 }
 
 export class ToolsService extends Service {
@@ -108,8 +95,7 @@ export class ToolsService extends Service {
   /**
    * Registers a tool in a layer for the lifetime of the calling plugin (register on an agent's own
    * context and the tool dies with the agent). Throws `DUPLICATE_TOOL` when the layer already has the
-   * name; `INVALID_TOOL_LAYER` when both `preset` and `agentId` are given; `INVALID_TOOL_DEFINITION`
-   * when `tool` did not come from `defineTool`.
+   * name; `INVALID_TOOL_DEFINITION` when `tool` did not come from `defineTool`.
    */
   register(tool: ToolDefinition<never>, layer?: ToolLayer): () => void {
     const definition = tool as unknown as ToolDefinition
@@ -118,7 +104,7 @@ export class ToolsService extends Service {
         name: String(definition?.name),
       })
     }
-    const key = layerKey(layer)
+    const key = layerKey(layer?.agentId ?? agentScopeOf(this.ctx))
     return this.ctx.effect(() => {
       const entries = this.layers.get(key) ?? new Map<string, Entry>()
       if (entries.has(definition.name)) {
@@ -159,12 +145,12 @@ export class ToolsService extends Service {
   }
 
   /**
-   * The tool a scope sees under `name`: its agent layer first, then its preset layer, then global
-   * (a narrower layer shadows a wider one).
+   * The tool a scope sees under `name`: its agent layer first, then global (the agent's own tool
+   * shadows a global one); global tools must pass every restriction of the scope.
    */
   get(name: string, scope: ToolScope = {}): ToolDefinition | undefined {
     for (const { key, filtered } of this.scopeKeys(scope)) {
-      if (filtered && !permitted(name, scope.restriction)) continue
+      if (filtered && !permittedAll(name, scope.restrictions)) continue
       const entry = this.layers.get(key)?.get(name)
       if (entry) return entry.tool
     }
@@ -176,7 +162,7 @@ export class ToolsService extends Service {
     const seen = new Map<string, ToolDefinition>()
     for (const { key, filtered } of this.scopeKeys(scope)) {
       for (const [name, entry] of this.layers.get(key) ?? []) {
-        if (seen.has(name) || (filtered && !permitted(name, scope.restriction))) continue
+        if (seen.has(name) || (filtered && !permittedAll(name, scope.restrictions))) continue
         seen.set(name, entry.tool)
       }
     }
@@ -190,9 +176,8 @@ export class ToolsService extends Service {
    */
   list(scope: ToolScope = {}): readonly ToolSchema[] {
     const build = () => deepFreeze(this.tools(scope).map((tool) => structuredClone(tool.schema) as ToolSchema))
-    if (scope.restriction) return build()
     const { version, lists } = this.listed
-    const key = `${scope.agentId ?? ''}\u0000${scope.preset ?? ''}`
+    const key = `${scope.agentId ?? ''}\u0000${JSON.stringify(scope.restrictions ?? [])}`
     const cached = lists.get(key)
     if (cached?.version === version) return cached.schemas
     const schemas = build()
@@ -224,11 +209,18 @@ export class ToolsService extends Service {
     return executeCalls(this.host(options), (name) => this.get(name, options), calls, options, concurrency)
   }
 
-  /** The layers a scope sees, narrowest first; only the agent's own layer escapes its restriction. */
+  /**
+   * Whether a scope's restrictions hide a tool it would otherwise see (the pipeline says "not available
+   * to this agent" instead of "unknown tool" for a forced call of it).
+   */
+  restricted(name: string, scope: ToolScope): boolean {
+    return this.get(name, scope) === undefined && this.get(name, { agentId: scope.agentId }) !== undefined
+  }
+
+  /** The layers a scope sees, narrowest first; only the agent's own layer escapes its restrictions. */
   private scopeKeys(scope: ToolScope): { key: string; filtered: boolean }[] {
     const keys: { key: string; filtered: boolean }[] = []
     if (scope.agentId !== undefined) keys.push({ key: `agent:${scope.agentId}`, filtered: false })
-    if (scope.preset !== undefined) keys.push({ key: `preset:${scope.preset}`, filtered: true })
     keys.push({ key: 'global', filtered: true })
     return keys
   }
@@ -241,6 +233,7 @@ export class ToolsService extends Service {
       guards: () => [...this.guardList],
       approval: () => ctx.get('approval'),
       available: () => this.tools(scope).map((tool) => tool.name),
+      restricted: (name) => this.restricted(name, scope),
     }
   }
 }
@@ -259,6 +252,7 @@ export type {
 } from './define.js'
 export { defineTool, ToolError } from './define.js'
 export { presentationOf } from './pipeline.js'
+export { matchesToolPattern, permitted, permittedAll } from './restriction.js'
 export type { ExecuteCallsOptions } from './scheduler.js'
 export type {
   ToolCallInput,

@@ -28,6 +28,8 @@ export interface PipelineHost {
   approval(): ApprovalService | undefined
   /** Tool names visible in the caller's scope, for "unknown tool" messages. */
   available(): string[]
+  /** Whether the caller's restrictions (its preset, a subagent filter) hide a tool of that name. */
+  restricted(name: string): boolean
 }
 
 export type Gated = { kind: 'done'; result: ToolResult } | { kind: 'ready'; tool: ToolDefinition; input: ToolCallInput }
@@ -189,6 +191,13 @@ export async function gate(
     kind: 'done',
     result: finish(host, call, tool, presentation, errorOutcome(code, message), false),
   })
+  if (!tool && host.restricted(call.name)) {
+    const preset = options.preset === undefined ? '' : ` (preset "${options.preset}")`
+    return done(
+      'TOOL_NOT_ALLOWED',
+      `Tool "${call.name}" was not run: it is not available to this agent${preset}. Available tools: ${host.available().join(', ') || 'none'}.`,
+    )
+  }
   if (!tool) return done('UNKNOWN_TOOL', unknownToolMessage(call.name, host.available()))
   if (call.argumentsError !== undefined) {
     return done(

@@ -3,17 +3,22 @@ import type { JsonValue } from '@dsh/kernel'
 import type { ToolCallBlock, ToolResultContent, ToolResultMessage } from '@dsh/llm'
 import type { ToolMode, ToolPresentation } from './define.js'
 
-/** Which registry layers a caller sees: global, plus its preset's layer, plus its agent's own layer. */
+/** Which registry layers a caller sees: global, plus its agent's own layer. */
 export interface ToolScope {
-  preset?: string
   agentId?: string
   /**
-   * Narrows the global and preset layers (e.g. a child agent's tool filter): a name must be in `allow`
-   * (when given) and not in `deny`. The agent's own registrations are never filtered.
+   * Narrow the global layer (an agent's preset policy, a subagent's filter): a global tool must pass
+   * each of them. The agent's own registrations are never filtered.
    */
-  restriction?: ToolRestriction
+  restrictions?: readonly ToolRestriction[]
+  /** The agent's preset name, passed on to policies as `ToolCallInput.preset` (informational). */
+  preset?: string
 }
 
+/**
+ * Tool names or globs (`*`, `?`): a tool must match an `allow` entry (when `allow` is given) and no
+ * `deny` entry.
+ */
 export interface ToolRestriction {
   allow?: readonly string[]
   deny?: readonly string[]

@@ -1,4 +1,4 @@
-import { Context, HarnessError } from '@dsh/kernel'
+import { AGENT_SCOPE, Context, HarnessError } from '@dsh/kernel'
 import { describe, expect, it } from 'vitest'
 import { defineTool, type ToolDefinition, ToolsService } from '../src/index.js'
 import { setup } from './helpers.js'
@@ -63,64 +63,68 @@ describe('defineTool', () => {
 })
 
 describe('ctx.tools registry', () => {
-  it('lists a scope in name order: global + its preset + its agent, narrower layers shadowing wider', async () => {
+  it("lists a scope in name order: global + its agent's own layer, the agent's tools shadowing global ones", async () => {
     const { root } = await setup()
     root.tools.register(named('write', 'global write'))
     root.tools.register(named('read', 'global read'))
-    root.tools.register(named('bash', 'preset bash'), { preset: 'coder' })
-    root.tools.register(named('read', 'preset read'), { preset: 'coder' })
     root.tools.register(named('read', 'agent read'), { agentId: 'a1' })
     root.tools.register(named('todo', 'agent todo'), { agentId: 'a1' })
     root.tools.register(named('other', 'another agent'), { agentId: 'a2' })
 
-    const describe = (scope?: { preset?: string; agentId?: string }) =>
+    const describe = (scope?: { agentId?: string }) =>
       root.tools.list(scope).map((schema) => `${schema.name}:${schema.description}`)
     expect(describe()).toEqual(['read:global read', 'write:global write'])
-    expect(describe({ preset: 'coder' })).toEqual(['bash:preset bash', 'read:preset read', 'write:global write'])
-    expect(describe({ preset: 'coder', agentId: 'a1' })).toEqual([
-      'bash:preset bash',
-      'read:agent read',
-      'todo:agent todo',
-      'write:global write',
-    ])
     expect(describe({ agentId: 'a1' })).toEqual(['read:agent read', 'todo:agent todo', 'write:global write'])
-    expect(root.tools.get('read', { preset: 'coder' })?.description).toBe('preset read')
     expect(root.tools.get('other', { agentId: 'a1' })).toBeUndefined()
   })
 
-  it("narrows global and preset tools by a restriction, never the agent's own tools", async () => {
+  it('registers into the agent layer by default under a context extended with AGENT_SCOPE', async () => {
     const { root } = await setup()
-    for (const name of ['read', 'write', 'bash']) root.tools.register(named(name))
-    root.tools.register(named('grep'), { preset: 'coder' })
+    const scoped = root.extend({ [AGENT_SCOPE]: 'a1' })
+    scoped.tools.register(named('lint', 'preset row tool'))
+    expect(root.tools.list().map((s) => s.name)).toEqual([])
+    expect(root.tools.list({ agentId: 'a1' }).map((s) => s.description)).toEqual(['preset row tool'])
+  })
+
+  it("narrows global tools by every restriction (names and globs), never the agent's own tools", async () => {
+    const { root } = await setup()
+    for (const name of ['read', 'write', 'bash', 'grep', 'mcp__git__log', 'mcp__git__push']) {
+      root.tools.register(named(name))
+    }
     root.tools.register(named('todo'), { agentId: 'child' })
     root.tools.register(named('bash', 'child bash'), { agentId: 'child' })
     const scope = {
-      preset: 'coder',
       agentId: 'child',
-      restriction: { allow: ['read', 'grep', 'write'], deny: ['write'] },
+      preset: 'ask',
+      restrictions: [{ allow: ['read', 'gr?p', 'write', 'mcp__git__*'], deny: ['write'] }, { deny: ['*push'] }],
     }
-    expect(root.tools.list(scope).map((s) => s.name)).toEqual(['bash', 'grep', 'read', 'todo'])
+    expect(root.tools.list(scope).map((s) => s.name)).toEqual(['bash', 'grep', 'mcp__git__log', 'read', 'todo'])
     expect(root.tools.get('bash', scope)?.description).toBe('child bash')
     expect(root.tools.get('write', scope)).toBeUndefined()
     const result = await root.tools.executeCall(
       { type: 'tool-call', id: 'c', name: 'write', arguments: { path: 'x' } },
       { ...scope, signal: new AbortController().signal },
     )
-    expect(result.errorCode).toBe('UNKNOWN_TOOL')
+    expect(result.errorCode).toBe('TOOL_NOT_ALLOWED')
+    expect(result.bodyInvoked).toBe(false)
     expect(result.content[0]).toMatchObject({
-      text: expect.stringContaining('Available tools: bash, grep, read, todo.'),
+      text: expect.stringContaining(
+        'not available to this agent (preset "ask"). Available tools: bash, grep, mcp__git__log, read, todo.',
+      ),
     })
+    const unknown = await root.tools.executeCall(
+      { type: 'tool-call', id: 'd', name: 'nope', arguments: {} },
+      { ...scope, signal: new AbortController().signal },
+    )
+    expect(unknown.errorCode).toBe('UNKNOWN_TOOL')
   })
 
-  it('refuses a duplicate name within one layer, and a registration in two layers', async () => {
+  it('refuses a duplicate name within one layer', async () => {
     const { root } = await setup()
     root.tools.register(named('read'))
-    root.tools.register(named('read'), { preset: 'p' })
+    root.tools.register(named('read'), { agentId: 'a' })
     expect(codeOf(() => root.tools.register(named('read')))).toBe('DUPLICATE_TOOL')
-    expect(codeOf(() => root.tools.register(named('read'), { preset: 'p' }))).toBe('DUPLICATE_TOOL')
-    expect(codeOf(() => root.tools.register(named('x'), { preset: 'p', agentId: 'a' } as never))).toBe(
-      'INVALID_TOOL_LAYER',
-    )
+    expect(codeOf(() => root.tools.register(named('read'), { agentId: 'a' }))).toBe('DUPLICATE_TOOL')
     const fake = { name: 'fake', description: 'd', parameters: { type: 'object' }, execute: () => 'x' }
     expect(codeOf(() => root.tools.register(fake as unknown as ToolDefinition<never>))).toBe('INVALID_TOOL_DEFINITION')
   })

@@ -14,7 +14,8 @@ export interface RunOptions {
   model?: string
   provider?: string
   cwd?: string
-  permissionMode: string
+  permissionMode?: string
+  preset?: string
   network?: string
   yes?: boolean
   maxTurns?: number
@@ -98,6 +99,7 @@ async function runTask(root: Context, task: string, options: RunOptions, io: Io)
       continue: options.continue,
       yes: options.yes,
       permissionMode: options.permissionMode,
+      preset: options.preset,
       network: options.network,
       maxSteps: options.maxSteps,
       maxTurns: options.maxTurns,
