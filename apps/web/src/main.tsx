@@ -6,6 +6,7 @@ import type {
   ApprovalView,
   ConfigNotice,
   HostFrame,
+  PresetSummary,
   PromptResult,
   QuestionView,
   SessionFrame,
@@ -24,6 +25,9 @@ const host = {
   approvals: new Map<string, ApprovalView>(),
   questions: new Map<string, QuestionView>(),
   modes: [] as string[],
+  /** Agent presets a new session can take, and the one it gets when none is picked. */
+  presets: [] as PresetSummary[],
+  defaultPreset: undefined as string | undefined,
   /** Where new sessions start unless a directory is typed (the host's own). */
   defaultCwd: '',
   /** The last report of a watched config edit (`--watch-config`); a refused one shows as a banner. */
@@ -43,6 +47,8 @@ openStream<HostFrame>(
       host.approvals = new Map(frame.approvals.map((approval) => [approval.requestId, approval]))
       host.questions = new Map(frame.questions.map((question) => [question.questionId, question]))
       host.modes = frame.modes
+      host.presets = frame.presets ?? []
+      host.defaultPreset = frame.defaultPreset
       host.defaultCwd = frame.defaultCwd
       host.config = frame.config
     } else if (frame.type === 'host/sessions') host.sessions = frame.sessions
@@ -91,13 +97,17 @@ function Sidebar({ current }: { current: string | undefined }) {
   const state = useHost()
   const [query, setQuery] = useState('')
   const [cwd, setCwd] = useState('')
+  const [preset, setPreset] = useState('')
   const rows = state.sessions.filter((row) =>
     `${row.title ?? ''} ${row.cwd} ${row.sessionId}`.toLowerCase().includes(query.toLowerCase()),
   )
   const create = async (event: Event) => {
     event.preventDefault()
     try {
-      const created = await api<{ sessionId: string }>('POST', '/api/sessions', { cwd: cwd.trim() || state.defaultCwd })
+      const created = await api<{ sessionId: string }>('POST', '/api/sessions', {
+        cwd: cwd.trim() || state.defaultCwd,
+        ...(preset ? { preset } : {}),
+      })
       location.hash = `#/s/${created.sessionId}`
     } catch (error) {
       failed(error)
@@ -119,6 +129,20 @@ function Sidebar({ current }: { current: string | undefined }) {
           onInput={(e) => setCwd(e.currentTarget.value)}
           aria-label="working directory"
         />
+        {state.presets.length > 0 && (
+          <select
+            id="new-session-preset"
+            aria-label="preset"
+            value={preset || state.defaultPreset || ''}
+            onChange={(e) => setPreset(e.currentTarget.value)}
+          >
+            {state.presets.map((item) => (
+              <option key={item.name} value={item.name} title={item.description}>
+                {item.name}
+              </option>
+            ))}
+          </select>
+        )}
         <button type="submit" id="new-session">
           New session
         </button>
@@ -636,6 +660,11 @@ function SessionView({ sessionId }: { sessionId: string }) {
       <header class="session-head">
         <span class="cwd">{projection.header?.cwd ?? ''}</span>
         <span class={`status ${projection.status}`}>{projection.status}</span>
+        {projection.preset && (
+          <span class="preset" data-preset={projection.preset} title="agent preset (fixed once the session has a turn)">
+            {projection.preset}
+          </span>
+        )}
         <ModePicker projection={projection} />
         <ModelPicker projection={projection} />
         <Meter projection={projection} />

@@ -67,6 +67,8 @@ export class SessionProjection {
   inbox: InboxView = { 'next-step': [], 'next-turn': [] }
   /** Permission mode (from the host's state, then from `sandbox/mode` events). */
   mode: string | undefined
+  /** The agent preset (from the host's state, then from `preset/selected` events). */
+  preset: string | undefined
   /** The last reported usage and the context window of the last request (the meter). */
   usage: { inputTokens: number; outputTokens: number; totalTokens: number } | undefined
   contextWindow: number | undefined
@@ -90,6 +92,7 @@ export class SessionProjection {
       this.status = frame.status
       this.inbox = frame.inbox
       if (frame.mode) this.mode = frame.mode
+      if (frame.preset) this.preset = frame.preset
       this.jobs = frame.jobs ?? []
       this.error = undefined
     } else if (frame.type === 'session/event') {
@@ -98,6 +101,7 @@ export class SessionProjection {
       this.status = frame.status
       this.inbox = frame.inbox
       if (frame.mode) this.mode = frame.mode
+      if (frame.preset) this.preset = frame.preset
       this.jobs = frame.jobs ?? []
     } else if (frame.type === 'session/error') {
       this.error = `${frame.code}: ${frame.message}`
@@ -252,6 +256,10 @@ foldEvent('compaction/end', (p, event) => {
 
 foldEvent('session/end-seed', (p, event) => {
   p.push({ kind: 'notice', key: `f${event.seq}`, seq: event.seq, text: `Forked from ${event.data.parentSession}` })
+})
+
+foldEvent('preset/selected', (p, event) => {
+  p.preset = event.data.name
 })
 
 foldEvent('sandbox/mode', (p, event) => {

@@ -1,6 +1,8 @@
 // The wire of `dsh web`: unary JSON bodies under /api and the frames of the two downlink-only
 // WebSocket streams. The browser client imports these types; plain JSON data only.
-import type { HostedSession } from '@dsh/session-host'
+import type { HostedSession, PresetSummary } from '@dsh/session-host'
+
+export type { PresetSummary }
 
 /** One row of the session list: the session host's row as it is (durable sessions plus live ones). */
 export type SessionSummary = HostedSession
@@ -82,6 +84,10 @@ export type HostFrame =
       questions: QuestionView[]
       /** Permission presets a session can be switched to (empty without a sandbox policy row). */
       modes: string[]
+      /** Agent presets a new session can be created with, for the host's directory (empty without a presets row). */
+      presets: PresetSummary[]
+      /** The agent preset of sessions created without one. */
+      defaultPreset?: string
       /** The directory new sessions start in unless the client chooses another (what `POST /api/sessions` sends by default). */
       defaultCwd: string
       /** The last `--watch-config` report, when an edit of a patch file was handled since start. */
@@ -109,10 +115,12 @@ export type SessionFrame =
       inbox: InboxView
       /** The session's permission mode (absent without a sandbox policy row). */
       mode?: string
+      /** The session's agent preset (absent without a presets row). */
+      preset?: string
       jobs: JobView[]
     }
   | { type: 'session/event'; event: EventEnvelope }
-  | { type: 'session/state'; status: AgentStatus; inbox: InboxView; mode?: string; jobs: JobView[] }
+  | { type: 'session/state'; status: AgentStatus; inbox: InboxView; mode?: string; preset?: string; jobs: JobView[] }
   | { type: 'session/error'; code: string; message: string }
 
 /** The body of every refused or failed /api call. */
@@ -130,6 +138,15 @@ export interface PromptResult {
 
 export interface CreateSessionParams {
   cwd?: string
+  /** The agent preset of the new session (one of the host baseline's `presets`); default `defaultPreset`. */
+  preset?: string
+}
+
+export interface CreateSessionResult {
+  sessionId: string
+  cwd: string
+  /** The preset the session runs with (absent without a presets row). */
+  preset?: string
 }
 export interface TextParams {
   text: string

@@ -221,8 +221,13 @@ class Api {
           'LOOPBACK_ONLY',
           `choosing a directory is loopback-only; from here send the host's directory ${JSON.stringify(state.host.cwd)}`,
         )
-      const agent = await state.host.create({ cwd })
-      return { sessionId: agent.session.id, cwd: agent.session.header.cwd }
+      const preset = optionalString(body, 'preset')
+      const agent = await state.host.create({ cwd, ...(preset ? { preset } : {}) })
+      return {
+        sessionId: agent.session.id,
+        cwd: agent.session.header.cwd,
+        ...(agent.preset === undefined ? {} : { preset: agent.preset }),
+      }
     }
     const session = /^\/api\/sessions\/([A-Za-z0-9_.-]+)\/([a-z-]+)$/.exec(path)
     if (method === 'POST' && session) {
@@ -258,6 +263,11 @@ class Api {
         case 'cancel': {
           await state.host.agent(id).cancel('cancelled from the browser')
           return { sessionId: id }
+        }
+        case 'preset': {
+          const preset = body.preset
+          if (typeof preset !== 'string' || !preset) throw badParams('"preset" must be an agent preset name')
+          return { sessionId: id, preset: await state.host.setPreset(id, preset) }
         }
         case 'mode': {
           const mode = body.mode
@@ -377,7 +387,13 @@ function badParams(message: string): ApiError {
 }
 
 const NOT_FOUND_CODES = new Set(['SESSION_NOT_FOUND', 'APPROVAL_NOT_FOUND', 'QUESTION_NOT_FOUND', 'JOB_NOT_FOUND'])
-const CONFLICT_CODES = new Set(['SESSION_BUSY', 'SESSION_NOT_ATTACHED', 'SESSION_LEASED', 'SESSION_HOST_CLOSING'])
+const CONFLICT_CODES = new Set([
+  'SESSION_BUSY',
+  'SESSION_NOT_ATTACHED',
+  'SESSION_LEASED',
+  'SESSION_HOST_CLOSING',
+  'PRESET_LOCKED',
+])
 
 function describe(error: unknown): [number, string, string] {
   if (error instanceof ApiError) return [error.status, error.code, error.message]

@@ -89,9 +89,11 @@ export class HostState {
     return inbox ? inboxView(inbox) : { 'next-step': [], 'next-turn': [] }
   }
 
-  private modeField(sessionId: string): { mode?: string } {
+  /** The session's permission mode and agent preset, each when the profile has the row for it. */
+  private modeField(sessionId: string): { mode?: string; preset?: string } {
     const mode = this.host.modeOf(sessionId)
-    return mode === undefined ? {} : { mode }
+    const preset = this.host.presetOf(sessionId)
+    return { ...(mode === undefined ? {} : { mode }), ...(preset === undefined ? {} : { preset }) }
   }
 
   // ---- streams ----
@@ -106,6 +108,8 @@ export class HostState {
       approvals: this.host.approvals().map(approvalView),
       questions: this.host.questions().map(questionView),
       modes: this.host.modes(),
+      presets: await this.host.presets(),
+      ...(this.host.defaultPreset() === undefined ? {} : { defaultPreset: this.host.defaultPreset() }),
       defaultCwd: this.host.cwd,
       ...(this.config ? { config: this.config } : {}),
     })

@@ -6,6 +6,7 @@ import CommandsService from '@dsh/interaction/commands'
 import UserQuestionsService from '@dsh/interaction/questions'
 import JobsService from '@dsh/jobs'
 import type { ScriptedResponse } from '@dsh/llm/scripted'
+import PresetsService from '@dsh/presets'
 import LocalSandboxPolicy from '@dsh/sandbox/policy'
 import { startInProcess } from '@dsh/test-support/in-process'
 import { defineTool } from '@dsh/tools'
@@ -13,10 +14,15 @@ import WebSocket from 'ws'
 import type { WebHostHandle, WebListenOptions } from '../src/index.js'
 import WebHostService from '../src/server.js'
 
-export async function startHost(script: ScriptedResponse[] = [], listen: WebListenOptions = {}) {
+export async function startHost(
+  script: ScriptedResponse[] = [],
+  listen: WebListenOptions = {},
+  rows: { presets?: boolean } = {},
+) {
   const { root, adapter } = await startInProcess({
     script,
     before: (root) => {
+      if (rows.presets) root.plugin(PresetsService, { project: false, user: false })
       root.plugin(UserQuestionsService)
       root.plugin(CommandsService)
       root.plugin(JobsService)

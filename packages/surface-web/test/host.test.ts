@@ -246,4 +246,34 @@ describe('web host', () => {
     expect((await call(host.base, 'POST', `/api/sessions/${id}/jobs/job-99/kill`, {})).status).toBe(404)
     s.close()
   })
+
+  it('creates a session with a preset, switches it while empty, and refuses once it has a turn', async () => {
+    await using host = await startHost([text('planned')], {}, { presets: true })
+    const h = stream(host.base, '/api/streams/host')
+    await h.opened
+    await h.until((frames) => frames[0]?.type === 'host/baseline')
+    expect(h.frames[0]).toMatchObject({
+      presets: [{ name: 'ask' }, { name: 'code' }, { name: 'minimal' }, { name: 'plan' }],
+      defaultPreset: 'code',
+    })
+    const unknown = await call(host.base, 'POST', '/api/sessions', { cwd: host.cwd, preset: 'nope' })
+    expect(unknown.status).toBe(400)
+    expect(unknown.body.error).toMatchObject({ code: 'PRESET_NOT_FOUND' })
+    const created = await call(host.base, 'POST', '/api/sessions', { cwd: host.cwd, preset: 'ask' })
+    expect(created.body).toMatchObject({ preset: 'ask' })
+    const id = created.body.sessionId as string
+    const switched = await call(host.base, 'POST', `/api/sessions/${id}/preset`, { preset: 'plan' })
+    expect(switched.body).toEqual({ sessionId: id, preset: 'plan' })
+    await call(host.base, 'POST', `/api/sessions/${id}/prompt`, { text: 'plan it' })
+    await host.root.agents.list()[0]?.whenIdle()
+    const locked = await call(host.base, 'POST', `/api/sessions/${id}/preset`, { preset: 'code' })
+    expect(locked.status).toBe(409)
+    expect(locked.body.error).toMatchObject({ code: 'PRESET_LOCKED' })
+    const session = host.root.sessions.get(id)
+    expect(session && eventData(session.events, 'preset/selected').map((selected) => selected.name)).toEqual([
+      'ask',
+      'plan',
+    ])
+    h.close()
+  })
 })
