@@ -5,6 +5,9 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type {} from '@dsh/presets'
+import type {} from '@dsh/sandbox'
+import { eventData } from '@dsh/session'
 import { completionResponse, type RecordedRequest, startMockLlmServer } from '@dsh/test-support'
 import { afterEach, expect, it } from 'vitest'
 import { durableEvents, runDsh } from './dsh-child.js'
@@ -13,8 +16,6 @@ const homes: string[] = []
 afterEach(() => {
   for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true })
 })
-
-type Logged = { type: string; data: Record<string, unknown> }
 
 const toolNames = (request: RecordedRequest) =>
   ((request.body as { tools?: Array<{ function: { name: string } }> }).tools ?? []).map((tool) => tool.function.name)
@@ -48,13 +49,10 @@ it('a plan session is offered no mutating tools, refuses a forced write, and kee
   expect(offered).toContain('grep')
   for (const mutating of ['write', 'edit', 'bash', 'job_kill']) expect(offered).not.toContain(mutating)
   expect(existsSync(join(home, 'x.txt'))).toBe(false)
-  const log = durableEvents(home) as unknown as Logged[]
-  const result = log.find((event) => event.type === 'tool/result')
-  expect(result?.data.code).toBe('TOOL_NOT_ALLOWED')
-  expect(log.filter((event) => event.type === 'preset/selected').map((event) => event.data)).toEqual([
-    { name: 'plan', by: 'request', origin: 'shipped' },
-  ])
-  expect(log.find((event) => event.type === 'sandbox/mode')?.data).toMatchObject({ mode: 'read-only' })
+  const log = durableEvents(home)
+  expect(eventData(log, 'tool/result')[0]?.code).toBe('TOOL_NOT_ALLOWED')
+  expect(eventData(log, 'preset/selected')).toEqual([{ name: 'plan', by: 'request', origin: 'shipped' }])
+  expect(eventData(log, 'sandbox/mode')[0]).toMatchObject({ mode: 'read-only' })
   const system = (server.requests[0] as RecordedRequest).body as { messages: Array<{ role: string; content: string }> }
   expect(system.messages[0]?.content).toContain('# Planning session')
 
@@ -63,9 +61,7 @@ it('a plan session is offered no mutating tools, refuses a forced write, and kee
   expect(resumed.code).toBe(0)
   const again = toolNames(server.requests.at(-1) as RecordedRequest)
   expect(again).toEqual(offered)
-  expect((durableEvents(home) as unknown as Logged[]).filter((event) => event.type === 'preset/selected')).toHaveLength(
-    1,
-  )
+  expect(eventData(durableEvents(home), 'preset/selected')).toHaveLength(1)
 
   // Changing the preset of a session with turns is refused, and nothing is sent.
   const before = server.requests.length

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path'
 import { dshHome } from '@dsh/composition'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type { LlmCallConfig } from '@dsh/llm'
-import type { Session } from '@dsh/session'
+import { isEvent, type Session } from '@dsh/session'
 import type { ToolRestriction } from '@dsh/tools'
 import { composePreset } from './compose.js'
 import { describePreset, type EffectiveAgentConfig } from './effective.js'
@@ -133,7 +133,7 @@ export function selectedPreset(session: Session): PresetSelected | undefined {
   const events = session.events
   for (let seq = events.length - 1; seq >= 0; seq--) {
     const event = events[seq]
-    if (event?.type === 'preset/selected') return event.data as PresetSelected
+    if (event && isEvent(event, 'preset/selected')) return event.data
   }
   return undefined
 }

@@ -1,7 +1,8 @@
 // `dsh web` as a person uses it: the built CLI as a child process (model = the mock SSE server),
 // Debian's Chromium through playwright-core (never a downloaded browser). One story in order:
 // prompt and streamed answer, an approved write landing on disk, a cancelled bash, a reload, a host
-// restart with resume, and a 5,000-event session that opens quickly. Screenshots go to
+// restart with resume, a 5,000-event session that opens quickly, and a session made with the `plan`
+// preset from the new-session form. Screenshots go to
 // .artifacts/screenshots/ (gitignored).
 import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -333,5 +334,44 @@ describe('dsh web in Chromium', () => {
     await shot('10-jobs')
     await page.click('.jobs .job.running button')
     await page.locator('.jobs .job.killed').waitFor({ state: 'attached' })
+  })
+
+  it('creates a session with the plan preset from the page; the plan session cannot write', async () => {
+    // The killed job of the previous story wakes its agent, which takes the last scripted answer first.
+    await page.locator('.node.assistant', { hasText: 'The job was killed.' }).waitFor()
+    const picker = page.locator('#new-session-preset')
+    expect(await picker.inputValue()).toBe('code')
+    expect(await picker.locator('option').allTextContents()).toEqual(['ask', 'code', 'minimal', 'plan'])
+    await picker.selectOption('plan')
+    const before = page.url()
+    await page.click('#new-session')
+    await page.waitForURL((url) => url.href !== before && /#\/s\//.test(url.hash))
+    const planned = /#\/s\/(.+)$/.exec(page.url())?.[1] as string
+    await page.locator('.session-head .preset[data-preset=plan]').waitFor()
+    server.enqueue(
+      completionResponse({
+        toolCalls: [{ id: 'call_p', name: 'write', arguments: JSON.stringify({ path: 'plan.txt', content: 'no' }) }],
+      }),
+      completionResponse({ text: 'Step 1: read the code.' }),
+    )
+    await page.fill('textarea[aria-label=message]', 'Plan the change')
+    await page.click('button.send')
+    await page.locator('.node.assistant', { hasText: 'Step 1: read the code.' }).waitFor()
+    await shot('11-plan-preset')
+    const body = (server.requests.at(-2)?.body ?? {}) as { tools?: Array<{ function: { name: string } }> }
+    const tools = body.tools ?? []
+    const offered = tools.map((tool) => tool.function.name)
+    expect(offered).toContain('read')
+    for (const mutating of ['write', 'edit', 'bash']) expect(offered).not.toContain(mutating)
+    expect(existsSync(join(work, 'plan.txt'))).toBe(false)
+    const log = readFileSync(join(home, 'sessions', `${planned}.jsonl`), 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((line) => JSON.parse(line) as { type: string; data: Record<string, unknown> })
+    expect(log.filter((event) => event.type === 'preset/selected').map((event) => event.data)).toEqual([
+      { name: 'plan', by: 'request', origin: 'shipped' },
+    ])
+    expect(log.find((event) => event.type === 'tool/result')?.data.code).toBe('TOOL_NOT_ALLOWED')
   })
 })
