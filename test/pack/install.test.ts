@@ -7,7 +7,13 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
+import {
+  type ChildExit,
+  collectExit,
+  completionResponse,
+  type MockLlmServer,
+  startMockLlmServer,
+} from '@dsh/test-support'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { type ScopeRegistry, startScopeRegistry } from './registry.js'
 
@@ -21,24 +27,10 @@ let prefix: string
 let home: string
 let elsewhere: string
 
-interface Exit {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
 /** Runs a command without blocking this process: the registry and the mock model answer from here. */
-function exec(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<Exit> {
+function exec(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<ChildExit> {
   const proc = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  proc.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk
-  })
-  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk
-  })
-  return new Promise((resolve) => proc.on('close', (code) => resolve({ code, stdout, stderr })))
+  return collectExit(proc)
 }
 
 async function npm(args: string[], cwd: string): Promise<void> {
@@ -61,7 +53,7 @@ function userEnv(): NodeJS.ProcessEnv {
   }
 }
 
-const dsh = (args: string[]): Promise<Exit> =>
+const dsh = (args: string[]): Promise<ChildExit> =>
   exec(join(prefix, 'bin', 'dsh'), args, { cwd: elsewhere, env: userEnv() })
 
 beforeAll(async () => {

@@ -5,20 +5,17 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { AnySessionEvent } from '@dsh/session'
+import { type ChildExit, collectExit } from '@dsh/test-support'
 
 export const bin = fileURLToPath(new URL('../bin/dsh.js', import.meta.url))
 
-export interface ChildRun {
-  code: number | null
-  stdout: string
-  stderr: string
-}
+export type { ChildExit as ChildRun } from '@dsh/test-support'
 
 /** Runs `dsh ...args` with `cwd`, DSH_HOME `home` and the model at `modelUrl`; resolves when it exits. */
 export function runDsh(
   args: string[],
   options: { home: string; cwd?: string; modelUrl: string; env?: Record<string, string | undefined> },
-): Promise<ChildRun> {
+): Promise<ChildExit> {
   const proc = spawn(process.execPath, [bin, ...args], {
     cwd: options.cwd ?? options.home,
     env: {
@@ -29,15 +26,7 @@ export function runDsh(
       ...options.env,
     },
   })
-  let stdout = ''
-  let stderr = ''
-  proc.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk
-  })
-  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk
-  })
-  return new Promise((resolve) => proc.on('close', (code) => resolve({ code, stdout, stderr })))
+  return collectExit(proc)
 }
 
 /** The events of the only session under `home`, read from its JSONL file (the per-line seal dropped). */

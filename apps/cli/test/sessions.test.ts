@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { acquireLease } from '@dsh/session-store'
-import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
+import { collectExit, completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ExitCode } from '../src/exit-codes.js'
 
@@ -20,15 +20,7 @@ function dsh(...args: string[]): Promise<{ code: number | null; stdout: string; 
     cwd: home,
     env: { PATH: process.env.PATH, DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: server.url },
   })
-  let stdout = ''
-  let stderr = ''
-  proc.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk
-  })
-  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk
-  })
-  return new Promise((resolve) => proc.on('close', (code) => resolve({ code, stdout, stderr })))
+  return collectExit(proc)
 }
 
 beforeAll(async () => {

@@ -13,4 +13,4 @@ export {
 } from './deepseek-wire.js'
 export type { MockLlmServerOptions, MockResponse, RecordedRequest, SseStep } from './mock-llm-server.js'
 export { MockLlmServer, startMockLlmServer } from './mock-llm-server.js'
-export { isAlive } from './process.js'
+export { type ChildExit, collectExit, isAlive } from './process.js'

@@ -9,3 +9,23 @@ export function isAlive(pid: number): boolean {
     return false
   }
 }
+
+/** How a child process ended, with everything it printed. */
+export interface ChildExit {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/** Collects a spawned child's stdout and stderr (piped) and resolves when it closes. */
+export function collectExit(proc: import('node:child_process').ChildProcess): Promise<ChildExit> {
+  let stdout = ''
+  let stderr = ''
+  proc.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk
+  })
+  proc.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk
+  })
+  return new Promise((resolve) => proc.on('close', (code) => resolve({ code, stdout, stderr })))
+}
