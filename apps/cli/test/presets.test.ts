@@ -89,7 +89,7 @@ it('lists the presets this directory sees and shows one with where each part cam
     runDsh(['presets', 'show', 'review', '--json'], { home: cwd, modelUrl: 'http://127.0.0.1:9' }),
     runDsh(['presets', 'show', 'nope'], { home: cwd, modelUrl: 'http://127.0.0.1:9' }),
   ])
-  expect(listed.code).toBe(0)
+  expect(listed.code, listed.stderr).toBe(0)
   const rows = (JSON.parse(listed.stdout) as { presets: Array<{ name: string; origin: string; default: boolean }> })
     .presets
   expect(rows.map((row) => `${row.name}:${row.origin}${row.default ? ':default' : ''}`)).toEqual([
@@ -100,7 +100,7 @@ it('lists the presets this directory sees and shows one with where each part cam
     'review:project',
   ])
 
-  expect(code.code).toBe(0)
+  expect(code.code, code.stderr).toBe(0)
   const lines = code.stdout.split('\n')
   expect(lines[0]).toMatch(/^preset: code {2}# shipped: .*shipped\/code$/)
   expect(lines).toContain('model: deepseek:deepseek-v4-pro  # global: agent-loop row (profile)')
@@ -109,7 +109,7 @@ it('lists the presets this directory sees and shows one with where each part cam
   expect(lines).toContain('  - base  # global: system prompt rows (profile)')
   expect(lines.find((line) => line.startsWith('  offered: '))).toMatch(/\bbash\b.*\bwrite\b/)
 
-  expect(review.code).toBe(0)
+  expect(review.code, review.stderr).toBe(0)
   const file = join(cwd, '.dsh', 'presets', 'review', 'preset.yml')
   const described = JSON.parse(review.stdout)
   expect(described.model).toEqual({ value: 'deepseek:deepseek-v4-flash', from: 'preset', where: file })
