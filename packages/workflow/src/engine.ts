@@ -64,6 +64,7 @@ async function runTask(
     signal,
     description: step.description ?? (task.item === undefined ? step.id : `${step.id}: ${task.item}`),
     ...(step.provider !== undefined ? { provider: step.provider } : {}),
+    ...(step.preset !== undefined ? { preset: step.preset } : {}),
     ...(model ? { model } : {}),
     ...(step.tools !== undefined ? { tools: { allow: step.tools } } : {}),
   }

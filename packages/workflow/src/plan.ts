@@ -17,7 +17,7 @@ export interface WorkflowStep {
   provider?: string
   /** Model of the child (`model` or `provider:model`). */
   model?: string
-  /** A preset name for the child, recorded with the step (applied when a presets row reads it). */
+  /** The child's agent preset (e.g. `plan`, `ask`); default the parent's. It narrows, never widens. */
   preset?: string
   /** Only these tools. */
   tools?: string[]

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import CredentialsService from '@dsh/credentials'
 import type { Context } from '@dsh/kernel'
 import deepseek from '@dsh/llm/deepseek'
+import PresetsService from '@dsh/presets'
 import LocalBash from '@dsh/shell/bash-local'
 import SubagentsService from '@dsh/subagents'
 import spawn from '@dsh/subagents/spawn'
@@ -41,6 +42,8 @@ export async function createHarness(options: {
   respond: (request: RecordedRequest) => MockResponse | undefined
   /** Rows of the test, mounted once everything else is active. */
   after?: (root: Context) => unknown
+  /** Mount the presets row (the shipped presets only). */
+  presets?: boolean
 }): Promise<Harness> {
   const server = await startMockLlmServer({ respond: options.respond })
   const { root } = await startInProcess({
@@ -56,6 +59,7 @@ export async function createHarness(options: {
         cwd: options.cwd,
       })
       root.plugin(deepseek, {})
+      if (options.presets) root.plugin(PresetsService, { project: false, user: false })
       root.plugin(LocalSubprocess)
       root.plugin(LocalBash, { graceMs: 100 })
       root.plugin(SubagentsService, {})
