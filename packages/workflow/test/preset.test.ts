@@ -25,7 +25,9 @@ beforeEach(async () => {
       isChild(request) ? completionResponse({ text: `did: ${taskOf(request)}` }) : completionResponse({ text: 'ok' }),
     after: (root) => {
       for (const name of ['read', 'write']) {
-        root.tools.register(defineTool({ name, description: name, parameters: { type: 'object' }, execute: () => 'ok' }))
+        root.tools.register(
+          defineTool({ name, description: name, parameters: { type: 'object' }, execute: () => 'ok' }),
+        )
       }
     },
   })
