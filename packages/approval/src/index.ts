@@ -1,6 +1,8 @@
 // @dsh/approval: the approval seam `ctx.approval`. One question, one answer: allowed-once, rejected,
 // cancelled or unavailable. Fails closed: no answerer, a throwing answerer or a throwing hook all
-// become `unavailable`, which callers treat as "do not run". Never grants standing permission.
+// become `unavailable`, which callers treat as "do not run". The one standing permission is a session
+// grant a person gives with an `allowed-once` answer (`grant: 'session'`): it is logged in the decision
+// and read back from the log when the session is restored.
 import { type Context, deepFreeze, HarnessError, type JsonValue, Service, toJsonSafe } from '@dsh/kernel'
 import type {} from '@dsh/session'
 
@@ -46,8 +48,19 @@ export type ApprovalDecision = 'allowed-once' | 'rejected' | 'cancelled' | 'unav
  */
 export type ApprovalPolicy = 'ask' | 'never'
 
-/** Who settled a question (recorded in `approval/decided`). */
-export type ApprovalDecider = 'policy' | 'hook' | 'answerer' | 'none' | 'signal'
+/** Who settled a question (recorded in `approval/decided`); `grant`: a session grant answered it. */
+export type ApprovalDecider = 'policy' | 'hook' | 'answerer' | 'none' | 'signal' | 'grant'
+
+/**
+ * A person's standing "allow" for the rest of a session: later questions of the same session about the
+ * same tool and kind are answered `allowed-once` (by `grant`) without asking. Recorded in the
+ * `approval/decided` that created it, so a resumed session keeps it.
+ */
+export interface ApprovalGrant {
+  readonly scope: 'session'
+  readonly toolName?: string
+  readonly kind?: string
+}
 
 /** What a caller asks. JSON data only; `details` is free-form context for the surface (e.g. a diff). */
 export interface ApprovalRequest {
@@ -76,6 +89,8 @@ export interface ApprovalQuestion extends Readonly<ApprovalRequest> {
 export interface ApprovalAnswer {
   decision: ApprovalDecision
   reason?: string
+  /** With `allowed-once` and a question of a session: also allow its later same-tool same-kind questions. */
+  grant?: 'session'
 }
 
 export type ApprovalAsked = ApprovalQuestion
@@ -88,6 +103,8 @@ export interface ApprovalDecided {
   readonly decision: ApprovalDecision
   readonly by: ApprovalDecider
   readonly reason?: string
+  /** The session grant this answer gave (only on an `allowed-once` answer by the answerer). */
+  readonly grant?: ApprovalGrant
   readonly decidedAt: number
 }
 
@@ -128,10 +145,15 @@ function normalizeAnswer(value: unknown): ApprovalAnswer {
   if (!answer || !DECISIONS.includes(answer.decision)) {
     return { decision: 'unavailable', reason: `approval answered with an invalid decision: ${JSON.stringify(value)}` }
   }
-  return answer.reason === undefined
-    ? { decision: answer.decision }
-    : { decision: answer.decision, reason: answer.reason }
+  return {
+    decision: answer.decision,
+    ...(answer.reason === undefined ? {} : { reason: answer.reason }),
+    // Only an allow can stand: a rejection for the session would be a policy, not an answer.
+    ...(answer.grant === 'session' && answer.decision === 'allowed-once' ? { grant: 'session' as const } : {}),
+  }
 }
+
+const grantKey = (grant: { toolName?: string; kind?: string }) => JSON.stringify([grant.toolName ?? '', grant.kind ?? ''])
 
 const reasonOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
@@ -140,12 +162,38 @@ export class ApprovalService extends Service {
   // TS-private, not #private: Cordis hands callers a proxy of the service.
   private readonly answerers: ApprovalAnswerer[] = []
   private readonly policies = new Map<string, ApprovalPolicy>()
+  private readonly sessionGrants = new Map<string, Map<string, ApprovalGrant>>()
   private readonly defaultPolicy: ApprovalPolicy
 
   constructor(ctx: Context, config: ApprovalConfig = {}) {
     const defaultPolicy = checkPolicy(config?.defaultPolicy ?? 'ask', 'approval config defaultPolicy')
     super(ctx, 'approval')
     this.defaultPolicy = defaultPolicy
+    // The log is the grants' durable home: a restored session gets back the grants its decisions gave.
+    ctx.on('session/restored', (session) => {
+      for (const event of session.events) {
+        if (event.type === 'approval/decided' && event.data.grant) this.addGrant(session.id, event.data.grant)
+      }
+    })
+    ctx.on('session/closed', (session) => {
+      this.sessionGrants.delete(session.id)
+    })
+  }
+
+  /** The session grants standing for `sessionId` (what "allow for this session" answers covered). */
+  grants(sessionId: string): ApprovalGrant[] {
+    return [...(this.sessionGrants.get(sessionId)?.values() ?? [])]
+  }
+
+  private addGrant(sessionId: string, grant: ApprovalGrant): void {
+    let grants = this.sessionGrants.get(sessionId)
+    if (!grants) this.sessionGrants.set(sessionId, (grants = new Map()))
+    grants.set(grantKey(grant), grant)
+  }
+
+  private grantFor(question: ApprovalQuestion): ApprovalGrant | undefined {
+    if (question.sessionId === undefined) return undefined
+    return this.sessionGrants.get(question.sessionId)?.get(grantKey(question))
   }
 
   /**
@@ -206,6 +254,14 @@ export class ApprovalService extends Service {
     })
     await this.ctx.serial('approval/asked', question)
     const { answer, by } = await this.decide(question, signal)
+    const grant: ApprovalGrant | undefined =
+      answer.grant === 'session' && by === 'answerer' && question.sessionId !== undefined
+        ? {
+            scope: 'session',
+            ...(question.toolName === undefined ? {} : { toolName: question.toolName }),
+            ...(question.kind === undefined ? {} : { kind: question.kind }),
+          }
+        : undefined
     const decided: ApprovalDecided = deepFreeze({
       requestId: question.requestId,
       ...(question.sessionId === undefined ? {} : { sessionId: question.sessionId }),
@@ -214,9 +270,12 @@ export class ApprovalService extends Service {
       decision: answer.decision,
       by,
       ...(answer.reason === undefined ? {} : { reason: answer.reason }),
+      ...(grant ? { grant } : {}),
       decidedAt: Date.now(),
     })
+    // Granted only once the decision (which carries the grant) has been recorded.
     await this.ctx.serial('approval/decided', decided)
+    if (grant && question.sessionId !== undefined) this.addGrant(question.sessionId, grant)
     return decided
   }
 
@@ -236,6 +295,11 @@ export class ApprovalService extends Service {
     signal?.addEventListener('abort', onAbort, { once: true })
     let by: ApprovalDecider = 'hook'
     const inner = async (): Promise<ApprovalAnswer> => {
+      // A person's standing grant answers in the person's place: after the hooks, which may still deny.
+      if (this.grantFor(question)) {
+        by = 'grant'
+        return { decision: 'allowed-once', reason: 'allowed for this session by an earlier grant' }
+      }
       const answerer = this.answerers.at(-1)
       if (!answerer) {
         by = 'none'

@@ -1,4 +1,5 @@
 import { Context, HarnessError } from '@dsh/kernel'
+import { SessionService } from '@dsh/session'
 import { describe, expect, it } from 'vitest'
 import { type ApprovalAsked, type ApprovalDecided, ApprovalService, createStaticAnswerer } from '../src/index.js'
 import StaticAnswerer from '../src/static.js'
@@ -178,5 +179,65 @@ describe('ctx.approval', () => {
     ])
     await headless.dispose()
     expect(root.approval.hasAnswerer).toBe(false)
+  })
+
+  it('keeps a session grant: later same-tool same-kind questions of that session are allowed without asking', async () => {
+    const { root, decided } = await setup()
+    let asked = 0
+    root.approval.answer(() => {
+      asked++
+      return { decision: 'allowed-once', grant: 'session', reason: 'allowed for this chat' }
+    })
+    const bash = { ...question, kind: 'tool' }
+    expect(await root.approval.request(bash)).toBe('allowed-once')
+    expect(decided[0]).toMatchObject({ by: 'answerer', grant: { scope: 'session', toolName: 'bash', kind: 'tool' } })
+    expect(root.approval.grants('s1')).toEqual([{ scope: 'session', toolName: 'bash', kind: 'tool' }])
+    expect(await root.approval.ask({ ...bash, toolCallId: 'c2', summary: 'Run `ls`' })).toMatchObject({
+      decision: 'allowed-once',
+      by: 'grant',
+    })
+    expect(asked).toBe(1)
+    // Another kind, another session, and a hook that denies are not covered by the grant.
+    await root.approval.request({ ...bash, kind: 'escalation' })
+    await root.approval.request({ ...bash, sessionId: 's2' })
+    expect(asked).toBe(3)
+    const deny = root.on('approval/request', async () => ({ decision: 'rejected' as const, reason: 'a rule' }))
+    expect(await root.approval.request(bash)).toBe('rejected')
+    deny()
+    // A question of no session cannot be granted for one.
+    await root.approval.request({ toolName: 'bash', kind: 'tool', summary: 'Run `pwd`' })
+    expect(asked).toBe(4)
+    expect(decided.filter((d) => d.grant).map((d) => [d.sessionId, d.grant?.kind])).toEqual([
+      ['s1', 'tool'],
+      ['s1', 'escalation'],
+      ['s2', 'tool'],
+    ])
+  })
+
+  it('gives a restored session the grants its logged decisions gave, and drops them when it closes', async () => {
+    const root = new Context()
+    await root.plugin(SessionService)
+    await root.plugin(ApprovalService)
+    const session = root.sessions.create({ id: 's1' })
+    const grant = { scope: 'session', toolName: 'write', kind: 'escalation' } as const
+    session.append('approval/decided', {
+      requestId: 'r1',
+      sessionId: 's1',
+      decision: 'allowed-once',
+      by: 'answerer',
+      grant,
+      decidedAt: 1,
+    })
+    const other = new Context()
+    await other.plugin(SessionService)
+    await other.plugin(ApprovalService)
+    other.approval.answer(() => 'rejected')
+    const restored = other.sessions.restore(other.sessions.build(session.header, session.events as never))
+    expect(other.approval.grants('s1')).toEqual([grant])
+    expect(await other.approval.request({ sessionId: 's1', toolName: 'write', kind: 'escalation', summary: 'w' })).toBe(
+      'allowed-once',
+    )
+    other.sessions.close(restored)
+    expect(other.approval.grants('s1')).toEqual([])
   })
 })

@@ -27,7 +27,8 @@ export class TerminalChatService extends TerminalChat {
       closeReason: 'the terminal chat closed',
       cwd: request.cwd,
       on: {
-        approvalRequested: (pending) => conversation?.approvalRequested(pending),
+        // A question the session's grants cover never gets here: the approval service answers it.
+        approvalRequested: () => conversation?.changed(),
         approvalSettled: () => conversation?.changed(),
         questionRequested: () => conversation?.changed(),
         questionSettled: () => conversation?.changed(),

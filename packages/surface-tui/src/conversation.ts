@@ -21,7 +21,6 @@ const DOUBLE_PRESS_MS = 1500
 export class Conversation {
   readonly transcript: Transcript
   private readonly live = new Container()
-  private readonly grants = new Set<string>()
   private frame = 0
   private spinner: ReturnType<typeof setInterval> | undefined
   private hint: string | undefined
@@ -87,15 +86,6 @@ export class Conversation {
     } else if (!this.running && this.spinner) {
       clearInterval(this.spinner)
       this.spinner = undefined
-    }
-    this.tui.requestRender()
-  }
-
-  /** An approval for this chat's session: answered at once when the person allowed its kind for the chat. */
-  approvalRequested(pending: Pending<ApprovalQuestion>): void {
-    if (this.grants.has(grantKey(pending.question))) {
-      this.host.respond(pending.id, { decision: 'allowed-once', reason: 'allowed for this chat by the person' })
-      return
     }
     this.tui.requestRender()
   }
@@ -175,11 +165,11 @@ export class Conversation {
               ? 'rejected'
               : undefined
       if (decision) {
-        if (decision === 'session') this.grants.add(grantKey(approval.question))
+        // "For this chat" is a session grant of the approval service, logged with this decision.
         this.host.respond(approval.id, {
           decision: decision === 'session' ? 'allowed-once' : decision,
           ...(decision === 'rejected' ? { reason: 'rejected by the person at the terminal' } : {}),
-          ...(decision === 'session' ? { reason: 'allowed for this chat by the person' } : {}),
+          ...(decision === 'session' ? { reason: 'allowed for this chat by the person', grant: 'session' } : {}),
         })
         this.tui.requestRender()
         return { consume: true }
@@ -285,9 +275,4 @@ export class Conversation {
     this.measure()
     this.tui.requestRender()
   }
-}
-
-/** What "allow for this chat" covers: the same tool and the same kind of question. */
-function grantKey(question: ApprovalQuestion): string {
-  return `${question.toolName ?? ''}|${question.kind ?? ''}`
 }

@@ -71,6 +71,35 @@ describe('dsh (the terminal chat)', () => {
     ])
   })
 
+  it('makes "allow for this chat" a logged session grant that a resumed chat keeps', async () => {
+    const escalate = { sandbox_permissions: 'workspace-write', justification: 'the user asked for it' }
+    const write = (id: string, path: string) =>
+      completionResponse({ toolCalls: [call(id, 'write', { path, content: `${path}\n`, ...escalate })] })
+    f.server.enqueue(write('c1', 'one.txt'), write('c2', 'two.txt'), completionResponse({ text: 'Wrote both.' }))
+    const screen = f.open(['--permission-mode', 'read-only', 'write', 'two', 'files'])
+    await screen.waitFor('? approve:')
+    await screen.press('a', 'Wrote both.')
+    screen.type('\x04')
+    expect(await screen.exited).toBe(0)
+    const sessionId = /dsh --resume ([0-9a-f-]{36})/.exec(screen.raw())?.[1] as string
+    f.server.enqueue(write('c3', 'three.txt'), completionResponse({ text: 'Wrote the third.' }))
+    const resumed = f.open(['--resume', sessionId])
+    await resumed.waitFor('session ')
+    await resumed.press('one more\r', 'Wrote the third.')
+    expect(resumed.all()).not.toContain('? approve:')
+    resumed.type('\x04')
+    expect(await resumed.exited).toBe(0)
+    for (const name of ['one.txt', 'two.txt', 'three.txt']) {
+      expect(readFileSync(join(f.work, name), 'utf8')).toBe(`${name}\n`)
+    }
+    const decisions = f.log(sessionId).flatMap((e) => (e.type === 'approval/decided' ? [e.data] : []))
+    expect(decisions).toMatchObject([
+      { toolCallId: 'c1', decision: 'allowed-once', by: 'answerer', grant: { scope: 'session', toolName: 'write' } },
+      { toolCallId: 'c2', decision: 'allowed-once', by: 'grant' },
+      { toolCallId: 'c3', decision: 'allowed-once', by: 'grant' },
+    ])
+  })
+
   it('steers a running command with Enter, cancels the turn with Esc, and exits on Ctrl-C twice', async () => {
     f.server.enqueue(
       completionResponse({ toolCalls: [call('c1', 'bash', { command: 'sleep 1; echo slept' })] }),
