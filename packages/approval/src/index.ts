@@ -153,7 +153,8 @@ function normalizeAnswer(value: unknown): ApprovalAnswer {
   }
 }
 
-const grantKey = (grant: { toolName?: string; kind?: string }) => JSON.stringify([grant.toolName ?? '', grant.kind ?? ''])
+const grantKey = (grant: { toolName?: string; kind?: string }) =>
+  JSON.stringify([grant.toolName ?? '', grant.kind ?? ''])
 
 const reasonOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
@@ -186,9 +187,9 @@ export class ApprovalService extends Service {
   }
 
   private addGrant(sessionId: string, grant: ApprovalGrant): void {
-    let grants = this.sessionGrants.get(sessionId)
-    if (!grants) this.sessionGrants.set(sessionId, (grants = new Map()))
+    const grants = this.sessionGrants.get(sessionId) ?? new Map<string, ApprovalGrant>()
     grants.set(grantKey(grant), grant)
+    this.sessionGrants.set(sessionId, grants)
   }
 
   private grantFor(question: ApprovalQuestion): ApprovalGrant | undefined {
