@@ -83,10 +83,11 @@ ${exitCodeHelp()}`,
     .option('--model <model>', 'model name, or provider:model (default: $DSH_MODEL, else the provider default)')
     .option('--provider <name>', 'model provider (default: deepseek)')
     .option('--cwd <dir>', 'working directory of the session (default: the current directory)')
+    .option('--preset <name>', 'agent preset of a new session: code (default), plan, ask, minimal, or your own')
     .addOption(
       new Option(
         '--permission-mode <mode>',
-        'what tools may do without asking (default: the profile, workspace-write)',
+        "what tools may do without asking (default: the preset's, else the profile's: workspace-write)",
       ).choices(['read-only', 'workspace-write', 'danger-full-access', 'offline']),
     )
     .option('--resume [id]', 'continue the durable session with this id; without an id, pick one of this directory')

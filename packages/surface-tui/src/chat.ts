@@ -69,7 +69,10 @@ export class TerminalChatService extends TerminalChat {
 
   /** The session the chat opens: a fresh one, the one named, the latest of the directory, or a picked one. */
   private async attach(host: SessionHost, screen: ChatScreen, request: ChatRequest): Promise<Agent | undefined> {
-    const options = request.model ? { model: request.model } : {}
+    const options = {
+      ...(request.model ? { model: request.model } : {}),
+      ...(request.preset ? { preset: request.preset } : {}),
+    }
     if (!request.resume && !request.continue && !request.pick) return host.create({ ...options, cwd: request.cwd })
     // Without persistence the host's resume says so (NO_PERSISTENCE).
     let id = request.resume

@@ -123,6 +123,7 @@ export class Conversation {
     const provider = this.agent.model.provider
     return {
       model: provider ? `${provider}:${model}` : model,
+      preset: this.host.presetOf(this.agent.session.id),
       mode: this.host.modeOf(this.agent.session.id),
       ...(this.reading ? { tokens: this.reading.tokens } : {}),
       ...(this.reading?.pressure !== undefined ? { pressure: this.reading.pressure } : {}),

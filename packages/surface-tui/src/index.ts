@@ -22,6 +22,11 @@ export interface ChatRequest {
   pick?: boolean
   /** Resume the most recently updated session of `cwd`. */
   continue?: boolean
+  /**
+   * The agent preset (`@dsh/presets`) of a new session; a resumed session keeps its own, and naming
+   * another once it has turns is refused (`PRESET_LOCKED`).
+   */
+  preset?: string
   /** Permission mode of the session (recorded as `sandbox/mode`). */
   permissionMode?: string
   /** Sent as the first message once the chat is open. */

@@ -47,6 +47,7 @@ export function statusLine(theme: Theme, running: boolean, frame: number, hint: 
 
 export interface FooterFacts {
   model: string
+  preset?: string | undefined
   mode?: string
   tokens?: number
   pressure?: number
@@ -54,9 +55,10 @@ export interface FooterFacts {
   queued: number
 }
 
-/** `deepseek:deepseek-chat · workspace-write · 12.3k tokens (8%) · session 1a2b3c4d` */
+/** `deepseek:deepseek-chat · preset code · workspace-write · 12.3k tokens (8%) · session 1a2b3c4d` */
 export function footerLine(theme: Theme, facts: FooterFacts): string {
   const parts = [facts.model]
+  if (facts.preset) parts.push(`preset ${facts.preset}`)
   if (facts.mode) parts.push(facts.mode)
   if (facts.tokens !== undefined) {
     const tokens = facts.tokens >= 1000 ? `${(facts.tokens / 1000).toFixed(1)}k` : String(facts.tokens)

@@ -15,6 +15,7 @@ export interface ChatOptions {
   provider?: string
   cwd?: string
   permissionMode?: string
+  preset?: string
   /** An id, or `true` for the picker. */
   resume?: string | boolean
   continue?: boolean
@@ -39,6 +40,7 @@ export async function chat(
       permissionMode: options.permissionMode ?? 'workspace-write',
       ...(typeof options.resume === 'string' ? { resume: options.resume } : {}),
       ...(options.continue ? { continue: true } : {}),
+      ...(options.preset ? { preset: options.preset } : {}),
       ...(options.model ? { model: options.model } : {}),
       ...(options.provider ? { provider: options.provider } : {}),
       ...(options.cwd ? { cwd: options.cwd } : {}),
@@ -91,6 +93,7 @@ async function chatOn(
       ...(options.resume === true ? { pick: true } : {}),
       ...(options.continue ? { continue: true } : {}),
       ...(options.permissionMode ? { permissionMode: options.permissionMode } : {}),
+      ...(options.preset ? { preset: options.preset } : {}),
       ...(prompt ? { prompt } : {}),
       screen,
       signal: controller.signal,

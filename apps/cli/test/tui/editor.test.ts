@@ -28,7 +28,7 @@ describe('the chat editor and terminal', () => {
     screen.type('\t')
     await screen.waitFor('/model ')
     await screen.press('deepseek:other-model\r', 'model: deepseek:other-model (from the next request)')
-    await screen.waitFor('deepseek:other-model · workspace-write')
+    await screen.waitFor('deepseek:other-model · preset code · workspace-write')
     f.server.enqueue(completionResponse({ text: 'Second answer.' }))
     await screen.press('go on\r', 'Second answer.')
     expect(f.server.requests.at(-1)?.body.model).toBe('other-model')
@@ -39,6 +39,29 @@ describe('the chat editor and terminal', () => {
     screen.type('\x04')
     expect(await screen.exited).toBe(0)
     expect(f.log().some((e) => e.type === 'compaction/end')).toBe(true)
+  })
+
+  it('opens a chat with --preset: the footer names it, the log records it, the model gets only its tools', async () => {
+    f.server.enqueue(completionResponse({ text: 'A plan.' }))
+    const screen = f.open(['--preset', 'plan', 'plan', 'it'])
+    await screen.waitFor('A plan.')
+    await screen.waitFor(/preset plan · read-only/)
+    screen.type('\x04')
+    expect(await screen.exited).toBe(0)
+    const log = f.log()
+    expect(log.flatMap((e) => (e.type === 'preset/selected' ? [e.data] : []))).toEqual([
+      { name: 'plan', by: 'request', origin: 'shipped' },
+    ])
+    const offered = (f.server.requests[0]?.body.tools as Array<{ function: { name: string } }>).map(
+      (tool) => tool.function.name,
+    )
+    expect(offered).toContain('read')
+    for (const mutating of ['write', 'edit', 'bash']) expect(offered).not.toContain(mutating)
+    // A preset the directory does not know is refused with the fix, before any request.
+    const unknown = f.open(['--preset', 'nope'])
+    expect(await unknown.exited).not.toBe(0)
+    expect(unknown.raw()).toContain('dsh: no preset "nope"; available: ask, code, minimal, plan')
+    expect(f.server.requests).toHaveLength(1)
   })
 
   it('completes @ file paths from the workspace into the message', async () => {
