@@ -10,7 +10,7 @@ import type { Pending, SessionHost } from '@dsh/session-host'
 import { presentationOf } from '@dsh/tools'
 import { Container, type Editor, matchesKey, type TUI } from '@mariozechner/pi-tui'
 import { ChatCompletion } from './completion.js'
-import { approvalLines, footerLine, Lines, questionLines, statusLine } from './live.js'
+import { approvalLines, footerLines, Lines, questionLines, statusLine } from './live.js'
 import type { ChatScreen } from './screen.js'
 import type { Theme } from './theme.js'
 import { Transcript } from './transcript.js'
@@ -57,7 +57,7 @@ export class Conversation {
     this.live.addChild(new Lines(() => [statusLine(this.theme, this.running, this.frame, this.hint)].filter(Boolean)))
     // The transcript and the live region go above the editor the screen already shows.
     this.tui.children.splice(this.tui.children.indexOf(this.editor), 0, this.transcript, this.live)
-    this.tui.addChild(new Lines((width) => [footerLine(this.theme, this.footerFacts()).slice(0, width * 4)]))
+    this.tui.addChild(new Lines((width) => footerLines(this.theme, this.footerFacts(), width)))
     this.tui.setFocus(this.editor)
     this.tui.addInputListener((data) => this.key(data))
   }

@@ -55,8 +55,11 @@ export interface FooterFacts {
   queued: number
 }
 
-/** `deepseek:deepseek-chat · preset code · workspace-write · 12.3k tokens (8%) · session 1a2b3c4d` */
-export function footerLine(theme: Theme, facts: FooterFacts): string {
+/**
+ * `deepseek:deepseek-chat · preset code · workspace-write · 12.3k tokens (8%) · session 1a2b…`, broken
+ * between facts onto more lines when the terminal is too narrow for one.
+ */
+export function footerLines(theme: Theme, facts: FooterFacts, width: number): string[] {
   const parts = [facts.model]
   if (facts.preset) parts.push(`preset ${facts.preset}`)
   if (facts.mode) parts.push(facts.mode)
@@ -66,5 +69,11 @@ export function footerLine(theme: Theme, facts: FooterFacts): string {
   }
   if (facts.queued > 0) parts.push(`${facts.queued} queued`)
   parts.push(`session ${facts.sessionId}`)
-  return theme.dim(parts.join(' · '))
+  const lines: string[] = []
+  for (const part of parts) {
+    const last = lines.at(-1)
+    if (last !== undefined && last.length + 3 + part.length <= width) lines[lines.length - 1] = `${last} · ${part}`
+    else lines.push(part)
+  }
+  return lines.map((line) => theme.dim(line))
 }

@@ -30,7 +30,8 @@ describe('dsh (the terminal chat)', () => {
     )
     const screen = f.open(['say', 'hi'])
     await screen.waitFor('const x = 1')
-    await screen.waitFor(/deepseek.* · workspace-write · \d+ tokens \(\d+%\) · session [0-9a-f-]{36}/)
+    await screen.waitFor(/deepseek.* · preset code · workspace-write · \d+ tokens \(\d+%\)/)
+    await screen.waitFor(/session [0-9a-f-]{36}/) // on the footer's second line when the first is full
     const shown = screen.text()
     expect(shown).toContain('› say hi')
     expect(shown).toContain('This is bold and code.') // Markdown markers are rendered, not printed

@@ -52,9 +52,8 @@ describe('the chat editor and terminal', () => {
     expect(log.flatMap((e) => (e.type === 'preset/selected' ? [e.data] : []))).toEqual([
       { name: 'plan', by: 'request', origin: 'shipped' },
     ])
-    const offered = (f.server.requests[0]?.body.tools as Array<{ function: { name: string } }>).map(
-      (tool) => tool.function.name,
-    )
+    const tools = (f.server.requests[0]?.body.tools ?? []) as Array<{ function: { name: string } }>
+    const offered = tools.map((tool) => tool.function.name)
     expect(offered).toContain('read')
     for (const mutating of ['write', 'edit', 'bash']) expect(offered).not.toContain(mutating)
     // A preset the directory does not know is refused with the fix, before any request.
