@@ -47,7 +47,7 @@ export class TerminalChatService extends TerminalChat {
         host.setMode(agent.session.id, request.permissionMode)
       }
       const subscription = await host.subscribe(agent.session.id, 0, (event) => view.event(event))
-      for (const event of subscription.events) view.transcript.add(event)
+      for (const event of subscription.events) view.baseline(event)
       view.measure()
       view.changed()
       const onAbort = () => view.close()

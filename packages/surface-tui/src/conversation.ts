@@ -5,11 +5,12 @@ import type { ApprovalQuestion } from '@dsh/approval'
 import type {} from '@dsh/context'
 import type { AskedQuestion } from '@dsh/interaction'
 import type { Context } from '@dsh/kernel'
-import type { AnySessionEvent } from '@dsh/session'
+import { type AnySessionEvent, isEvent } from '@dsh/session'
 import type { Pending, SessionHost } from '@dsh/session-host'
 import { presentationOf } from '@dsh/tools'
 import { Container, type Editor, matchesKey, type TUI } from '@mariozechner/pi-tui'
 import { ChatCompletion } from './completion.js'
+import { InputHistory } from './history.js'
 import { approvalLines, footerLines, Lines, questionLines, statusLine } from './live.js'
 import type { ChatScreen } from './screen.js'
 import type { Theme } from './theme.js'
@@ -20,6 +21,7 @@ const DOUBLE_PRESS_MS = 1500
 
 export class Conversation {
   readonly transcript: Transcript
+  private readonly history: InputHistory
   private readonly live = new Container()
   private frame = 0
   private spinner: ReturnType<typeof setInterval> | undefined
@@ -44,6 +46,7 @@ export class Conversation {
     this.tui = screen.tui
     this.editor = screen.editor
     this.theme = screen.theme
+    this.history = new InputHistory(this.editor)
     const tools = ctx.get('tools')
     this.transcript = new Transcript(this.theme, (name, args) => presentationOf(tools?.get(name), name, args))
     const commands = (ctx.get('commands')?.list() ?? []).map((command) => ({
@@ -54,7 +57,11 @@ export class Conversation {
     this.editor.setAutocompleteProvider(new ChatCompletion(commands, agent.session.header.cwd))
     this.editor.onSubmit = (text) => this.submit(text)
     this.live.addChild(new Lines((width) => this.pendingLines(width)))
-    this.live.addChild(new Lines(() => [statusLine(this.theme, this.running, this.frame, this.hint)].filter(Boolean)))
+    this.live.addChild(
+      new Lines(() =>
+        [statusLine(this.theme, this.running, this.frame, this.history.status() ?? this.hint)].filter(Boolean),
+      ),
+    )
     // The transcript and the live region go above the editor the screen already shows.
     this.tui.children.splice(this.tui.children.indexOf(this.editor), 0, this.transcript, this.live)
     this.tui.addChild(new Lines((width) => footerLines(this.theme, this.footerFacts(), width)))
@@ -64,6 +71,16 @@ export class Conversation {
 
   private get running(): boolean {
     return this.host.statusOf(this.agent.session.id) === 'running'
+  }
+
+  /** An event of a resumed session's history: shown, and what the person typed is in the input history. */
+  baseline(event: AnySessionEvent): void {
+    this.transcript.add(event)
+    if (isEvent(event, 'user/message') && !event.data.origin) {
+      this.history.add(
+        event.data.message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n'),
+      )
+    }
   }
 
   /** A committed event of the session (the baseline of a resumed session first). */
@@ -155,6 +172,20 @@ export class Conversation {
 
   /** Keys the chat owns before the editor sees them. */
   private key(data: string): { consume: boolean } | undefined {
+    if (this.history.searching) {
+      if (this.history.key(data) === 'submitted') {
+        const text = this.editor.getText()
+        this.editor.setText('')
+        this.submit(text)
+      }
+      this.tui.requestRender()
+      return { consume: true }
+    }
+    if (matchesKey(data, 'ctrl+r')) {
+      this.history.start()
+      this.tui.requestRender()
+      return { consume: true }
+    }
     const approval = this.approval()
     if (approval && !this.editor.getText()) {
       const decision =
@@ -216,7 +247,7 @@ export class Conversation {
     if (matchesKey(data, 'alt+enter') && this.running) {
       const text = this.editor.getText().trim()
       if (text) {
-        this.editor.addToHistory(text)
+        this.history.add(text)
         this.editor.setText('')
         this.send(text, 'followup')
       }
@@ -239,7 +270,7 @@ export class Conversation {
   private submit(raw: string): void {
     const text = raw.trim()
     if (!text) return
-    this.editor.addToHistory(text)
+    this.history.add(text)
     const question = this.question()
     if (question) {
       this.host.answerQuestion(question.id, text)

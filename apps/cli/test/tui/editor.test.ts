@@ -78,6 +78,35 @@ describe('the chat editor and terminal', () => {
     expect(JSON.stringify(said)).toContain('@notes-file.md')
   })
 
+  it('searches the input history with Ctrl-R, including what was typed before a resume', async () => {
+    f.server.enqueue(completionResponse({ text: 'Answer one.' }), completionResponse({ text: 'Answer two.' }))
+    const first = f.open(['fix the parser bug'])
+    await first.waitFor('Answer one.')
+    await first.press('write the parser docs\r', 'Answer two.')
+    first.type('\x04')
+    await first.exited
+    const sessionId = sessionIdOf(first.raw())
+    f.server.enqueue(completionResponse({ text: 'Answer three.' }))
+    const screen = f.open(['--resume', sessionId])
+    await screen.waitFor('Answer two.')
+    await screen.press('\x12', 'search history: ""')
+    await screen.press('parser', 'search history: "parser"')
+    await screen.waitFor(/^ +write the parser docs/m) // the newest match, in the editor
+    await screen.press('\x12', /^ +fix the parser bug/m) // Ctrl-R again: the older one
+    await screen.press('\r', 'Answer three.')
+    screen.type('\x04')
+    expect(await screen.exited).toBe(0)
+    const typed = f
+      .log(sessionId)
+      .flatMap((e) => (isEvent(e, 'user/message') && !e.data.origin ? [e.data.message.content] : []))
+    expect(typed.map((content) => JSON.stringify(content))).toEqual(
+      ['fix the parser bug', 'write the parser docs', 'fix the parser bug'].map((text) =>
+        JSON.stringify([{ type: 'text', text }]),
+      ),
+    )
+    expect(f.server.requests).toHaveLength(3)
+  })
+
   it('lets `--resume` without an id pick one of the sessions of this directory', async () => {
     f.server.enqueue(completionResponse({ text: 'Answer one.' }), completionResponse({ text: 'Answer two.' }))
     const ids: string[] = []
