@@ -59,7 +59,7 @@ export class InputHistory {
       return 'searching'
     }
     // Printable text (a key or a paste) narrows the search; any other key leaves the match to edit.
-    if (!/[\x00-\x1f\x7f]/.test(data)) {
+    if (isPrintable(data)) {
       this.find(search.query + data, Math.max(search.index, 0))
       return 'searching'
     }
@@ -79,4 +79,12 @@ export class InputHistory {
     search.index = index
     this.editor.setText(index >= 0 ? (this.entries[index] ?? '') : search.before)
   }
+}
+
+/** No control character (C0 or DEL): typed or pasted text rather than a key sequence. */
+function isPrintable(data: string): boolean {
+  return [...data].every((char) => {
+    const code = char.codePointAt(0) ?? 0
+    return code >= 0x20 && code !== 0x7f
+  })
 }
