@@ -120,3 +120,28 @@ it('lists the presets this directory sees and shows one with where each part cam
   expect(missing.code).not.toBe(0)
   expect(missing.stderr).toContain('no preset "nope"; available: ask, code, minimal, plan, review')
 })
+
+it('`dsh config set preset plan` makes new sessions plan sessions; a missing default names where it was set', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'dsh-presets-default-'))
+  homes.push(home)
+  await using server = await startMockLlmServer()
+  const set = await runDsh(['config', 'set', 'preset', 'plan'], { home, modelUrl: server.url })
+  expect(set.code, set.stderr).toBe(0)
+  server.enqueue(completionResponse({ text: 'a plan' }))
+  const run = await runDsh(['run', 'plan it'], { home, modelUrl: server.url })
+  expect(run.code, run.stderr).toBe(0)
+  expect(eventData(durableEvents(home), 'preset/selected')).toEqual([
+    { name: 'plan', by: 'default', origin: 'shipped' },
+  ])
+  const offered = toolNames(server.requests[0] as RecordedRequest)
+  expect(offered).toContain('read')
+  for (const mutating of ['write', 'edit', 'bash']) expect(offered).not.toContain(mutating)
+
+  // A default naming no preset stops the run before any request, and says where it was set.
+  const before = server.requests.length
+  const missing = await runDsh(['run', 'hi'], { home, modelUrl: server.url, env: { DSH_PRESET: 'nosuch' } })
+  expect(missing.code).not.toBe(0)
+  expect(missing.stderr).toContain('no preset "nosuch"; available: ask, code, minimal, plan')
+  expect(missing.stderr).toContain('is the default preset from DSH_PRESET')
+  expect(server.requests.length).toBe(before)
+})

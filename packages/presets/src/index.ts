@@ -10,6 +10,7 @@ import { dshHome } from '@dsh/composition'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type { LlmCallConfig } from '@dsh/llm'
 import { isEvent, type Session } from '@dsh/session'
+import type {} from '@dsh/settings'
 import type { ToolRestriction } from '@dsh/tools'
 import { composePreset } from './compose.js'
 import { describePreset, type EffectiveAgentConfig } from './effective.js'
@@ -103,6 +104,13 @@ declare module 'cordis' {
   }
 }
 
+declare module '@dsh/settings' {
+  interface SettingsMap {
+    /** The preset of sessions created without one (`dsh config set preset plan`). */
+    preset: string
+  }
+}
+
 export interface PresetsConfig {
   /** The preset of sessions that ask for none. Default `code`. */
   default?: string
@@ -160,10 +168,22 @@ export class PresetsService extends Service {
       )
     }
     ctx.sessions.defineEvent('preset/selected')
+    // The `preset` setting, when ctx.settings is loaded: the row's `default` is only its default.
+    ctx.inject(['settings'], (inner) => {
+      inner.settings.define('preset', {
+        schema: { type: 'string', pattern: PRESET_NAME.source },
+        default: this.config.default ?? 'code',
+        description: 'the agent preset of new sessions that name none (dsh presets ls lists them)',
+        env: 'DSH_PRESET',
+        allowed: 'a preset name such as code, plan, ask or minimal',
+      })
+    })
   }
 
-  /** The preset of sessions that ask for none: the row's `default`, else `code`. */
+  /** The preset of sessions that ask for none: the `preset` setting, else the row's `default`, else `code`. */
   defaultName(): string {
+    const settings = this.home.get('settings')
+    if (settings?.keys().includes('preset')) return settings.get('preset')
     return this.config.default ?? 'code'
   }
 
@@ -268,7 +288,25 @@ export class PresetsService extends Service {
         { sessionId: session.id, preset: logged.name, requested },
       )
     }
-    return this.get(requested ?? logged?.name ?? this.defaultName(), session.header.cwd)
+    const name = requested ?? logged?.name
+    return name === undefined ? this.getDefault(session.header.cwd) : this.get(name, session.header.cwd)
+  }
+
+  /** The default preset for `cwd`; when it is missing, the error says where the default was set. */
+  private async getDefault(cwd: string): Promise<Preset> {
+    const name = this.defaultName()
+    try {
+      return await this.get(name, cwd)
+    } catch (error) {
+      const settings = this.home.get('settings')
+      const from = settings?.keys().includes('preset') ? settings.resolve('preset') : undefined
+      if (!HarnessError.is(error, 'PRESET_NOT_FOUND') || !from?.location) throw error
+      throw new HarnessError(
+        'PRESET_NOT_FOUND',
+        `${error.message}; "${name}" is the default preset from ${from.location} (fix it with \`dsh config set preset NAME\`)`,
+        { ...error.facts, from: from.location },
+      )
+    }
   }
 
   /**

@@ -189,16 +189,18 @@ export class SettingsService extends Service {
 
   /** Every declared key with its value, source and description. Throws like `resolve`. */
   list(): SettingInfo[] {
-    return this.keys().map((key) => {
-      const { spec } = this._definition(key)
-      return {
-        ...this.resolve(key),
-        description: spec.description,
-        schema: spec.schema,
-        ...(spec.env ? { env: spec.env } : {}),
-        ...(spec.allowed ? { allowed: spec.allowed } : {}),
-      }
-    })
+    return this.keys().map((key) => ({ ...this.resolve(key), ...this.describe(key) }))
+  }
+
+  /** What the declaring package says about `key`, without reading a value (so an invalid one cannot throw). */
+  describe(key: string): Omit<SettingInfo, keyof SettingValue> {
+    const { spec } = this._definition(key)
+    return {
+      description: spec.description,
+      schema: spec.schema,
+      ...(spec.env ? { env: spec.env } : {}),
+      ...(spec.allowed ? { allowed: spec.allowed } : {}),
+    }
   }
 
   /**
