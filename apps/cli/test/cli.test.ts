@@ -107,6 +107,9 @@ describe('dsh (built binary)', () => {
     expect(typo.code).toBe(4)
     expect(typo.stderr).toContain('dsh: these tools cannot be called:')
     expect(typo.stderr).toContain('tool "typo": parameters do not compile')
+    expect(typo.stderr).toContain(
+      'dsh: these settings have invalid defaults:\n  setting "typo.limit": its default breaks its schema: must be >= 1',
+    )
   })
 
   it('reports configuration errors in one line with exit code 3', () => {

@@ -1,6 +1,11 @@
 // What a blob is, from its bytes: the image types models accept are recognized by their magic
 // numbers (a claimed type never decides), and their pixel size read from the header.
-import { imageSize } from 'image-size'
+import { createRequire } from 'node:module'
+
+// image-size loads on the first image, not with every session.
+const require = createRequire(import.meta.url)
+const imageSize = (bytes: Uint8Array): ReturnType<typeof import('image-size').imageSize> =>
+  (require('image-size') as typeof import('image-size')).imageSize(bytes)
 
 export const IMAGE_TYPES: readonly string[] = Object.freeze(['image/png', 'image/jpeg', 'image/gif', 'image/webp'])
 

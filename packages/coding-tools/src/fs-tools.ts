@@ -3,12 +3,12 @@
 // (the observation policy answers there), write through the version it returns, and report
 // `fs/mutated`. Sandbox refusals come back as `[sandbox: ...]` results with the escalation route.
 
+import { createRequire } from 'node:module'
 import type {} from '@dsh/attachments'
 import type { FileSystem, FileVersion, FsMutationDecision, FsMutationIntent, WriteMode } from '@dsh/fs'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { ToolResultContent } from '@dsh/llm'
 import { defineTool, type ToolCallContext, type ToolDefinition, ToolError } from '@dsh/tools'
-import { createTwoFilesPatch } from 'diff'
 import {
   callPolicy,
   clip,
@@ -18,6 +18,9 @@ import {
   fsFailure,
   workspaceOf,
 } from './shared.js'
+
+// The diff library loads with the first write or edit, not with every session.
+const require = createRequire(import.meta.url)
 
 export const name = 'coding-tools-fs'
 export const inject = ['tools', 'fs']
@@ -68,7 +71,9 @@ async function intent(ctx: Context, value: FsMutationIntent): Promise<FsMutation
 }
 
 function diffOf(path: string, before: string, after: string): string {
-  const patch = createTwoFilesPatch(path, path, before, after, '', '', { context: 3 })
+  const patch = (require('diff') as typeof import('diff')).createTwoFilesPatch(path, path, before, after, '', '', {
+    context: 3,
+  })
   return patch.split('\n').slice(2).join('\n').trimEnd()
 }
 

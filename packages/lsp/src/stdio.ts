@@ -10,15 +10,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type {} from '@dsh/session'
 import { scrubEnv } from '@dsh/subprocess'
-import {
-  DefinitionRequest,
-  DocumentSymbolRequest,
-  HoverRequest,
-  ReferencesRequest,
-  WorkspaceSymbolRequest,
-} from 'vscode-languageserver-protocol/node'
-import { ServerClient, type ServerSpec } from './client.js'
-import { hoverText, toDiagnostic, toLocations, toSymbols } from './convert.js'
+import type { ServerClient, ServerSpec } from './client.js'
 import {
   type LanguageServers,
   type LspAnswer,
@@ -30,6 +22,10 @@ import {
   type LspTarget,
   sortDiagnostics,
 } from './index.js'
+
+type Wire = typeof import('./wire.js')
+let wireModule: Promise<Wire> | undefined
+const loadWire = (): Promise<Wire> => (wireModule ??= import('./wire.js'))
 
 export interface ServerConfig {
   /** Executable and arguments. A bare name is looked up on PATH, then in node_modules/.bin of the workspace and of dsh. */
@@ -198,7 +194,7 @@ export class StdioLanguageServers extends Service implements LanguageServers {
   }
 
   async diagnostics(target: LspTarget): Promise<LspAnswer<LspDiagnostic[]>> {
-    return this.ask(target, [], async (client, file, notes) => {
+    return this.ask(target, [], async (client, file, notes, { toDiagnostic }) => {
       const uri = pathToFileURL(file).href
       const before = client.publishCount(uri)
       const { version, changed } = await client.sync(file)
@@ -219,7 +215,7 @@ export class StdioLanguageServers extends Service implements LanguageServers {
   }
 
   definition(target: LspPositionTarget): Promise<LspAnswer<LspLocation[]>> {
-    return this.ask(target, [], async (client, file) => {
+    return this.ask(target, [], async (client, file, _notes, { DefinitionRequest, toLocations }) => {
       const { uri } = await client.sync(file)
       const result = await client.connection.sendRequest(DefinitionRequest.type, {
         textDocument: { uri },
@@ -230,7 +226,7 @@ export class StdioLanguageServers extends Service implements LanguageServers {
   }
 
   references(target: LspPositionTarget): Promise<LspAnswer<LspLocation[]>> {
-    return this.ask(target, [], async (client, file) => {
+    return this.ask(target, [], async (client, file, _notes, { ReferencesRequest, toLocations }) => {
       const { uri } = await client.sync(file)
       const result = await client.connection.sendRequest(ReferencesRequest.type, {
         textDocument: { uri },
@@ -242,7 +238,7 @@ export class StdioLanguageServers extends Service implements LanguageServers {
   }
 
   hover(target: LspPositionTarget): Promise<LspAnswer<string | undefined>> {
-    return this.ask(target, undefined, async (client, file) => {
+    return this.ask(target, undefined, async (client, file, _notes, { HoverRequest, hoverText }) => {
       const { uri } = await client.sync(file)
       const result = await client.connection.sendRequest(HoverRequest.type, {
         textDocument: { uri },
@@ -253,7 +249,7 @@ export class StdioLanguageServers extends Service implements LanguageServers {
   }
 
   documentSymbols(target: LspTarget): Promise<LspAnswer<LspSymbol[]>> {
-    return this.ask(target, [], async (client, file) => {
+    return this.ask(target, [], async (client, file, _notes, { DocumentSymbolRequest, toSymbols }) => {
       const { uri } = await client.sync(file)
       const result = await client.connection.sendRequest(DocumentSymbolRequest.type, { textDocument: { uri } })
       return toSymbols(target.root, uri, result)
@@ -261,7 +257,7 @@ export class StdioLanguageServers extends Service implements LanguageServers {
   }
 
   workspaceSymbols(target: LspTarget & { query: string }): Promise<LspAnswer<LspSymbol[]>> {
-    return this.ask(target, [], async (client, file) => {
+    return this.ask(target, [], async (client, file, _notes, { WorkspaceSymbolRequest, toSymbols }) => {
       // Servers such as typescript-language-server only know a project once one of its files is open.
       const { uri } = await client.sync(file)
       const result = await client.connection.sendRequest(WorkspaceSymbolRequest.type, { query: target.query })
@@ -278,7 +274,7 @@ export class StdioLanguageServers extends Service implements LanguageServers {
   private async ask<T>(
     target: LspTarget,
     empty: T,
-    question: (client: ServerClient, file: string, notes: string[]) => Promise<T>,
+    question: (client: ServerClient, file: string, notes: string[], wire: Wire) => Promise<T>,
   ): Promise<LspAnswer<T>> {
     const name = this.serverFor(target.path)
     if (name === undefined) return { answered: false, value: empty, notes: [] }
@@ -288,8 +284,9 @@ export class StdioLanguageServers extends Service implements LanguageServers {
     const notes: string[] = []
     const client = await this.clientOf(slot, notes, target.sessionId)
     if (!client) return { server: name, answered: false, value: empty, notes }
+    const wire = await loadWire()
     try {
-      const value = await this.bounded(question(client, file, notes), target.signal)
+      const value = await this.bounded(question(client, file, notes, wire), target.signal)
       return { server: name, answered: true, value, notes: [...slot.pending.splice(0), ...notes] }
     } catch (error) {
       notes.push(`language server ${name} could not answer: ${(error as Error).message}`)
@@ -360,7 +357,7 @@ export class StdioLanguageServers extends Service implements LanguageServers {
         ? {}
         : { initializationOptions: slot.config.initializationOptions }),
     }
-    const client = new ServerClient(spec, slot.root, containment?.prefix ?? [])
+    const client = new (await loadWire()).ServerClient(spec, slot.root, containment?.prefix ?? [])
     slot.client = client
     slot.state = 'starting'
     void client.exited.then((exit) => this.onExit(slot, client, exit))

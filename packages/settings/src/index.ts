@@ -131,23 +131,15 @@ export class SettingsService extends Service {
 
   /**
    * Declares `key` for the lifetime of the calling plugin. Throws `DUPLICATE_SETTING` when another
-   * active plugin declared it, `SETTING_DEFINITION_INVALID` for a bad name or a default the schema refuses.
+   * active plugin declared it, `SETTING_DEFINITION_INVALID` for a bad name. The default is trusted here
+   * (checking it would load the schema library at every start for values nobody set):
+   * `defaultProblems()` checks it, and `dsh check` reports what that finds.
    */
   define<K extends SettingKey>(key: K, spec: SettingSpec<SettingsMap[K]>): () => void {
     if (!KEY.test(key)) {
       throw new HarnessError(
         'SETTING_DEFINITION_INVALID',
         `setting keys look like "model" or "lsp.servers"; got "${key}"`,
-        {
-          key,
-        },
-      )
-    }
-    const problem = spec.default === undefined ? undefined : this._schemas.problem(spec.schema, spec.default)
-    if (problem) {
-      throw new HarnessError(
-        'SETTING_DEFINITION_INVALID',
-        `the default of setting "${key}" breaks its schema: ${problem}`,
         {
           key,
         },
@@ -201,6 +193,16 @@ export class SettingsService extends Service {
       ...(spec.env ? { env: spec.env } : {}),
       ...(spec.allowed ? { allowed: spec.allowed } : {}),
     }
+  }
+
+  /** Each declared default that breaks its own schema, as one line naming the key (a plugin author's error). */
+  defaultProblems(): string[] {
+    const problems: string[] = []
+    for (const [key, { spec }] of this._definitions) {
+      const problem = spec.default === undefined ? undefined : this._schemas.problem(spec.schema, spec.default)
+      if (problem) problems.push(`setting "${key}": its default breaks its schema: ${problem}`)
+    }
+    return problems.sort()
   }
 
   /**

@@ -196,4 +196,18 @@ describe('ctx.settings', () => {
     f.ctx.settings.setFlag('test.limit', 3, '--limit')
     expect(seen).toEqual(['test.mode:user', 'test.limit:flag'])
   })
+
+  it('trusts a default at declaration and reports one that breaks its schema through defaultProblems', async () => {
+    await using f = await fixture()
+    f.define()
+    expect(f.ctx.settings.defaultProblems()).toEqual([])
+    f.ctx.settings.define('test.broken' as 'test.limit', {
+      schema: { type: 'integer', minimum: 1 },
+      default: 0,
+      description: 'a default below its minimum',
+    })
+    expect(f.ctx.settings.defaultProblems()).toEqual([
+      'setting "test.broken": its default breaks its schema: must be >= 1',
+    ])
+  })
 })

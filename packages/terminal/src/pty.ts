@@ -12,7 +12,7 @@ import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type {} from '@dsh/sandbox'
 import type {} from '@dsh/session'
 import { scrubEnv } from '@dsh/subprocess'
-import xterm from '@xterm/headless'
+import type xtermModule from '@xterm/headless'
 import type { IPty } from 'node-pty'
 import type {
   TerminalInfo,
@@ -23,10 +23,15 @@ import type {
   Terminals,
 } from './index.js'
 
+// The headless screen (about 90 ms of CPU to load) only when the first terminal opens.
+const require = createRequire(import.meta.url)
+let xtermLoaded: typeof xtermModule | undefined
+const xterm = (): typeof xtermModule => (xtermLoaded ??= require('@xterm/headless') as typeof xtermModule)
+
 /** node-pty is an optional dependency (a native addon built at install time): loaded on the first open. */
 function loadNodePty(): typeof import('node-pty') {
   try {
-    return createRequire(import.meta.url)('node-pty') as typeof import('node-pty')
+    return require('node-pty') as typeof import('node-pty')
   } catch (error) {
     throw new HarnessError(
       'DEPENDENCY_MISSING',
@@ -60,7 +65,7 @@ interface Live {
   info: TerminalInfo
   owner: TerminalOwner
   pty: IPty
-  screen: InstanceType<typeof xterm.Terminal>
+  screen: InstanceType<typeof xtermModule.Terminal>
   /** Raw output tail in memory; `base` is the absolute offset of its first character. */
   tail: string
   base: number
@@ -132,7 +137,7 @@ export class PtyTerminals extends Service implements Terminals {
       info: { id, command, cwd: request.cwd, pid: pty.pid, status: 'running', totalBytes: 0 },
       owner: { sessionId: request.sessionId, agentId: request.agentId },
       pty,
-      screen: new xterm.Terminal({ cols, rows, allowProposedApi: true }),
+      screen: new (xterm().Terminal)({ cols, rows, allowProposedApi: true }),
       tail: '',
       base: 0,
       cursor: 0,
@@ -277,7 +282,7 @@ function owns(term: Live, owner: TerminalOwner): boolean {
 }
 
 /** The visible screen as text, trailing blanks trimmed. */
-function screenText(screen: InstanceType<typeof xterm.Terminal>): string {
+function screenText(screen: InstanceType<typeof xtermModule.Terminal>): string {
   const buffer = screen.buffer.active
   const lines: string[] = []
   for (let row = 0; row < screen.rows; row++) {

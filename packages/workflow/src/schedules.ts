@@ -6,12 +6,16 @@
 // fired once, late; a cron schedule's missed times are reported and only the next one is armed.
 // Without `fire` (headless) setting a schedule is refused with a message.
 import { randomUUID } from 'node:crypto'
+import { createRequire } from 'node:module'
 import type { Agent } from '@dsh/agent'
 import { type CommandContext, requireAgent, usageError } from '@dsh/interaction'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { AnySessionEvent, Session } from '@dsh/session'
-import { Cron } from 'croner'
 import { splitArgs } from './words.js'
+
+// croner loads with the first cron schedule, not with every session.
+const require = createRequire(import.meta.url)
+const cron = (spec: string) => new (require('croner') as typeof import('croner')).Cron(spec)
 
 export type ScheduleKind = 'in' | 'at' | 'cron'
 
@@ -42,7 +46,7 @@ const MAX_TIMER = 2_147_483_647
 const USAGE = 'in <N s|m|h|d> <prompt> | at <ISO time> <prompt> | cron "<expression>" <prompt> | list | cancel <id>'
 
 function nextCron(spec: string, after: Date): Date | undefined {
-  return new Cron(spec).nextRun(after) ?? undefined
+  return cron(spec).nextRun(after) ?? undefined
 }
 
 /** The schedules of a log that still have a due time (set, not cancelled, one-shots not yet fired). */
@@ -167,7 +171,7 @@ export default {
         }
         // Cron: report the times that passed and arm the next one (recorded as a firing that was skipped).
         const now = new Date()
-        const missed = new Cron(item.spec)
+        const missed = cron(item.spec)
           .nextRuns(1000, new Date(new Date(item.dueAt).getTime() - 1))
           .filter((date) => date <= now)
         agent.session.append('schedule/missed', {
