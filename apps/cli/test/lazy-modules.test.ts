@@ -28,7 +28,10 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
 })
 
-async function loadedBy(respond: Parameters<typeof startMockLlmServer>[0]['respond'], setup?: (home: string) => void) {
+async function loadedBy(
+  respond: NonNullable<Parameters<typeof startMockLlmServer>[0]>['respond'],
+  setup?: (home: string) => void,
+) {
   const home = mkdtempSync(join(tmpdir(), 'dsh-lazy-'))
   dirs.push(home)
   setup?.(home)
