@@ -17,10 +17,30 @@ export interface Io {
   stderrIsTty: boolean
 }
 
+/**
+ * A reader that went away (`dsh sessions ls | head -1`) is not an error: further output is dropped; a
+ * command that handles SIGTERM (one with a session) is told as if it had been sent one, so it cancels
+ * and flushes; any other command ends at once with exit code 0, as Unix tools do on SIGPIPE.
+ */
+function closedStdout(): () => boolean {
+  let closed = false
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error
+    if (closed) return
+    closed = true
+    if (process.listenerCount('SIGTERM') > 0) process.emit('SIGTERM', 'SIGTERM')
+    else process.exit(0)
+  })
+  return () => closed
+}
+
 export function processIo(env = process.env): Io {
   const debug = env.DSH_DEBUG === '1'
+  const stdoutClosed = closedStdout()
   return {
-    out: (line) => process.stdout.write(`${line}\n`),
+    out: (line) => {
+      if (!stdoutClosed()) process.stdout.write(`${line}\n`)
+    },
     err: (line) => process.stderr.write(`${line}\n`),
     log: (record) => {
       if (!debug && record.level !== 'error') return

@@ -112,6 +112,18 @@ describe('dsh (built binary)', () => {
     )
   })
 
+  it('ends quietly when the reader of its output has gone (dsh check | true)', () => {
+    // `true` exits before dsh writes a line, so every write meets a closed pipe.
+    const piped = spawnSync('/bin/sh', ['-c', `"${process.execPath}" "${bin}" check | true`], {
+      cwd: home,
+      env: { PATH: process.env.PATH, DSH_HOME: home },
+      encoding: 'utf8',
+      timeout: 15_000,
+    })
+    expect(piped.status).toBe(0)
+    expect(piped.stderr).toBe('')
+  })
+
   it('reports configuration errors in one line with exit code 3', () => {
     const profile = dsh('--profile', 'nope', '--dump-config')
     expect(profile.code).toBe(3)
