@@ -3,7 +3,7 @@
 // `ctx.sessions.flush()`, and performs cold resume (validate, repair, commit, re-read).
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import { type FlushOptions, repairEvents, type Session, type SessionEvent, type SessionHeader } from '@dsh/session'
-import type { SessionStore, StoredSession } from './index.js'
+import { leaseSession, type SessionStore, type StoredSession } from './index.js'
 import { acquireLease, type Lease } from './lease.js'
 
 declare module 'cordis' {
@@ -22,6 +22,8 @@ export interface PersistenceConfig {
 interface Tracker {
   session: Session
   lease: Lease | undefined
+  /** A store lease being taken (stores that lease in their database); writes wait for it. */
+  leasing: Promise<void> | undefined
   /** Set until the header has been written. */
   header: SessionHeader | undefined
   queue: SessionEvent[]
@@ -84,6 +86,7 @@ export class Coordinator {
     const tracker: Tracker = {
       session,
       lease,
+      leasing: undefined,
       header,
       queue: session.events.slice(durableLength) as SessionEvent[],
       dirty: false,
@@ -97,7 +100,17 @@ export class Coordinator {
       tracker.error = failure
       return
     }
-    if (!lease) {
+    if (!lease && this.#store.lease) {
+      // Taken asynchronously; the first write waits for it, so no append can overtake the lease.
+      tracker.leasing = this.#store.lease(session.id).then(
+        (taken) => {
+          tracker.lease = taken
+        },
+        (error: unknown) => {
+          tracker.error = error
+        },
+      )
+    } else if (!lease) {
       try {
         tracker.lease = acquireLease(this.#store.leaseDir, session.id)
       } catch (error) {
@@ -131,6 +144,7 @@ export class Coordinator {
     if (!sync) tracker.backgroundQueued = true
     const run = async () => {
       if (!sync) tracker.backgroundQueued = false
+      await tracker.leasing
       if (tracker.lease === undefined) throw tracker.error
       while (tracker.header || tracker.queue.length) {
         const events = tracker.queue.slice(0, this.#maxBatch)
@@ -212,7 +226,10 @@ export class Coordinator {
         await this.flush(session)
       } finally {
         this.#trackers.delete(session.id)
-        tracker.lease?.release()
+        await tracker.leasing
+        await Promise.resolve(tracker.lease?.release()).catch((error: unknown) =>
+          this.#ctx.logger('session-persistence').warn(error),
+        )
         await this.#store.release(session.id).catch(() => {})
         this.#closing.delete(session.id)
       }
@@ -229,11 +246,13 @@ export class Coordinator {
   /** Flushes everything and releases every lease (dispose). Failures are logged, not thrown. */
   async shutdown(): Promise<void> {
     const trackers = [...this.#trackers.values()]
-    await Promise.all(
-      trackers.map((tracker) =>
+    await Promise.all([
+      ...trackers.map((tracker) =>
         this.close(tracker.session).catch((error) => this.#ctx.logger('session-persistence').warn(error)),
       ),
-    )
+      // Closes already under way (their trackers are gone) may still be releasing a lease.
+      ...[...this.#closing.values()].map((closing) => closing.catch(() => {})),
+    ])
   }
 
   /** Stops tracking without writing (a resume that could not register its session). */
@@ -242,7 +261,9 @@ export class Coordinator {
     if (!tracker) return
     if (tracker.timer) clearTimeout(tracker.timer)
     this.#trackers.delete(id)
-    tracker.lease?.release()
+    const release = () => Promise.resolve(tracker.lease?.release()).catch(() => {})
+    if (tracker.leasing) void tracker.leasing.then(release)
+    else void release()
   }
 
   /** True when this coordinator persists the session with this id. */
@@ -319,7 +340,7 @@ export class SessionPersistence extends Service {
     const live = sessions.get(id)
     if (live) return live
     const store = this.core.store
-    const lease = acquireLease(store.leaseDir, id)
+    const lease = await leaseSession(store, id)
     try {
       const stored = requireHeader(id, store, await store.read(id))
       const draft = sessions.build(stored.header, stored.records, stored.location, id)
@@ -355,7 +376,7 @@ export class SessionPersistence extends Service {
       }
       return session
     } catch (error) {
-      if (!this.core.tracks(id)) lease.release()
+      if (!this.core.tracks(id)) await lease.release()
       throw error
     }
   }

@@ -7,8 +7,10 @@ import type {} from '@dsh/composition'
 import type { Context } from '@dsh/kernel'
 import type { SessionEvent, SessionHeader } from '@dsh/session'
 
+import { acquireLease, type Lease } from './lease.js'
+
 export type { Lease, LeaseOwner } from './lease.js'
-export { acquireLease, readLease } from './lease.js'
+export { acquireLease, ownerAlive, processStartTime, readLease } from './lease.js'
 
 /** One write of a session: its header on the first write, then events in seq order. */
 export interface WriteBatch {
@@ -76,6 +78,33 @@ export interface SessionStore {
    * stores without it cannot delete. Blobs it referenced are the caller's to sweep.
    */
   remove?(id: string): Promise<boolean>
+  /**
+   * Takes the single-writer lease of a session in the store itself (a database shared by many hosts)
+   * instead of a lock file in `leaseDir`. Such a store refuses the writes of a holder that lost its
+   * lease (fencing). Optional: without it, leases are lock files (`acquireLease`).
+   */
+  lease?(id: string): Promise<Lease>
+  /**
+   * Full-text search the store keeps itself, in the same transactions as the events; the query
+   * service uses it instead of its SQLite index. Optional, with `rebuildSearch`.
+   */
+  search?(text: string, limit: number): Promise<SearchHit[]>
+  /** Rebuilds the store's own search index; returns how many events have searchable text. */
+  rebuildSearch?(): Promise<number>
+}
+
+/** One full-text search match. */
+export interface SearchHit {
+  sessionId: string
+  seq: number
+  type: string
+  /** The matching text with matches in [brackets]. */
+  snippet: string
+}
+
+/** The lease of session `id`: the store's own (`lease`), else a lock file in its `leaseDir`. */
+export async function leaseSession(store: SessionStore, id: string): Promise<Lease> {
+  return store.lease ? store.lease(id) : acquireLease(store.leaseDir, id)
 }
 
 /** What `repair` did. `sideFile` is absent when nothing had to move. */

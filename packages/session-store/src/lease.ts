@@ -21,8 +21,8 @@ export interface LeaseOwner {
 export interface Lease {
   readonly path: string
   readonly owner: LeaseOwner
-  /** Removes the lock file if it is still ours. Idempotent. */
-  release(): void
+  /** Gives the lease up if it is still ours (a lock file is removed at once; a store's lease may be async). Idempotent. */
+  release(): void | Promise<void>
 }
 
 /** The start time of a process from /proc, or undefined where there is no /proc. */

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type { Session, SessionEvent } from '@dsh/session'
 import type BetterSqlite3 from 'better-sqlite3'
-import { type SessionSummary, sessionsDir, textOf } from './index.js'
+import { type SearchHit, type SessionSummary, sessionsDir, textOf } from './index.js'
 import { loadBetterSqlite3 } from './native.js'
 
 declare module 'cordis' {
@@ -19,13 +19,7 @@ export interface QueryConfig {
   search?: { path?: string } | false
 }
 
-export interface SearchHit {
-  sessionId: string
-  seq: number
-  type: string
-  /** The matching text with matches in [brackets]. */
-  snippet: string
-}
+export type { SearchHit }
 
 const INDEX_SCHEMA = `
 CREATE TABLE IF NOT EXISTS indexed (session_id TEXT PRIMARY KEY, event_count INTEGER NOT NULL);
@@ -154,10 +148,13 @@ export class SessionQueryService extends Service {
   }
 
   /**
-   * Full-text search over model-visible text. Refreshes the index from the logs first. Throws
-   * SESSION_SEARCH_DISABLED when the row has no `search` config.
+   * Full-text search over model-visible text: the store's own index when it keeps one (PostgreSQL),
+   * else the SQLite index, refreshed from the logs first. Throws SESSION_SEARCH_DISABLED when the row
+   * has no `search` config.
    */
   async search(text: string, options: { limit?: number } = {}): Promise<SearchHit[]> {
+    const store = this.home.sessionStore
+    if (store.search) return store.search(this.enabled(text), options.limit ?? 20)
     const index = this.requireIndex()
     await this.refreshIndex()
     return index.search(text, options.limit ?? 20)
@@ -165,28 +162,40 @@ export class SessionQueryService extends Service {
 
   /** Brings the index up to date with the logs; returns how many documents were added. */
   async refreshIndex(): Promise<number> {
+    // A store that indexes in its own write transactions is never behind.
+    if (this.home.sessionStore.search) return this.enabled(0)
     const index = this.requireIndex()
     return index.refresh(await this.list(), async (id) => (await this.read(id)).events as readonly SessionEvent[])
   }
 
-  /** Drops the index and rebuilds it from the logs. */
+  /** Drops the index and rebuilds it from the logs; returns how many documents it holds. */
   async rebuildIndex(): Promise<number> {
+    const store = this.home.sessionStore
+    if (store.rebuildSearch) return this.enabled(store).rebuildSearch?.() ?? 0
     this.requireIndex().drop()
     return this.refreshIndex()
   }
 
-  /** The index, or SESSION_SEARCH_DISABLED. */
+  /** The SQLite index, or SESSION_SEARCH_DISABLED. */
   requireIndex(): SearchIndex {
     const index = this.index
-    if (!index) {
-      throw new HarnessError(
-        'SESSION_SEARCH_DISABLED',
-        'session search is off; give the session-query row `search: { path: ... }` (or `search: {}`) to build the index',
-        {},
-      )
-    }
+    if (!index) throw disabled()
     return index
   }
+
+  /** Passes `value` through when search is on; SESSION_SEARCH_DISABLED otherwise. */
+  private enabled<T>(value: T): T {
+    if (this.indexPath === undefined) throw disabled()
+    return value
+  }
+}
+
+function disabled(): HarnessError {
+  return new HarnessError(
+    'SESSION_SEARCH_DISABLED',
+    'session search is off; give the session-query row `search: { path: ... }` (or `search: {}`) to build the index',
+    {},
+  )
 }
 
 export default SessionQueryService

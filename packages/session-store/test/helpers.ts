@@ -1,6 +1,6 @@
 // Fixtures for the session-store tests: temp dirs, a booted Context with a chosen backend, builders.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context, type Plugin } from '@dsh/kernel'
 import type { AssistantMessage, ToolResultMessage, UserMessage } from '@dsh/llm'
@@ -9,7 +9,53 @@ import SessionPersistence, { type PersistenceConfig } from '../src/coordinator.j
 import JsonlSessionStore from '../src/jsonl.js'
 import SqliteSessionStore from '../src/sqlite.js'
 
+/**
+ * One session store provider as the shared suites (test/suites/) see it; other packages' providers
+ * (PostgreSQL) pass the same suites with a fixture of their own.
+ */
+export interface StoreFixture {
+  name: string
+  plugin: Plugin
+  /** The row config of the store of one test: the same `dir` is the same store. */
+  config(dir: string): Record<string, unknown>
+  /** The module a child process (test/fixtures/crash-writer.mjs) plugs, with `config(dir)`. */
+  module: string
+  /** Leaves the lease of `id` as a crashed owner would: held by a process that is gone. */
+  orphanLease(dir: string, id: string): Promise<void>
+}
+
+/** A lock file naming a pid that cannot be alive on this host. */
+async function orphanLockFile(dir: string, id: string): Promise<void> {
+  writeFileSync(
+    join(dir, `${id}.lock`),
+    JSON.stringify({ pid: 2 ** 22 + 7, host: hostname(), acquiredAt: 0, token: 'dead' }),
+  )
+}
+
+export const jsonlFixture: StoreFixture = {
+  name: 'jsonl',
+  plugin: JsonlSessionStore as unknown as Plugin,
+  config: (dir) => ({ dir }),
+  module: '@dsh/session-store/jsonl',
+  orphanLease: orphanLockFile,
+}
+
+export const sqliteFixture: StoreFixture = {
+  name: 'sqlite',
+  plugin: SqliteSessionStore as unknown as Plugin,
+  config: (dir) => ({ dir }),
+  module: '@dsh/session-store/sqlite',
+  orphanLease: orphanLockFile,
+}
+
 export type Backend = 'jsonl' | 'sqlite'
+
+const fixtures: Record<Backend, StoreFixture> = { jsonl: jsonlFixture, sqlite: sqliteFixture }
+
+/** The fixture of a local backend by name, or the fixture itself. */
+export function fixtureOf(backend: Backend | StoreFixture): StoreFixture {
+  return typeof backend === 'string' ? fixtures[backend] : backend
+}
 
 export function tempDir(): { path: string; [Symbol.dispose](): void } {
   const path = mkdtempSync(join(tmpdir(), 'dsh-session-'))
@@ -27,12 +73,11 @@ export async function until(ctx: Context, ...names: string[]): Promise<void> {
   throw new Error(`services never appeared: ${names.filter((name) => ctx.get(name) === undefined).join(', ')}`)
 }
 
-export const storePlugin = (backend: Backend): Plugin =>
-  (backend === 'jsonl' ? JsonlSessionStore : SqliteSessionStore) as unknown as Plugin
+export const storePlugin = (backend: Backend | StoreFixture): Plugin => fixtureOf(backend).plugin
 
 /** A root with sessions, the backend and the coordinator, all on `dir`. */
 export async function boot(
-  backend: Backend,
+  backend: Backend | StoreFixture,
   dir: string,
   persistence: PersistenceConfig = {},
   extra: [Plugin, unknown][] = [],
@@ -40,7 +85,7 @@ export async function boot(
   const ctx = new Context()
   const fibers = [
     ctx.plugin(SessionService, { cwd: '/work' }),
-    ctx.plugin(storePlugin(backend), { dir }),
+    ctx.plugin(storePlugin(backend), fixtureOf(backend).config(dir)),
     ctx.plugin(SessionPersistence, { delayMs: 2, ...persistence }),
     ...extra.map(([plugin, config]) => ctx.plugin(plugin, config)),
   ]

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises'
 import { refsIn } from '@dsh/attachments'
 import { HarnessError } from '@dsh/kernel'
 import { checkSessionId, type SessionEvent } from '@dsh/session'
-import { acquireLease, type SessionSummary } from '@dsh/session-store'
+import { leaseSession, type SessionSummary } from '@dsh/session-store'
 import type {} from '@dsh/session-store/query'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
@@ -135,7 +135,7 @@ export async function sessionsRepair(request: ComposeRequest, id: string, io: Io
         {},
       )
     }
-    const lease = acquireLease(store.leaseDir, checkSessionId(id))
+    const lease = await leaseSession(store, checkSessionId(id))
     try {
       const report = await store.repair(id)
       if (!report.sideFile) {
@@ -147,7 +147,7 @@ export async function sessionsRepair(request: ComposeRequest, id: string, io: Io
       )
       return ExitCode.OK
     } finally {
-      lease.release()
+      await lease.release()
     }
   })
 }
@@ -180,7 +180,7 @@ export async function sessionsRemove(request: ComposeRequest, ids: string[], io:
     const candidates = new Set<string>()
     const removed = new Set<string>()
     for (const id of ids) {
-      const lease = acquireLease(store.leaseDir, checkSessionId(id))
+      const lease = await leaseSession(store, checkSessionId(id))
       try {
         const stored = await store.read(id)
         if (!stored)
@@ -189,7 +189,7 @@ export async function sessionsRemove(request: ComposeRequest, ids: string[], io:
         await store.remove(id)
         removed.add(id)
       } finally {
-        lease.release()
+        await lease.release()
       }
     }
     const attachments = runtime.root.get('attachments')
@@ -280,12 +280,12 @@ export async function sessionsImport(request: ComposeRequest, file: string, io: 
     const rest = records.slice(1 + blobs.length)
     // Validated like any stored session before anything is written.
     const session = runtime.root.sessions.build(rest[0], rest.slice(1), file, id)
-    const lease = acquireLease(store.leaseDir, id)
+    const lease = await leaseSession(store, id)
     try {
       await store.write(id, { header: session.header, events: session.events as SessionEvent[], sync: true })
       await store.release(id)
     } finally {
-      lease.release()
+      await lease.release()
     }
     io.out(id)
     io.err(
