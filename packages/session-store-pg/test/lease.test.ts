@@ -1,8 +1,9 @@
 // Leases across hosts with fencing: a holder paused past its expiry (SIGSTOP) loses the session to
 // another process, and once resumed (SIGCONT) its append is refused by the fencing token; the durable
 // log holds every acknowledged event once. Also: a holder on another host is judged by expiry alone.
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
+import { type ChildProcessByStdio, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import type { Readable, Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { HarnessError } from '@dsh/kernel'
 import { describe, expect, it } from 'vitest'
@@ -14,7 +15,7 @@ const dist = fileURLToPath(new URL('../dist/index.js', import.meta.url))
 const TTL = 1500
 
 /** The next stdout line of `child` that starts with one of `words`. */
-function nextLine(child: ChildProcessWithoutNullStreams, words: string[]): Promise<string> {
+function nextLine(child: ChildProcessByStdio<Writable, Readable, null>, words: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     let buffer = ''
     const onData = (chunk: Buffer) => {
