@@ -23,6 +23,8 @@ export interface GlobalOptions {
 
 export const templatesDir = fileURLToPath(new URL('../profiles', import.meta.url))
 const cliDir = fileURLToPath(new URL('..', import.meta.url))
+/** How to start this CLI again (a child `dsh acp` of the ACP subagent provider). */
+const selfArgv = [process.execPath, fileURLToPath(new URL('../bin/dsh.js', import.meta.url))]
 
 export interface Composition {
   home: string
@@ -65,7 +67,7 @@ export function compose(request: ComposeRequest): Composition {
     {
       id: 'launcher',
       use: '@dsh/composition/launcher',
-      config: { command: request.command, args: request.args ?? [], cwd, profile: name, home },
+      config: { command: request.command, args: request.args ?? [], cwd, profile: name, home, self: selfArgv },
     },
     ...(request.launcherRows ?? []),
   ]

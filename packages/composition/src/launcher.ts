@@ -20,6 +20,8 @@ export interface LauncherConfig {
   cwd: string
   profile: string
   home: string
+  /** The argv that starts this dsh again (node and the CLI script), for rows that run dsh as a child. */
+  self?: string[]
 }
 
 export class LauncherService extends Service {

@@ -9,6 +9,7 @@ export const SUBAGENT_EVENT_TYPES = [
   'subagent/finished',
   'subagent/closed',
   'subagent/reopened',
+  'subagent/progress',
 ] as const
 
 /** Maps a turn's end reason to a run outcome. */

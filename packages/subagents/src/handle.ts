@@ -7,6 +7,7 @@ import type {
   SubagentChild,
   SubagentHandle,
   SubagentMode,
+  SubagentProgress,
   SubagentReport,
   SubagentRequest,
   SubagentStatus,
@@ -26,6 +27,8 @@ export class LiveSubagent implements SubagentHandle {
   readonly mode: SubagentMode
   readonly description: string | undefined
   private active = 0
+  /** Runs started and not yet reported, oldest first: a child runs them in this order (FIFO). */
+  private readonly inFlight: number[] = []
   private closed = false
   private disposing: Promise<void> | undefined
   private resolveFirst!: (report: SubagentReport) => void
@@ -58,11 +61,22 @@ export class LiveSubagent implements SubagentHandle {
 
   /** Appends to the parent's log while that session is live in this process. */
   log<
-    T extends 'subagent/started' | 'subagent/message' | 'subagent/finished' | 'subagent/closed' | 'subagent/reopened',
+    T extends
+      | 'subagent/started'
+      | 'subagent/message'
+      | 'subagent/finished'
+      | 'subagent/closed'
+      | 'subagent/reopened'
+      | 'subagent/progress',
   >(type: T, data: SessionEventMap[T]): void {
     const session = this.request.parent.session
     if (this.service.home.sessions.get(session.id) !== session) return
     session.append(type, data)
+  }
+
+  /** Logs a remote child's progress under the run it is working on (the oldest one in flight). */
+  progress(update: SubagentProgress): void {
+    this.log('subagent/progress', { subagentId: this.id, run: this.inFlight[0] ?? this.runs - 1, ...update })
   }
 
   settle(report: SubagentReport): void {
@@ -83,6 +97,7 @@ export class LiveSubagent implements SubagentHandle {
   private async run(text: string, signal: AbortSignal | undefined): Promise<SubagentReport> {
     const run = this.runs++
     this.active++
+    this.inFlight.push(run)
     if (run > 0) this.log('subagent/message', { subagentId: this.id, run, text })
     const onAbort = () => void this.cancel('the parent tool call was cancelled')
     signal?.addEventListener('abort', onAbort, { once: true })
@@ -96,6 +111,7 @@ export class LiveSubagent implements SubagentHandle {
     } finally {
       signal?.removeEventListener('abort', onAbort)
       this.active--
+      this.inFlight.splice(this.inFlight.indexOf(run), 1)
     }
     const report: SubagentReport = {
       subagentId: this.id,

@@ -82,7 +82,25 @@ export interface SubagentLaunch {
   request: Readonly<SubagentRequest>
   persona: string
   restriction: ToolRestriction
+  /**
+   * For a child whose own log is not in this process (an ACP agent): reports what it is doing, logged
+   * as `subagent/progress` in the parent's log under the run in flight. In-process children do not
+   * call it: their progress is their own child session.
+   */
+  progress(update: SubagentProgress): void
 }
+
+/** A step of a remote child's run: a finished piece of its text or thought, or a tool call's state. */
+export type SubagentProgress =
+  | { kind: 'message' | 'thought'; text: string }
+  | {
+      kind: 'tool'
+      toolCallId: string
+      title: string
+      status: 'pending' | 'in_progress' | 'completed' | 'failed'
+      /** The agent's own category of the call (ACP `kind`: read, edit, execute...). */
+      toolKind?: string
+    }
 
 /**
  * A way to run children (in-process spawn or fork, a remote agent...). `start` either returns a live
@@ -179,6 +197,8 @@ declare module '@dsh/session' {
     'subagent/closed': { subagentId: string; reason?: string; synthetic?: true; final?: true }
     /** A closed continuable child was brought back from its durable session. */
     'subagent/reopened': { subagentId: string; childSession: string }
+    /** What a child outside this process did during run `run` (see `SubagentLaunch.progress`). */
+    'subagent/progress': { subagentId: string; run: number } & SubagentProgress
   }
 }
 
@@ -307,9 +327,12 @@ export class SubagentsService extends Service {
     const id = `sub-${randomUUID()}`
     const restriction = this.restrictionFor(depth, request.tools)
     const persona = request.persona ?? this.settings.persona
-    const child = await provider.start({ id, depth, request, persona, restriction })
+    let published: LiveSubagent | undefined
+    const progress = (update: SubagentProgress) => published?.progress(update)
+    const child = await provider.start({ id, depth, request, persona, restriction, progress })
     // Published: from here on the caller owns the child through the handle.
     const live = this.publish(provider.name, id, depth, request, child, 0)
+    published = live
     try {
       this.logStarted(live, provider.name, request, restriction)
     } catch (error) {
@@ -384,8 +407,14 @@ export class SubagentsService extends Service {
       deny: [...(started.tools?.deny ?? this.restrictionFor(depth).deny ?? [])],
     }
     const persona = started.persona ?? this.settings.persona
-    const child = await provider.resume({ id: subagentId, depth, request, persona, restriction }, record.childSession)
+    let published: LiveSubagent | undefined
+    const progress = (update: SubagentProgress) => published?.progress(update)
+    const child = await provider.resume(
+      { id: subagentId, depth, request, persona, restriction, progress },
+      record.childSession,
+    )
     const live = this.publish(provider.name, subagentId, depth, request, child, record.runs)
+    published = live
     live.log('subagent/reopened', { subagentId, childSession: child.childSession })
     // A reopened handle has no first run of its own: `result` is the last report the log holds.
     live.settle({

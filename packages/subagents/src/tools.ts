@@ -105,7 +105,10 @@ export default {
         properties: {
           prompt: { type: 'string', minLength: 1, description: 'The task, complete and self-contained.' },
           description: { type: 'string', description: 'A short label (3-8 words).' },
-          provider: { type: 'string', description: 'spawn (default) or fork.' },
+          provider: {
+            type: 'string',
+            description: 'spawn (default), fork, or acp:<name> for another agent your instructions list.',
+          },
           persona: { type: 'string', description: 'Optional role or instructions for the subagent.' },
           tools: { type: 'array', items: { type: 'string' }, description: 'Only these tools (default: yours).' },
           preset: { type: 'string', description: 'Agent preset of the subagent (default: yours), e.g. ask or plan.' },
