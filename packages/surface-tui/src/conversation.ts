@@ -27,6 +27,7 @@ export class Conversation {
   private spinner: ReturnType<typeof setInterval> | undefined
   private hint: string | undefined
   private lastCtrlC = 0
+  private readonly stopChildEvents: () => void
   private reading: { tokens: number; pressure?: number; model?: string } | undefined
   private closed!: () => void
   readonly done = new Promise<void>((resolve) => {
@@ -67,6 +68,10 @@ export class Conversation {
     this.tui.addChild(new Lines((width) => footerLines(this.theme, this.footerFacts(), width)))
     this.tui.setFocus(this.editor)
     this.tui.addInputListener((data) => this.key(data))
+    // A subagent's own session is not this chat's: its calls are shown nested under the task call.
+    this.stopChildEvents = ctx.on('session/event', (session, event) => {
+      if (this.transcript.childEvent(session.id, event)) this.tui.requestRender()
+    })
   }
 
   private get running(): boolean {
@@ -108,6 +113,7 @@ export class Conversation {
   }
 
   close(): void {
+    this.stopChildEvents()
     if (this.spinner) clearInterval(this.spinner)
     this.closed()
   }

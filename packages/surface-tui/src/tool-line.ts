@@ -1,7 +1,8 @@
 // One compact line per tool call that grows into its result: `● Title  subject` while it runs, then
 // the outcome under it (a coloured diff for file changes, the tail of command output, errors in red,
 // "outcome unknown" for a call a crash interrupted). Output is cut to a few lines, so a command that
-// prints 50,000 lines costs the screen no more than one that prints five.
+// prints 50,000 lines costs the screen no more than one that prints five. A `task` call's line also
+// holds the child agent's calls, indented under it, from the child session's events.
 import type { ToolResultMessage } from '@dsh/llm'
 import type { ToolPresentation } from '@dsh/tools'
 import { type Component, truncateToWidth, wrapTextWithAnsi } from '@mariozechner/pi-tui'
@@ -9,6 +10,8 @@ import type { Theme } from './theme.js'
 
 const TAIL_LINES = 6
 const DIFF_LINES = 10
+/** A subagent's calls shown under its task line; earlier ones are counted, not shown. */
+const NESTED_CALLS = 6
 
 export type ToolState = 'running' | 'done' | 'failed' | 'unknown'
 
@@ -18,12 +21,21 @@ export class ToolLine implements Component {
   private hiddenLines = 0
   private note = ''
   private cache: { width: number; lines: string[] } | undefined
+  private readonly nested: ToolLine[] = []
+  private parent: ToolLine | undefined
 
   constructor(
     private readonly theme: Theme,
     readonly callId: string,
     private readonly presentation: ToolPresentation,
   ) {}
+
+  /** A call of the subagent this call runs: shown under this line as one compact line of its own. */
+  nest(line: ToolLine): void {
+    line.parent = this
+    this.nested.push(line)
+    this.invalidate()
+  }
 
   /** The call's result arrived (`code` is the pipeline's or repair's error code). */
   settle(message: ToolResultMessage, code: string | undefined): void {
@@ -35,7 +47,7 @@ export class ToolLine implements Component {
     this.output = lines.slice(-keep)
     if (this.state === 'unknown') this.note = 'outcome unknown: dsh stopped while it ran'
     else if (code && this.state === 'failed') this.note = code
-    this.cache = undefined
+    this.invalidate()
   }
 
   get settled(): boolean {
@@ -44,6 +56,7 @@ export class ToolLine implements Component {
 
   invalidate(): void {
     this.cache = undefined
+    this.parent?.invalidate()
   }
 
   render(width: number): string[] {
@@ -61,6 +74,14 @@ export class ToolLine implements Component {
     const subject = p.kind === 'terminal' ? p.command : p.kind === 'diff' ? p.path : (p.subtitle ?? '')
     const head = truncateToWidth(`${bullet} ${t.bold(p.title)} ${t.dim(subject.split('\n')[0] ?? '')}`, width)
     const lines = [head]
+    if (this.parent) {
+      // A subagent's call: its head, and why it failed; its own subagent's calls under it.
+      if (this.note) lines.push(truncateToWidth(`  ${t.error(this.note)}`, width))
+      lines.push(...this.nestedLines(width))
+      this.cache = { width, lines }
+      return lines
+    }
+    lines.push(...this.nestedLines(width))
     const inner = Math.max(1, width - 4)
     const body = (text: string, style: (s: string) => string = (s) => s) => {
       for (const wrapped of wrapTextWithAnsi(style(text), inner)) {
@@ -75,6 +96,15 @@ export class ToolLine implements Component {
       for (const line of this.output) if (line) body(truncateToWidth(line, inner), style)
     }
     this.cache = { width, lines }
+    return lines
+  }
+
+  private nestedLines(width: number): string[] {
+    const hidden = Math.max(0, this.nested.length - NESTED_CALLS)
+    const lines = hidden > 0 ? [truncateToWidth(`  ${this.theme.dim(`… ${hidden} earlier calls`)}`, width)] : []
+    for (const line of this.nested.slice(hidden)) {
+      for (const row of line.render(Math.max(1, width - 2))) lines.push(`  ${row}`)
+    }
     return lines
   }
 

@@ -2,6 +2,7 @@
 // same code renders a resumed session's history and the live turn, so both look alike.
 import type { AnySessionEvent } from '@dsh/session'
 import { isEvent } from '@dsh/session'
+import type {} from '@dsh/subagents'
 import type { ToolPresentation } from '@dsh/tools'
 import { type Component, Container, Spacer, Text } from '@mariozechner/pi-tui'
 import { Answer } from './answer.js'
@@ -31,6 +32,10 @@ export class Transcript extends Container {
   private answer: Answer | undefined
   private reasoning: Reasoning | undefined
   private readonly tools = new Map<string, ToolLine>()
+  /** A running subagent's session, to the line of the call that runs it (a `task` call, or a nested one). */
+  private readonly subagents = new Map<string, ToolLine>()
+  /** A subagent's calls still running, by `session|callId` (ids are only unique within a session). */
+  private readonly nestedCalls = new Map<string, ToolLine>()
   private expandReasoning = false
 
   constructor(
@@ -83,6 +88,8 @@ export class Transcript extends Container {
       const line = this.tools.get(event.data.message.toolCallId)
       line?.settle(event.data.message, event.data.code)
       this.tools.delete(event.data.message.toolCallId)
+    } else if (isEvent(event, 'subagent/started')) {
+      this.adopt(event.data, this.tools)
     } else if (isEvent(event, 'turn/end')) {
       this.endAnswer()
       const { reason, message } = event.data
@@ -93,6 +100,43 @@ export class Transcript extends Container {
     } else if (event.type === 'compaction/end') {
       this.note('≡ earlier context was compacted into a summary')
     }
+  }
+
+  /** Whether `sessionId` is a subagent this transcript shows under one of its calls. */
+  isChild(sessionId: string): boolean {
+    return this.subagents.has(sessionId)
+  }
+
+  /** An event of a subagent's session: its calls become compact lines under the call that runs it. */
+  childEvent(sessionId: string, event: AnySessionEvent): boolean {
+    const parent = this.subagents.get(sessionId)
+    if (!parent) return false
+    if (isEvent(event, 'tool/call')) {
+      const call = event.data.call
+      const line = new ToolLine(this.theme, call.id, this.present(call.name, call.arguments))
+      this.nestedCalls.set(`${sessionId}|${call.id}`, line)
+      parent.nest(line)
+    } else if (isEvent(event, 'tool/result')) {
+      const key = `${sessionId}|${event.data.message.toolCallId}`
+      this.nestedCalls.get(key)?.settle(event.data.message, event.data.code)
+      this.nestedCalls.delete(key)
+    } else if (isEvent(event, 'subagent/started')) {
+      const own = new Map(
+        [...this.nestedCalls].flatMap(([key, line]) =>
+          key.startsWith(`${sessionId}|`) ? [[key.slice(sessionId.length + 1), line] as const] : [],
+        ),
+      )
+      this.adopt(event.data, own)
+    } else {
+      return false
+    }
+    return true
+  }
+
+  /** A `subagent/started` names the call that runs the child: the child's calls go under that call's line. */
+  private adopt(started: { callId?: string; childSession: string }, lines: ReadonlyMap<string, ToolLine>): void {
+    const line = started.callId === undefined ? undefined : lines.get(started.callId)
+    if (line) this.subagents.set(started.childSession, line)
   }
 
   private openAnswer(): Answer {

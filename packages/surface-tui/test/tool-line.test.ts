@@ -47,4 +47,31 @@ describe('ToolLine', () => {
       for (const row of line.render(width)) expect(visibleWidth(row)).toBeLessThanOrEqual(width)
     }
   })
+
+  it("nests a subagent's calls under the task line, the last few shown and the earlier ones counted", () => {
+    const theme = createTheme(true)
+    let last: ToolLine | undefined
+    const task = new ToolLine(theme, 't1', { kind: 'generic', title: 'Task', subtitle: 'reader' })
+    const before = task.render(60)
+    for (let i = 1; i <= 8; i++) {
+      const call = new ToolLine(theme, `r${i}`, { kind: 'generic', title: 'Read', subtitle: `f${i}.md` })
+      task.nest(call)
+      last = call
+      if (i < 8) call.settle(result(`text ${i}`), undefined)
+    }
+    // The nested calls changed the task line (its cache is dropped when a child settles too).
+    const lines = task.render(60).map((row) => row.trimEnd())
+    expect(lines).not.toEqual(before)
+    expect(lines.slice(1)).toEqual([
+      '  … 2 earlier calls',
+      '  ● Read f3.md',
+      '  ● Read f4.md',
+      '  ● Read f5.md',
+      '  ● Read f6.md',
+      '  ● Read f7.md',
+      '  ○ Read f8.md',
+    ])
+    last?.settle(result('no such file', true), 'FS_NOT_FOUND')
+    expect(task.render(60).slice(7).map((row) => row.trimEnd())).toEqual(['  ✗ Read f8.md', '    FS_NOT_FOUND'])
+  })
 })

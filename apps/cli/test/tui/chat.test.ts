@@ -1,6 +1,6 @@
 // The interactive chat as a person uses it: the built `dsh` in a pseudo-terminal, read off the screen
 // and out of the durable session log and the files on disk.
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type AnySessionEvent, isEvent } from '@dsh/session'
 import { completionResponse } from '@dsh/test-support'
@@ -99,6 +99,34 @@ describe('dsh (the terminal chat)', () => {
       { toolCallId: 'c2', decision: 'allowed-once', by: 'grant' },
       { toolCallId: 'c3', decision: 'allowed-once', by: 'grant' },
     ])
+  })
+
+  it("shows a subagent's calls nested under the parent's task line, from the child's events", async () => {
+    writeFileSync(join(f.work, 'notes.md'), '# notes\n')
+    f.server.enqueue(
+      completionResponse({ toolCalls: [call('t1', 'task', { prompt: 'read the notes', description: 'reader' })] }),
+      completionResponse({
+        toolCalls: [call('r1', 'read', { path: 'notes.md' }), call('r2', 'read', { path: 'gone.md' })],
+      }),
+      completionResponse({ text: 'The notes say notes.' }),
+      completionResponse({ text: 'Delegated and done.' }),
+    )
+    const screen = f.open(['delegate', 'it'])
+    await screen.waitFor('Delegated and done.')
+    const rows = screen.all().split('\n')
+    const task = rows.findIndex((row) => /^● .*reader|^● .*read the notes/.test(row))
+    expect(task).toBeGreaterThanOrEqual(0)
+    // The child's two calls, indented under the task line: one done, one failed.
+    expect(rows[task + 1]).toMatch(/^ {2}● Read notes\.md/)
+    expect(rows[task + 2]).toMatch(/^ {2}✗ Read gone\.md/)
+    screen.type('\x04')
+    expect(await screen.exited).toBe(0)
+    const sessionId = /dsh --resume ([0-9a-f-]{36})/.exec(screen.raw())?.[1] as string
+    const started = f.log(sessionId).flatMap((e) => (e.type === 'subagent/started' ? [e.data] : []))
+    expect(started).toMatchObject([{ callId: 't1' }])
+    const child = f.log(started[0]?.childSession as string)
+    const calls = child.flatMap((e) => (isEvent(e, 'tool/call') ? [e.data.call.id] : []))
+    expect(calls).toEqual(['r1', 'r2'])
   })
 
   it('steers a running command with Enter, cancels the turn with Esc, and exits on Ctrl-C twice', async () => {
