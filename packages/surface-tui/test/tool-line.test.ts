@@ -72,6 +72,11 @@ describe('ToolLine', () => {
       '  ○ Read f8.md',
     ])
     last?.settle(result('no such file', true), 'FS_NOT_FOUND')
-    expect(task.render(60).slice(7).map((row) => row.trimEnd())).toEqual(['  ✗ Read f8.md', '    FS_NOT_FOUND'])
+    expect(
+      task
+        .render(60)
+        .slice(7)
+        .map((row) => row.trimEnd()),
+    ).toEqual(['  ✗ Read f8.md', '    FS_NOT_FOUND'])
   })
 })
