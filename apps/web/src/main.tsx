@@ -14,8 +14,10 @@ import type {
   SettingsView,
 } from '../../../packages/surface-web/src/protocol.js'
 import { ApiFailure, api, openStream } from './connection'
+import { applyManifest } from './plugins'
 import { type ConversationNode, SessionProjection, type ToolNode } from './projection'
 import { nodeRenderers, type RenderContext } from './registry'
+import { InSlot, SlotBoundary, slots, useSlots } from './slots'
 import './style.css'
 
 // ---- host projection (session list + pending approvals) ----
@@ -51,7 +53,9 @@ openStream<HostFrame>(
       host.defaultPreset = frame.defaultPreset
       host.defaultCwd = frame.defaultCwd
       host.config = frame.config
-    } else if (frame.type === 'host/sessions') host.sessions = frame.sessions
+      applyManifest(frame.clientModules ?? [])
+    } else if (frame.type === 'host/client-modules') applyManifest(frame.modules)
+    else if (frame.type === 'host/sessions') host.sessions = frame.sessions
     else if (frame.type === 'host/config') host.config = frame.config
     else if (frame.type === 'approval/requested') host.approvals.set(frame.approval.requestId, frame.approval)
     else if (frame.type === 'approval/settled') host.approvals.delete(frame.requestId)
@@ -167,7 +171,50 @@ function Sidebar({ current }: { current: string | undefined }) {
           </li>
         ))}
       </ul>
+      <SidebarSlots current={current} sessions={state.sessions} />
     </aside>
+  )
+}
+
+/** Sidebar items of client modules, and the modules that failed to load (never a blank page). */
+function SidebarSlots({ current, sessions }: { current: string | undefined; sessions: SessionSummary[] }) {
+  useSlots()
+  return (
+    <>
+      {[...slots.failures].map(([id, message]) => (
+        <div key={id} class="slot-error" role="alert" data-owner={id}>
+          client module {id} failed to load: {message}
+        </div>
+      ))}
+      {[...slots.sidebar.values()].map((entry) => (
+        <section key={entry.value.id} class="sidebar-item" data-item={entry.value.id} aria-label={entry.value.title}>
+          <h3>{entry.value.title}</h3>
+          <InSlot
+            entry={{ owner: entry.owner, value: entry.value.render }}
+            slot={`sidebar ${entry.value.id}`}
+            props={{ ...(current ? { currentSessionId: current } : {}), sessions }}
+          />
+        </section>
+      ))}
+    </>
+  )
+}
+
+/** Header badges of client modules for the open session. */
+function HeaderBadges({ sessionId }: { sessionId: string }) {
+  useSlots()
+  return (
+    <>
+      {[...slots.badges.values()].map((entry) => (
+        <span key={entry.value.id} class="badge" data-badge={entry.value.id}>
+          <InSlot
+            entry={{ owner: entry.owner, value: entry.value.render }}
+            slot={`badge ${entry.value.id}`}
+            props={{ sessionId }}
+          />
+        </span>
+      ))}
+    </>
   )
 }
 
@@ -184,7 +231,14 @@ function useSession(sessionId: string): SessionProjection {
     return created
   }, [sessionId])
   const [, setTick] = useState(0)
+  useSlots()
+  // Event types a client module renders are folded into nodes: a change folds the log again from 0.
+  const eventTypes = [...slots.events.keys()].sort().join(',')
   useEffect(() => {
+    if (projection.foldedTypes !== eventTypes) {
+      projection.foldedTypes = eventTypes
+      if (projection.nextSeq > 0) projection.reset()
+    }
     let frame = 0
     const schedule = () => {
       if (frame) return
@@ -212,13 +266,25 @@ function useSession(sessionId: string): SessionProjection {
       stream?.close()
       if (frame) cancelAnimationFrame(frame)
     }
-  }, [projection])
+  }, [projection, eventTypes])
   return projection
 }
 
-class NodeView extends Component<{ node: ConversationNode; rev: number; approval?: string; ctx: RenderContext }> {
+class NodeView extends Component<{
+  node: ConversationNode
+  rev: number
+  approval?: string
+  /** The slots' version: a client module loaded or unloaded may change how this node renders. */
+  slotsVersion: number
+  ctx: RenderContext
+}> {
   override shouldComponentUpdate(next: NodeView['props']) {
-    return next.node !== this.props.node || next.rev !== this.props.rev || next.approval !== this.props.approval
+    return (
+      next.node !== this.props.node ||
+      next.rev !== this.props.rev ||
+      next.approval !== this.props.approval ||
+      next.slotsVersion !== this.props.slotsVersion
+    )
   }
   override render() {
     const renderer = nodeRenderers.get(this.props.node.kind)
@@ -230,6 +296,7 @@ const PAGE = 150
 
 function Conversation({ projection }: { projection: SessionProjection }) {
   const state = useHost()
+  const slotsVersion = useSlots()
   const [limit, setLimit] = useState(PAGE)
   const scroller = useRef<HTMLDivElement>(null)
   const stick = useRef(true)
@@ -293,6 +360,7 @@ function Conversation({ projection }: { projection: SessionProjection }) {
           node={node}
           rev={node.rev}
           approval={node.kind === 'tool' ? byCall.get((node as ToolNode).call.id)?.requestId : undefined}
+          slotsVersion={slotsVersion}
           ctx={ctx}
         />
       ))}
@@ -528,6 +596,34 @@ function ModelPicker({ projection }: { projection: SessionProjection }) {
   )
 }
 
+/** Buttons client modules add to the composer; a failing action is reported like a failed call. */
+function ComposerActions(props: { sessionId: string; text: string; setText: (text: string) => void }) {
+  useSlots()
+  return (
+    <>
+      {[...slots.composer.values()].map(({ owner, value: action }) => (
+        <SlotBoundary key={action.id} owner={owner} slot={`composer ${action.id}`}>
+          <button
+            type="button"
+            class="composer-action"
+            data-action={action.id}
+            title={action.title}
+            onClick={() => {
+              try {
+                void Promise.resolve(action.run({ ...props })).catch(failed)
+              } catch (error) {
+                failed(error)
+              }
+            }}
+          >
+            {action.label}
+          </button>
+        </SlotBoundary>
+      ))}
+    </>
+  )
+}
+
 function Composer({ projection }: { projection: SessionProjection }) {
   const [text, setText] = useState('')
   const [output, setOutput] = useState('')
@@ -614,6 +710,7 @@ function Composer({ projection }: { projection: SessionProjection }) {
           }}
         />
         <div class="actions">
+          <ComposerActions sessionId={projection.sessionId} text={text} setText={setText} />
           <label class="attach">
             Attach
             <input
@@ -668,6 +765,7 @@ function SessionView({ sessionId }: { sessionId: string }) {
         <ModePicker projection={projection} />
         <ModelPicker projection={projection} />
         <Meter projection={projection} />
+        <HeaderBadges sessionId={sessionId} />
         <span class="id">{sessionId}</span>
       </header>
       <Conversation projection={projection} />
@@ -725,7 +823,27 @@ function Settings() {
         <button type="submit">Save key</button>
         <span class="note">{note}</span>
       </form>
+      <SettingsSections />
     </main>
+  )
+}
+
+/** Settings sections of client modules, after the page's own. */
+function SettingsSections() {
+  useSlots()
+  return (
+    <>
+      {[...slots.settings.values()].map((entry) => (
+        <section key={entry.value.id} class="settings-section" data-section={entry.value.id}>
+          <h2>{entry.value.title}</h2>
+          <InSlot
+            entry={{ owner: entry.owner, value: entry.value.render }}
+            slot={`settings ${entry.value.id}`}
+            props={{}}
+          />
+        </section>
+      ))}
+    </>
   )
 }
 

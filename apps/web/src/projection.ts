@@ -49,6 +49,12 @@ export type Folder<T extends SessionEventType> = (projection: SessionProjection,
 /** Event type -> how it changes the nodes. Types without a folder leave the nodes alone. */
 export const eventFolders = new Map<string, (projection: SessionProjection, event: EventEnvelope) => void>()
 
+/**
+ * Event types a client module renders (`registerEventRenderer`): without a folder of their own, each
+ * such event becomes an `event` node where it happened. A type added later re-folds the open session.
+ */
+export const eventNodeTypes = new Set<string>()
+
 /** Registers (or replaces) the folder of one event type. */
 export function foldEvent<T extends SessionEventType>(type: T, folder: Folder<T>): void {
   eventFolders.set(type, (projection, event) => {
@@ -110,7 +116,10 @@ export class SessionProjection {
     return true
   }
 
-  private reset(): void {
+  /** The plugin event types this projection was folded with (a change means folding again from seq 0). */
+  foldedTypes = ''
+
+  reset(): void {
     this.nodes.length = 0
     this.toolNodes.clear()
     this.streaming = undefined
@@ -121,7 +130,9 @@ export class SessionProjection {
   apply(event: EventEnvelope): boolean {
     if (event.seq < this.nextSeq) return false
     this.nextSeq = event.seq + 1
-    eventFolders.get(event.type)?.(this, event)
+    const folder = eventFolders.get(event.type)
+    if (folder) folder(this, event)
+    else if (eventNodeTypes.has(event.type)) this.push({ kind: 'event', key: `v${event.seq}`, seq: event.seq, event })
     return true
   }
 

@@ -2,9 +2,10 @@
 // (falling back to `generic`). Built-ins register here like any plugin would; the conversation view
 // only looks renderers up, it never switches over kinds.
 import type { ComponentChildren, VNode } from 'preact'
-import type { ApprovalView } from '../../../packages/surface-web/src/protocol.js'
+import type { ApprovalView, EventEnvelope } from '../../../packages/surface-web/src/protocol.js'
 import { Markdown } from './markdown'
 import type { ConversationNode, ToolNode } from './projection'
+import { InSlot, slots } from './slots'
 
 export interface RenderContext {
   sessionId: string
@@ -125,6 +126,18 @@ registerNodeRenderer('turn-end', (node, ctx) => {
   )
 })
 
+/** An event a client module renders (`registerEventRenderer`); nothing when its module is gone. */
+registerNodeRenderer('event', (node, ctx) => {
+  const event = node.event as EventEnvelope
+  const plugin = slots.events.get(event.type)
+  if (!plugin) return null
+  return (
+    <div class="node plugin-event" data-event={event.type} data-seq={node.seq}>
+      <InSlot entry={plugin} slot={`event ${event.type}`} props={{ sessionId: ctx.sessionId, event }} />
+    </div>
+  )
+})
+
 registerNodeRenderer('notice', (node) => <div class="node notice">{String(node.text)}</div>)
 
 const OUTCOME: Record<string, string> = {
@@ -136,7 +149,9 @@ const OUTCOME: Record<string, string> = {
 
 registerNodeRenderer('tool', (node, ctx) => {
   const tool = node as ToolNode
-  const card = toolCards.get(tool.call.name) ?? toolCards.get('generic')
+  // A client module's renderer for this tool wins over the built-in card.
+  const plugin = slots.tools.get(tool.call.name)
+  const card = plugin ? undefined : (toolCards.get(tool.call.name) ?? toolCards.get('generic'))
   const pending = ctx.approvalFor(tool.call.id)
   const result = tool.result
   const cancelled = result && (result.code?.startsWith('ABORTED') || /^\[aborted: /m.test(result.text))
@@ -155,7 +170,24 @@ registerNodeRenderer('tool', (node, ctx) => {
         <span class="tool-name">{tool.call.name}</span>
         <span class="tool-status">{status}</span>
       </div>
-      {card?.(tool)}
+      {plugin ? (
+        <InSlot
+          entry={plugin}
+          slot={`tool ${tool.call.name}`}
+          props={{
+            sessionId: ctx.sessionId,
+            call: tool.call,
+            ...(result
+              ? {
+                  result: { text: result.text, isError: result.isError, ...(result.code ? { code: result.code } : {}) },
+                }
+              : {}),
+            status,
+          }}
+        />
+      ) : (
+        card?.(tool)
+      )}
       {result?.code && OUTCOME[result.code] ? <div class="outcome">{OUTCOME[result.code]}</div> : null}
       {tool.decision ? <div class="decision">approval: {decisionLabel(tool.decision)}</div> : null}
       {pending ? (

@@ -3,6 +3,7 @@
 // and the browser client's build, behind the trust fence of `./trust`.
 import { Service } from '@dsh/kernel'
 
+export type * from './client-api.js'
 export type * from './protocol.js'
 export type { FenceOptions, FenceRequest, FenceVerdict } from './trust.js'
 export { checkRequest, hostAllowed, isLoopbackAddress, isLoopbackName, sameOrigin } from './trust.js'
@@ -40,8 +41,22 @@ export interface WebHostHandle {
   close(): Promise<void>
 }
 
+/** A browser-side plugin a row contributes: an ES module file (see `ClientModule` in `./client-api`). */
+export interface ClientModuleSpec {
+  /** Unique per host: lowercase letters, digits, `-`, `_`, `.` (the row id is a good choice). */
+  id: string
+  /** The module's file: an absolute path or a `file:` URL. Read once, at registration. */
+  path: string | URL
+}
+
 /** The `ctx.webHost` seam. */
 export abstract class WebHost extends Service {
   /** Binds and serves. Rejects with `WEB_LISTEN_FAILED` when the address cannot be bound. */
   abstract listen(options?: WebListenOptions): Promise<WebHostHandle>
+  /**
+   * Adds a client module to the manifest every page loads (open pages load it at once). Returns the
+   * disposer that removes it (open pages unload it); call it from `ctx.effect` so disabling the row
+   * does that. Throws `CLIENT_MODULE_INVALID` for a bad or taken id or an unreadable file.
+   */
+  abstract registerClientModule(spec: ClientModuleSpec): () => void
 }

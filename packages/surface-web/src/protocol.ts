@@ -57,6 +57,13 @@ export interface QuestionView {
  */
 export type ConfigNotice = { ok: true; added: string[]; removed: string[] } | { ok: false; error: string }
 
+/** One browser-side plugin in the host's manifest; `url` names the content hash (served immutable). */
+export interface ClientModuleEntry {
+  id: string
+  hash: string
+  url: string
+}
+
 /** Any committed session event (the durable envelope). */
 export interface EventEnvelope {
   type: string
@@ -92,8 +99,12 @@ export type HostFrame =
       defaultCwd: string
       /** The last `--watch-config` report, when an edit of a patch file was handled since start. */
       config?: ConfigNotice
+      /** The client modules (browser-side plugins) the rows of the tree contribute. */
+      clientModules: ClientModuleEntry[]
     }
   | { type: 'host/sessions'; sessions: SessionSummary[] }
+  /** The manifest changed (a row that contributes a module was enabled, disabled or replaced). */
+  | { type: 'host/client-modules'; modules: ClientModuleEntry[] }
   | { type: 'host/config'; config: ConfigNotice }
   | { type: 'approval/requested'; approval: ApprovalView }
   | { type: 'approval/settled'; requestId: string; decision: string }

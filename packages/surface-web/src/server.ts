@@ -11,7 +11,8 @@ import type {} from '@dsh/credentials'
 import { type Context, HarnessError, toJsonSafe } from '@dsh/kernel'
 import { parseAttachments } from '@dsh/session-host'
 import { WebSocketServer } from 'ws'
-import { WebHost, type WebHostHandle, type WebListenOptions } from './index.js'
+import { CLIENT_MODULE_PATH, ClientModules } from './client-modules.js'
+import { type ClientModuleSpec, WebHost, type WebHostHandle, type WebListenOptions } from './index.js'
 import type { SettingsView } from './protocol.js'
 import { HostState } from './state.js'
 import { checkRequest, type FenceOptions, hostName, isLoopbackAddress, isLoopbackName } from './trust.js'
@@ -52,6 +53,8 @@ export class WebHostService extends WebHost {
   readonly home: Context
   private readonly config: WebHostConfig
   private readonly running = new Set<WebHostHandle>()
+  /** Browser-side plugins, shared by every listener of this row. */
+  readonly clientModules = new ClientModules()
 
   constructor(ctx: Context, config: WebHostConfig = {}) {
     super(ctx, 'webHost')
@@ -63,13 +66,17 @@ export class WebHostService extends WebHost {
     )
   }
 
+  registerClientModule(spec: ClientModuleSpec): () => void {
+    return this.clientModules.register(spec)
+  }
+
   async listen(options: WebListenOptions = {}): Promise<WebHostHandle> {
     const bind = options.host ?? '127.0.0.1'
     const loopback = isLoopbackName(bind)
     const token = loopback ? undefined : randomBytes(24).toString('base64url')
     const fence: FenceOptions = { trustedHosts: options.trustedHosts ?? [], ...(token ? { token } : {}) }
     const log = options.log ?? (() => {})
-    const state = new HostState(this.home, options.cwd, log)
+    const state = new HostState(this.home, options.cwd, log, this.clientModules)
     const staticDir = this.config.staticDir ?? defaultStaticDir()
     const api = new Api(this.home, state, this.config)
     const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 })
@@ -99,6 +106,10 @@ export class WebHostService extends WebHost {
         url.searchParams.delete('token')
         res.writeHead(303, { Location: url.pathname + url.search })
         return res.end()
+      }
+      const clientModule = CLIENT_MODULE_PATH.exec(url.pathname)
+      if (clientModule && (req.method === 'GET' || req.method === 'HEAD')) {
+        return serveClientModule(res, this.clientModules.file(clientModule[1] as string, clientModule[2] as string))
       }
       if (url.pathname.startsWith('/api/blobs/') && (req.method === 'GET' || req.method === 'HEAD')) {
         return serveBlob(this.home, res, decodeURIComponent(url.pathname.slice('/api/blobs/'.length)))
@@ -212,6 +223,7 @@ class Api {
     const path = url.pathname
     const state = this.state
     if (method === 'GET' && path === '/api/sessions') return { sessions: await state.list() }
+    if (method === 'GET' && path === '/api/client-modules') return { modules: state.clientModules.manifest() }
     if (method === 'POST' && path === '/api/sessions') {
       const cwd = checkCwd(optionalString(body, 'cwd'), state.host.cwd)
       // Choosing a directory is management: only from this machine.
@@ -402,6 +414,23 @@ function describe(error: unknown): [number, string, string] {
     return [status, error.code, error.message]
   }
   return [500, 'INTERNAL', error instanceof Error ? error.message : String(error)]
+}
+
+/** A client module's bytes under its content hash: immutable; a stale hash is 404 (that version is gone). */
+function serveClientModule(res: ServerResponse, bytes: Buffer | undefined): void {
+  if (!bytes) {
+    sendJson(res, 404, {
+      error: { code: 'CLIENT_MODULE_NOT_FOUND', message: 'no such client module version; reload the manifest' },
+    })
+    return
+  }
+  res.writeHead(200, {
+    'Content-Type': 'text/javascript; charset=utf-8',
+    'Content-Length': bytes.byteLength,
+    'Cache-Control': 'public, max-age=31536000, immutable',
+    'X-Content-Type-Options': 'nosniff',
+  })
+  res.end(bytes)
 }
 
 /** An attachment's bytes for the transcript's thumbnails: immutable, since the name is the hash. */

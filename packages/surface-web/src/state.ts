@@ -7,6 +7,7 @@ import type {} from '@dsh/composition'
 import type { AskedQuestion } from '@dsh/interaction'
 import { type Context, toJsonSafe } from '@dsh/kernel'
 import { type Pending, SessionHost } from '@dsh/session-host'
+import type { ClientModules } from './client-modules.js'
 import type {
   ApprovalView,
   ConfigNotice,
@@ -40,8 +41,14 @@ export class HostState {
   /** The last config report, replayed in every host baseline so a page opened later shows it too. */
   private config: ConfigNotice | undefined
   private readonly stopConfig: () => void
+  private readonly stopModules: () => void
 
-  constructor(ctx: Context, defaultCwd: string | undefined, log: (line: string) => void) {
+  constructor(
+    ctx: Context,
+    defaultCwd: string | undefined,
+    log: (line: string) => void,
+    readonly clientModules: ClientModules,
+  ) {
     this.host = new SessionHost(ctx, {
       name: 'the web host',
       closeReason: 'the web host is shutting down',
@@ -68,6 +75,7 @@ export class HostState {
       this.config = config
       this.broadcastHost({ type: 'host/config', config })
     })
+    this.stopModules = clientModules.onChange((modules) => this.broadcastHost({ type: 'host/client-modules', modules }))
   }
 
   async list(): Promise<SessionSummary[]> {
@@ -112,6 +120,7 @@ export class HostState {
       ...(this.host.defaultPreset() === undefined ? {} : { defaultPreset: this.host.defaultPreset() }),
       defaultCwd: this.host.cwd,
       ...(this.config ? { config: this.config } : {}),
+      clientModules: this.clientModules.manifest(),
     })
     return () => this.hostLinks.delete(link)
   }
@@ -204,6 +213,7 @@ export class HostState {
   close(): Promise<void> {
     if (this.listTimer) clearTimeout(this.listTimer)
     this.stopConfig()
+    this.stopModules()
     return this.host.close()
   }
 }

@@ -1,0 +1,75 @@
+// Shared by the browser stories added for issue 24: start the built `dsh web` as a child process (its
+// URL read from stdout), launch Debian's Chromium (never a downloaded browser), wait on stderr.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { type Browser, chromium } from 'playwright-core'
+
+export const repo = fileURLToPath(new URL('../../../../', import.meta.url))
+export const shots = join(repo, '.artifacts/screenshots')
+const bin = join(repo, 'apps/cli/bin/dsh.js')
+
+export interface WebProcess {
+  proc: ChildProcess
+  url: string
+  stderr(): string
+  /** Resolves when stderr matches (e.g. a `--watch-config` report). */
+  waitForStderr(pattern: RegExp, ms?: number): Promise<void>
+  stop(): Promise<void>
+}
+
+/** `dsh <args before web> web --port 0` in `cwd` with `env` (PATH is added). */
+export async function startWeb(options: {
+  args?: string[]
+  cwd: string
+  env: Record<string, string>
+}): Promise<WebProcess> {
+  const proc = spawn(process.execPath, [bin, ...(options.args ?? []), 'web', '--port', '0'], {
+    cwd: options.cwd,
+    env: { PATH: process.env.PATH ?? '', ...options.env },
+  })
+  let stdout = ''
+  let stderr = ''
+  proc.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk
+  })
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`dsh web did not start: ${stderr}`)), 60_000)
+    proc.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk
+      const match = /listening on (http:\/\/\S+)/.exec(stdout)
+      if (match) {
+        clearTimeout(timer)
+        resolve(match[1] as string)
+      }
+    })
+    proc.on('exit', (code) => reject(new Error(`dsh web exited ${code}: ${stderr}`)))
+  })
+  return {
+    proc,
+    url,
+    stderr: () => stderr,
+    async waitForStderr(pattern, ms = 20_000) {
+      const started = Date.now()
+      while (!pattern.test(stderr)) {
+        if (Date.now() - started > ms) throw new Error(`timed out waiting for ${pattern}; stderr:\n${stderr}`)
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+    },
+    async stop() {
+      if (proc.exitCode !== null) return
+      const exited = new Promise((resolve) => proc.on('exit', resolve))
+      proc.kill('SIGTERM')
+      await exited
+    },
+  }
+}
+
+export function launchChromium(): Promise<Browser> {
+  mkdirSync(shots, { recursive: true })
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  })
+}
