@@ -19,13 +19,14 @@ export interface WebProcess {
   stop(): Promise<void>
 }
 
-/** `dsh <args before web> web --port 0` in `cwd` with `env` (PATH is added). */
+/** `dsh <args before web> web --port <port, default 0>` in `cwd` with `env` (PATH is added). */
 export async function startWeb(options: {
   args?: string[]
+  port?: number
   cwd: string
   env: Record<string, string>
 }): Promise<WebProcess> {
-  const proc = spawn(process.execPath, [bin, ...(options.args ?? []), 'web', '--port', '0'], {
+  const proc = spawn(process.execPath, [bin, ...(options.args ?? []), 'web', '--port', String(options.port ?? 0)], {
     cwd: options.cwd,
     env: { PATH: process.env.PATH ?? '', ...options.env },
   })

@@ -4,7 +4,7 @@
 // restart with resume, a 5,000-event session that opens quickly, and a session made with the `plan`
 // preset from the new-session form. Screenshots go to
 // .artifacts/screenshots/ (gitignored).
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -13,10 +13,8 @@ import { fileURLToPath } from 'node:url'
 import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { shots, startWeb } from './support'
 
-const repo = fileURLToPath(new URL('../../../../', import.meta.url))
-const bin = join(repo, 'apps/cli/bin/dsh.js')
-const shots = join(repo, '.artifacts/screenshots')
 const fixture = fileURLToPath(new URL('./fixtures/ask-write.mjs', import.meta.url))
 
 let home: string
@@ -41,28 +39,13 @@ function freePort(): Promise<number> {
 }
 
 async function startHost(): Promise<NonNullable<typeof host>> {
-  const proc = spawn(process.execPath, [bin, '--patch', join(home, 'e2e.yml'), 'web', '--port', String(port)], {
+  const { proc, url, stderr } = await startWeb({
+    args: ['--patch', join(home, 'e2e.yml')],
+    port,
     cwd: work,
-    env: { PATH: process.env.PATH, DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: server.url },
+    env: { DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: server.url },
   })
-  let stdout = ''
-  let stderr = ''
-  proc.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk
-  })
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`dsh web did not start: ${stderr}`)), 60_000)
-    proc.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk
-      const match = /listening on (http:\/\/\S+)/.exec(stdout)
-      if (match) {
-        clearTimeout(timer)
-        resolve(match[1] as string)
-      }
-    })
-    proc.on('exit', (code) => reject(new Error(`dsh web exited ${code}: ${stderr}`)))
-  })
-  return { proc, url, stderr: () => stderr }
+  return { proc, url, stderr }
 }
 
 async function stopHost(): Promise<number | null> {
