@@ -3,7 +3,8 @@
 // the one version, the licence and the engines; every package under packages/, bundles/ and apps/ gets
 // them, is public, and pins its internal `@dsh/*` dependencies to that version. A bundle depends on every
 // package its rows name, so installing the bundle installs what its rows load. The Python client
-// (python/pyproject.toml) carries the same version.
+// (python/pyproject.toml) carries the same version. The example plugins under examples/ are third-party
+// packages (not workspaces): their `@dsh/*` peer ranges follow the version (`^X.Y.Z`).
 //
 //   node scripts/release.mjs check          report what is not publishable (test/release.test.ts runs it)
 //   node scripts/release.mjs fix            write the generated fields (run after adding a package)
@@ -47,6 +48,17 @@ export function packagesNamedByRows(bundleDir, manifest) {
 /** The Python client's version (python/pyproject.toml `[project] version`), released with the rest. */
 const PY_VERSION = /^version = "([^"]*)"$/m
 const pythonVersion = (file) => PY_VERSION.exec(readFileSync(file, 'utf8'))?.[1]
+
+/** The example plugins (examples/*): third-party packages whose @dsh peers track the version. */
+function examples(root) {
+  const dir = join(root, 'examples')
+  if (!existsSync(dir)) return []
+  return readdirSync(dir)
+    .sort()
+    .map((name) => ({ where: `examples/${name}`, file: join(dir, name, 'package.json') }))
+    .filter(({ file }) => existsSync(file))
+    .map((entry) => ({ ...entry, manifest: readJson(entry.file) }))
+}
 
 function shared(root) {
   const rootManifest = readJson(join(root, 'package.json'))
@@ -105,6 +117,13 @@ export function checkPackages(root = defaultRoot) {
       }
     }
   }
+  for (const { where, manifest } of examples(root)) {
+    for (const [name, range] of Object.entries(manifest.peerDependencies ?? {}))
+      if (name.startsWith('@dsh/') && range !== `^${version}`)
+        problems.push(
+          `${where}: peerDependencies ${name}@${range} is not ^${version} (run node scripts/release.mjs fix)`,
+        )
+  }
   return problems
 }
 
@@ -140,6 +159,11 @@ export function fixPackages(root = defaultRoot) {
     for (const field of DEP_FIELDS)
       for (const name of Object.keys(manifest[field] ?? {}))
         if (name.startsWith('@dsh/')) manifest[field][name] = version
+    writeJson(file, manifest)
+  }
+  for (const { file, manifest } of examples(root)) {
+    for (const name of Object.keys(manifest.peerDependencies ?? {}))
+      if (name.startsWith('@dsh/')) manifest.peerDependencies[name] = `^${version}`
     writeJson(file, manifest)
   }
   const pyproject = join(root, 'python', 'pyproject.toml')

@@ -39,6 +39,11 @@ function tinyWorkspace(): string {
   mkdirSync(join(dir, 'python'))
   writeFileSync(join(dir, 'python', 'pyproject.toml'), '[project]\nname = "c"\nversion = "1.0.0"\n')
   writeFileSync(join(dir, 'CHANGELOG.md'), '# Changelog\n\n## Unreleased\n\n- a change\n')
+  mkdirSync(join(dir, 'examples', 'plugin'), { recursive: true })
+  writeFileSync(
+    join(dir, 'examples', 'plugin', 'package.json'),
+    JSON.stringify({ name: 'a-plugin', version: '3.0.0', peerDependencies: { '@dsh/lib': '^1.0.0', other: '2' } }),
+  )
   return dir
 }
 
@@ -64,6 +69,11 @@ it('bump sets the version everywhere, pins internal dependencies and dates the c
     '## Unreleased\n\n## 1.1.0 (2026-12-02)\n\n- a change',
   )
   expect(readFileSync(join(dir, 'python', 'pyproject.toml'), 'utf8')).toContain('version = "1.1.0"')
+  // An example plugin is not a workspace: its version stays, its @dsh peer range follows.
+  expect(JSON.parse(readFileSync(join(dir, 'examples', 'plugin', 'package.json'), 'utf8'))).toMatchObject({
+    version: '3.0.0',
+    peerDependencies: { '@dsh/lib': '^1.1.0', other: '2' },
+  })
   expect(() => bumpVersion('one', dir)).toThrow(/not a semver version/)
 })
 

@@ -104,6 +104,51 @@ it('dsh run answers through the mock model and leaves a durable session', async 
   expect(sessions.length).toBeGreaterThan(0)
 })
 
+it('dsh plugin add installs an example plugin from its tarball; its tool runs on the installed dsh', async () => {
+  execFileSync('npm', ['pack', join(checkout, 'examples', 'plugin-hello'), '--pack-destination', work], {
+    cwd: work,
+    stdio: 'ignore',
+  })
+  // A local tarball needs no registry: npm must not reach for one.
+  const plugin = (args: string[]) =>
+    exec(join(prefix, 'bin', 'dsh'), ['plugin', ...args], {
+      cwd: work,
+      env: { ...userEnv(), npm_config_offline: 'true', npm_config_update_notifier: 'false' },
+    })
+  const added = await plugin(['add', './dsh-plugin-hello-1.0.0.tgz'])
+  expect(added.code, added.stderr).toBe(0)
+  // The plugin's @dsh/tools is the installed dsh's copy.
+  expect(realpathSync(join(home, 'node_modules', '@dsh', 'tools'))).toBe(
+    realpathSync(join(prefix, 'lib', 'node_modules', '@dsh', 'cli', 'node_modules', '@dsh', 'tools')),
+  )
+  expect((await plugin(['ls'])).stdout).toBe('dsh-plugin-hello@1.0.0  enabled\n  hello  dsh-plugin-hello/hello\n')
+  const config = await dsh(['--dump-config'])
+  expect(config.stdout).toContain('# from bundle dsh-plugin-hello (named by home patch)\n- id: hello\n')
+
+  server.enqueue(completionResponse({ toolCalls: [{ id: 'p1', name: 'hello', arguments: '{"name":"Grace"}' }] }))
+  server.enqueue(completionResponse({ text: 'Greeted Grace.' }))
+  const before = server.requests.length
+  const run = await dsh(['run', '--output', 'json', 'greet Grace'])
+  expect(run.code, run.stderr).toBe(0)
+  expect(readFileSync(join(elsewhere, 'hello-Grace.txt'), 'utf8')).toBe('Hello, Grace!\n')
+  const body = server.requests[before]?.body as { tools?: Array<{ function: { name: string } }> } | undefined
+  const offered = body?.tools ?? []
+  expect(offered.map((tool) => tool.function.name)).toContain('hello')
+  const { sessionId } = JSON.parse(run.stdout) as { sessionId: string }
+  const log = readFileSync(join(home, 'sessions', `${sessionId}.jsonl`), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line))
+  expect(log.find((event) => event.type === 'tool/result')?.data.message).toMatchObject({
+    toolName: 'hello',
+    isError: false,
+  })
+
+  const removed = await plugin(['rm', 'dsh-plugin-hello'])
+  expect(removed.code, removed.stderr).toBe(0)
+  expect((await dsh(['--dump-config'])).stdout).not.toContain('dsh-plugin-hello')
+})
+
 it('dsh web serves the browser client from the installed web-client package', async () => {
   let proc: ChildProcess | undefined
   try {

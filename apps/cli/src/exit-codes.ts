@@ -8,7 +8,7 @@ const EXIT_CODES = {
   USAGE: { code: 2, meaning: 'bad command-line usage' },
   CONFIG: {
     code: 3,
-    meaning: 'configuration: profile, bundle, patch, expression, credentials, provider or model',
+    meaning: 'configuration: profile, bundle, patch, plugin, expression, credentials, provider or model',
   },
   BOOT: { code: 4, meaning: 'the plugin tree did not fully activate (the audit lists why)' },
   NOT_AVAILABLE: { code: 5, meaning: 'the subcommand is not available in this version' },
@@ -35,7 +35,7 @@ export function exitCodeHelp(): string {
   return `Exit codes:\n${rows.join('\n')}`
 }
 
-const CONFIG_CODES = /^(CONFIG_|PROFILE_|BUNDLE_|MODULE_)/
+const CONFIG_CODES = /^(CONFIG_|PROFILE_|BUNDLE_|MODULE_|PLUGIN_)/
 
 /** The exit code for an error that reached the top level. */
 export function exitCodeFor(code: string | undefined): number {

@@ -279,6 +279,31 @@ ${exitCodeHelp()}`,
       setCode(await (await import('./commands/presets.js')).presetsShow(request('presets'), name, options, io)),
     )
 
+  const plugin = program
+    .command('plugin')
+    .description('install, list and remove out-of-tree plugins (bundle packages) in $DSH_HOME')
+  plugin
+    .command('add')
+    .description('npm-install a bundle package into $DSH_HOME and name it in $DSH_HOME/patch.yml')
+    .argument('<spec>', 'a package name (name@version), a tarball (.tgz) or a package directory')
+    .action(async (spec: string) =>
+      setCode(await (await import('./commands/plugin.js')).pluginAdd(request('plugin'), spec, io)),
+    )
+  plugin
+    .command('ls', { isDefault: true })
+    .description('list the installed plugins, whether the home patch enables them, and their rows')
+    .option('--json', 'print JSON')
+    .action(async (options: { json?: boolean }) =>
+      setCode(await (await import('./commands/plugin.js')).pluginList(request('plugin'), options, io)),
+    )
+  plugin
+    .command('rm')
+    .description('remove a plugin from $DSH_HOME/patch.yml and uninstall it')
+    .argument('<name>', 'the package name')
+    .action(async (name: string) =>
+      setCode(await (await import('./commands/plugin.js')).pluginRemove(request('plugin'), name, io)),
+    )
+
   program
     .command('models')
     .description('the models of the providers with a key or endpoint: context window, reasoning, prices')

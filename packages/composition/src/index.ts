@@ -8,10 +8,28 @@ export type { EvalEnvironment } from './expressions.js'
 export { ConfigExpr, configTags, evaluateConfig, evaluateExpr } from './expressions.js'
 export type { LauncherConfig } from './launcher.js'
 export { LauncherService } from './launcher.js'
-export type { EffectiveRow, EffectiveTree, Layer, LayerKind, RowSpec } from './layers.js'
-export { applyLayers, checkRows, parseLayerText, readLayer } from './layers.js'
+export type { BundleRef, EffectiveRow, EffectiveTree, Layer, LayerEntry, LayerKind, RowSpec } from './layers.js'
+export {
+  applyLayers,
+  checkEntries,
+  checkRows,
+  isBundleRef,
+  parseLayerEntries,
+  parseLayerText,
+  readLayer,
+  readLayerEntries,
+} from './layers.js'
 export type { LayerOptions, ProfileManifest } from './profile.js'
-export { dshHome, listTemplates, loadProfile, profileLayers, resolveBundle, userPatchFiles } from './profile.js'
+export {
+  dshHome,
+  findPackageDir,
+  listTemplates,
+  loadProfile,
+  profileLayers,
+  readUserLayers,
+  resolveBundle,
+  userPatchFiles,
+} from './profile.js'
 export type { ApplyReport, AuditEntry, AuditKind, LogRecord, RuntimeOptions } from './runtime.js'
 export { formatAudit, resolveUse, TreeRuntime } from './runtime.js'
 export type { WatchOptions, WatchReport } from './watch.js'

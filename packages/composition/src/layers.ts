@@ -19,6 +19,23 @@ export interface RowSpec {
   disabled?: boolean | ConfigExpr
 }
 
+/**
+ * A patch entry naming a bundle package (`- bundle: dsh-plugin-x`): that bundle's rows apply at this
+ * point of the patch, resolved from the patch file's directory (an installed plugin). Decision 310.
+ */
+export interface BundleRef {
+  bundle: string
+  /** `true`: the bundle is named but its rows are left out (the plugin stays installed). */
+  disabled?: boolean
+}
+
+/** What a layer file holds: rows, and (in user patches) bundle references. */
+export type LayerEntry = RowSpec | BundleRef
+
+export function isBundleRef(entry: LayerEntry): entry is BundleRef {
+  return 'bundle' in entry
+}
+
 export interface Layer {
   kind: LayerKind
   /** Human name used in provenance comments, e.g. `bundle base` or `--patch ./x.yml`. */
@@ -52,22 +69,25 @@ export interface EffectiveTree {
 const validateRows = rowListValidator as { (value: unknown): boolean; errors?: ErrorObject[] | null }
 
 /**
- * Validates parsed layer content. Throws `CONFIG_INVALID` listing every problem with its path.
- * An empty document is an empty layer.
+ * Validates parsed layer content: rows and bundle references. Throws `CONFIG_INVALID` listing every
+ * problem with its path. An empty document is an empty layer.
  */
-export function checkRows(value: unknown, source: string): RowSpec[] {
+export function checkEntries(value: unknown, source: string): LayerEntry[] {
   if (value === null || value === undefined) return []
   if (!validateRows(value)) {
-    const problems = (validateRows.errors ?? []).map((e) => `  - ${e.instancePath || '/'} ${e.message}`)
+    const problems = (validateRows.errors ?? [])
+      .filter((e) => e.keyword !== 'if')
+      .map((e) => `  - ${e.instancePath || '/'} ${e.message}`)
     throw new HarnessError(
       'CONFIG_INVALID',
-      `${source}: not a list of rows { id, use?, config?, disabled? }:\n${problems.join('\n')}`,
+      `${source}: not a list of rows { id, use?, config?, disabled? } or bundles { bundle, disabled? }:\n${problems.join('\n')}`,
       { source, problems },
     )
   }
-  const rows = value as RowSpec[]
+  const entries = value as LayerEntry[]
   const seen = new Set<string>()
-  for (const [index, row] of rows.entries()) {
+  for (const [index, row] of entries.entries()) {
+    if (isBundleRef(row)) continue
     if (seen.has(row.id)) {
       throw new HarnessError('CONFIG_INVALID', `${source}: row id "${row.id}" appears twice (row ${index})`, {
         source,
@@ -87,11 +107,28 @@ export function checkRows(value: unknown, source: string): RowSpec[] {
       )
     }
   }
-  return rows
+  return entries
 }
 
-/** Parses YAML layer text (with the config tags). Throws `CONFIG_INVALID` with line numbers. */
-export function parseLayerText(text: string, source: string): RowSpec[] {
+/** Like `checkEntries`, for a file that may hold rows only (a bundle's rows file). */
+export function checkRows(value: unknown, source: string): RowSpec[] {
+  return rowsOnly(checkEntries(value, source), source)
+}
+
+function rowsOnly(entries: LayerEntry[], source: string): RowSpec[] {
+  const ref = entries.find(isBundleRef)
+  if (ref) {
+    throw new HarnessError(
+      'CONFIG_INVALID',
+      `${source}: names bundle "${ref.bundle}", but only a patch may name a bundle (a bundle file holds rows); list it in the profile's bundles or in a patch`,
+      { source, bundle: ref.bundle },
+    )
+  }
+  return entries as RowSpec[]
+}
+
+/** Parses YAML layer text (rows and bundle references). Throws `CONFIG_INVALID` with line numbers. */
+export function parseLayerEntries(text: string, source: string): LayerEntry[] {
   const { LineCounter, parseDocument } = loadYaml()
   const lineCounter = new LineCounter()
   const doc = parseDocument(text, { customTags: configTags, lineCounter, prettyErrors: true })
@@ -100,11 +137,21 @@ export function parseLayerText(text: string, source: string): RowSpec[] {
     const lines = problems.map((e) => `  - ${e.message.split('\n')[0]}`)
     throw new HarnessError('CONFIG_INVALID', `${source}: invalid YAML:\n${lines.join('\n')}`, { source })
   }
-  return checkRows(doc.toJS(), source)
+  return checkEntries(doc.toJS(), source)
 }
 
-/** Reads a layer file. Throws `CONFIG_NOT_FOUND` when missing, `CONFIG_INVALID` when malformed. */
+/** Parses YAML layer text that holds rows only (with the config tags). */
+export function parseLayerText(text: string, source: string): RowSpec[] {
+  return rowsOnly(parseLayerEntries(text, source), source)
+}
+
+/** Reads a rows-only layer file. Throws `CONFIG_NOT_FOUND` when missing, `CONFIG_INVALID` when malformed. */
 export function readLayer(kind: LayerKind, label: string, file: string): Layer {
+  return { kind, label, file, rows: rowsOnly(readLayerEntries(label, file), file) }
+}
+
+/** Reads a layer file's rows and bundle references. */
+export function readLayerEntries(label: string, file: string): LayerEntry[] {
   let text: string
   try {
     text = readFileSync(file, 'utf8')
@@ -116,7 +163,7 @@ export function readLayer(kind: LayerKind, label: string, file: string): Layer {
       { file, label },
     )
   }
-  return { kind, label, file, rows: parseLayerText(text, file) }
+  return parseLayerEntries(text, file)
 }
 
 /** Applies layers in order to an empty list. Pure: the same layers always give the same tree. */

@@ -1,10 +1,11 @@
 // $DSH_HOME, profiles and bundles: turns "profile NAME plus --patch files" into the ordered layers.
-import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs'
+import { cpSync, existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { homedir } from 'node:os'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { HarnessError } from '@dsh/kernel'
-import { type Layer, type RowSpec, readLayer } from './layers.js'
+import { isBundleRef, type Layer, type LayerKind, type RowSpec, readLayer, readLayerEntries } from './layers.js'
 import { loadYaml } from './lazy.js'
 
 /** `$DSH_HOME`, or `~/.dsh` when unset. */
@@ -72,34 +73,47 @@ export function loadProfile(home: string, name: string, templatesDir: string): P
 }
 
 /**
- * Finds a bundle's rows file. A reference is a path (relative to the profile), a shipped short name
- * (`base` means `@dsh/bundle-base`) or any installed npm package whose package.json has `dsh.bundle`.
+ * The directory of package `name` as Node would find it from `fromDir` (walking up its node_modules),
+ * read from the directory itself so a package whose `exports` hide `package.json` is found too; the
+ * real path (workspace and `file:` links followed).
  */
-export function resolveBundle(reference: string, profileDir: string): string {
+export function findPackageDir(name: string, fromDir: string): string | undefined {
+  const lookup = createRequire(join(fromDir, 'package.json')).resolve.paths(name) ?? []
+  for (const modules of lookup) {
+    const dir = join(modules, name)
+    if (existsSync(join(dir, 'package.json'))) return realpathSync(dir)
+  }
+  return undefined
+}
+
+/**
+ * Finds a bundle's rows file. A reference is a path (relative to `fromDir`), a shipped short name
+ * (`base` means `@dsh/bundle-base`) or any installed npm package whose package.json has `dsh.bundle`,
+ * looked up from `fromDir`, then each of `alsoFrom` (e.g. $DSH_HOME, where `dsh plugin add` installs),
+ * then the dsh install.
+ */
+export function resolveBundle(reference: string, fromDir: string, alsoFrom: string[] = []): string {
   if (reference.startsWith('.') || isAbsolute(reference)) {
-    const path = resolve(profileDir, reference)
+    const path = resolve(fromDir, reference)
     return path.endsWith('.yml') || path.endsWith('.yaml') ? path : bundleFileOf(join(path, 'package.json'))
   }
   const candidates = reference.includes('/') ? [reference] : [`@dsh/bundle-${reference}`, reference]
-  const requirers = [createRequire(join(profileDir, 'package.json')), createRequire(import.meta.url)]
+  const dirs = [fromDir, ...alsoFrom, dirname(fileURLToPath(import.meta.url))]
   for (const candidate of candidates) {
-    for (const require of requirers) {
-      try {
-        return bundleFileOf(require.resolve(`${candidate}/package.json`))
-      } catch (error) {
-        if (HarnessError.is(error)) throw error
-      }
+    for (const dir of dirs) {
+      const found = findPackageDir(candidate, dir)
+      if (found) return bundleFileOf(join(found, 'package.json'))
     }
   }
   throw new HarnessError(
     'BUNDLE_NOT_FOUND',
-    `bundle "${reference}" not found (looked for ${candidates.join(' and ')} from ${profileDir} and the dsh install); install it with npm or fix the profile's bundles list`,
+    `bundle "${reference}" not found (looked for ${candidates.join(' and ')} from ${[fromDir, ...alsoFrom].join(', ')} and the dsh install); install it with \`dsh plugin add ${reference}\` (or npm) or fix the name`,
     { reference },
   )
 }
 
 function bundleFileOf(packageJson: string): string {
-  let manifest: { dsh?: { bundle?: unknown } }
+  let manifest: { name?: string; dsh?: { bundle?: unknown } }
   try {
     manifest = JSON.parse(readFileSync(packageJson, 'utf8'))
   } catch {
@@ -107,11 +121,41 @@ function bundleFileOf(packageJson: string): string {
   }
   const rows = manifest.dsh?.bundle
   if (typeof rows !== 'string') {
-    throw new HarnessError('BUNDLE_INVALID', `${packageJson} has no "dsh": { "bundle": "<rows file>" } field`, {
-      packageJson,
-    })
+    throw new HarnessError(
+      'BUNDLE_INVALID',
+      `${manifest.name ?? packageJson} is not a dsh bundle: its package.json has no "dsh": { "bundle": "<rows file>" } field (${packageJson})`,
+      { packageJson },
+    )
   }
   return join(dirname(packageJson), rows)
+}
+
+/**
+ * A user layer file as layers: its rows, with each bundle it names (`- bundle: NAME`) spliced in at
+ * that point as a layer of its own, so the bundle's rows resolve from its package and later rows of
+ * the same file can patch them. A disabled reference leaves the bundle out (it need not be installed).
+ */
+export function readUserLayers(kind: LayerKind, label: string, file: string, home: string): Layer[] {
+  const layers: Layer[] = []
+  let rows: RowSpec[] = []
+  const flush = () => {
+    if (rows.length > 0) layers.push({ kind, label, file, rows })
+    rows = []
+  }
+  for (const entry of readLayerEntries(label, file)) {
+    if (!isBundleRef(entry)) {
+      rows.push(entry)
+      continue
+    }
+    if (entry.disabled === true) continue
+    flush()
+    const rowsFile = resolveBundle(entry.bundle, dirname(file), [home])
+    layers.push(readLayer('bundle', `bundle ${entry.bundle} (named by ${label})`, rowsFile))
+  }
+  flush()
+  // An empty patch still shows in the provenance header, as before bundles could be named.
+  if (layers.length === 0) layers.push({ kind, label, file, rows: [] })
+  return layers
 }
 
 export interface LayerOptions {
@@ -130,15 +174,16 @@ export interface LayerOptions {
 export function profileLayers(options: LayerOptions): Layer[] {
   const { home, profile, cwd = process.cwd() } = options
   const layers: Layer[] = profile.bundles.map((reference) =>
-    readLayer('bundle', `bundle ${reference}`, resolveBundle(reference, profile.dir)),
+    readLayer('bundle', `bundle ${reference}`, resolveBundle(reference, profile.dir, [home])),
   )
   if (options.defaultsOnly) return layers
   const profilePatch = join(profile.dir, 'patch.yml')
-  if (existsSync(profilePatch)) layers.push(readLayer('profile', `profile ${profile.name} patch`, profilePatch))
+  if (existsSync(profilePatch))
+    layers.push(...readUserLayers('profile', `profile ${profile.name} patch`, profilePatch, home))
   const homePatch = join(home, 'patch.yml')
-  if (existsSync(homePatch)) layers.push(readLayer('home', 'home patch', homePatch))
+  if (existsSync(homePatch)) layers.push(...readUserLayers('home', 'home patch', homePatch, home))
   for (const patch of options.patches ?? []) {
-    layers.push(readLayer('patch', `--patch ${patch}`, resolve(cwd, patch)))
+    layers.push(...readUserLayers('patch', `--patch ${patch}`, resolve(cwd, patch), home))
   }
   if (options.launcherRows?.length) layers.push({ kind: 'launcher', label: 'launcher', rows: options.launcherRows })
   return layers

@@ -1,0 +1,55 @@
+// npm, run in the plugin directory ($DSH_HOME): the one installer, so a plugin's own dependencies
+// come from the user's registry and cache exactly as for any npm project. Peer dependencies are
+// never installed by npm here (`legacy-peer-deps`): dsh links its own `@dsh/*` packages (host.ts).
+import { spawn } from 'node:child_process'
+import { HarnessError } from '@dsh/kernel'
+
+export interface NpmFailure {
+  code: number | null
+  /** npm's own error lines (`npm error ...`), the rest of its output dropped. */
+  lines: string[]
+}
+
+const FLAGS = ['--no-audit', '--no-fund', '--loglevel=error', '--legacy-peer-deps']
+
+/** Runs `npm ...args --prefix dir`; resolves with undefined on success, the failure otherwise. */
+export function npm(args: string[], dir: string, env: NodeJS.ProcessEnv): Promise<NpmFailure | undefined> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn('npm', [...args, '--prefix', dir, ...FLAGS], {
+      cwd: dir,
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
+    let stderr = ''
+    proc.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk
+    })
+    proc.on('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'ENOENT'
+          ? new HarnessError(
+              'PLUGIN_NPM_MISSING',
+              'npm is not on PATH: dsh plugin installs plugins with npm (it comes with Node.js)',
+              {},
+            )
+          : error,
+      ),
+    )
+    proc.on('close', (code) => {
+      if (code === 0) return resolve(undefined)
+      const lines = stderr
+        .split('\n')
+        .filter((line) => /^npm (error|ERR!)/.test(line) && !/A complete log of this run/.test(line))
+        .map((line) => line.replace(/^npm (error|ERR!) ?/, ''))
+        .filter((line) => line.trim() !== '')
+      resolve({ code, lines: lines.length > 0 ? lines : stderr.trim().split('\n').slice(-5) })
+    })
+  })
+}
+
+/** Whether npm said the package does not exist (registry 404, missing path or tarball). */
+export function isNotFound(failure: NpmFailure): boolean {
+  return failure.lines.some((line) =>
+    /\b(E404|ENOENT|404 Not Found|is not in this registry|Could not read package)/i.test(line),
+  )
+}
