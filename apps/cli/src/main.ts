@@ -222,6 +222,14 @@ ${exitCodeHelp()}`,
     .action(async (id: string) =>
       setCode(await (await import('./commands/sessions.js')).sessionsRepair(request('sessions'), id, io)),
     )
+  sessions
+    .command('migrate')
+    .description('copy the sessions of this store into PostgreSQL (idempotent; every copy is read back and compared)')
+    .requiredOption('--to <url>', 'postgres://user@host:port/database (the password in PGPASSWORD or ~/.pgpass)')
+    .option('--schema <name>', 'the PostgreSQL schema holding the tables', 'public')
+    .action(async (options: { to: string; schema: string }) =>
+      setCode(await (await import('./commands/sessions-migrate.js')).sessionsMigrate(request('sessions'), options, io)),
+    )
 
   const config = program
     .command('config')

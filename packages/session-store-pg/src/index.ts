@@ -11,7 +11,6 @@ import {
   type WriteBatch,
 } from '@dsh/session-store'
 import { PgBackend } from './backend.js'
-import { connect } from './connect.js'
 
 export interface PgConfig {
   /** `postgres://user@host:port/db` (a password is better in PGPASSWORD or ~/.pgpass). */
@@ -59,6 +58,8 @@ export class PgSessionStore extends Service implements SessionStore {
 
   /** Connects and creates (or checks) the schema before the service is offered. */
   async [Service.init](): Promise<void> {
+    // node-postgres loads here, not when the row's module is imported: a dsh on JSONL never loads it.
+    const { connect } = await import('./connect.js')
     const { pool, location } = await connect(this.settings)
     this.connected = new PgBackend(pool, location, this.leaseDir, this.settings.leaseTtlMs ?? 30_000)
   }
