@@ -17,11 +17,13 @@ import {
   type WorkflowRecord,
 } from './fold.js'
 import { checkLoop, LOOP_EVENT_TYPES, type LoopRequest, type LoopResult, runLoop } from './loop.js'
+import { foldLoops, type LoopRecord } from './loop-fold.js'
 import { parsePlan, planJson, type WorkflowPlan } from './plan.js'
 
 export type { WorkflowResult } from './engine.js'
 export { foldWorkflows, type WorkflowRecord, type WorkflowTaskRecord } from './fold.js'
 export type { LoopOutcome, LoopRequest, LoopResult } from './loop.js'
+export { foldLoops, type LoopRecord } from './loop-fold.js'
 export { parsePlan, type WorkflowPlan, type WorkflowStep } from './plan.js'
 
 /** Who started a workflow: the model's tool call, a person's /command, or a client call. */
@@ -154,6 +156,11 @@ export class WorkflowsService extends Service {
     return foldWorkflows(session.events.slice(session.header.seedLength ?? 0) as readonly AnySessionEvent[])
   }
 
+  /** The loops a session's log records (events a fork copied from its parent are left out). */
+  loops(session: Session): LoopRecord[] {
+    return foldLoops(session.events.slice(session.header.seedLength ?? 0) as readonly AnySessionEvent[])
+  }
+
   /** Whether this process is running the workflow. */
   isRunning(workflowId: string): boolean {
     return this.live.has(workflowId)
@@ -231,6 +238,53 @@ export class WorkflowsService extends Service {
     return { loopId, done }
   }
 
+  /**
+   * Continues a stopped loop of `parent`'s session after its last logged iteration: the iterations the
+   * log holds are not run again, the next one is told the last check's output, and the tokens so far
+   * count against the budget. Throws `LOOP_UNKNOWN`, `LOOP_RUNNING` or `LOOP_FINISHED` (it passed or hit
+   * its cap or budget: start a new loop).
+   */
+  resumeLoop(parent: Agent, loopId: string, options: StartOptions = {}): RunningLoop {
+    const records = this.loops(parent.session)
+    const record = records.find((item) => item.loopId === loopId)
+    if (!record) {
+      throw new HarnessError(
+        'LOOP_UNKNOWN',
+        `this session has no loop ${loopId}; its loops: ${records.map((item) => item.loopId).join(', ') || 'none'}`,
+        { loopId },
+      )
+    }
+    if (this.live.has(loopId) || record.status === 'running') {
+      throw new HarnessError('LOOP_RUNNING', `loop ${loopId} is running; cancel it first or wait`, { loopId })
+    }
+    if (record.status === 'passed' || record.status === 'max-iterations' || record.status === 'budget') {
+      throw new HarnessError('LOOP_FINISHED', `loop ${loopId} ended ${record.status}; start a new loop instead`, {
+        loopId,
+        outcome: record.status,
+      })
+    }
+    const request: LoopRequest = {
+      task: record.task,
+      until: record.until,
+      maxIterations: record.maxIterations,
+      origin: options.origin ?? 'rpc',
+      ...(record.tokenBudget !== undefined ? { tokenBudget: record.tokenBudget } : {}),
+      ...(record.provider !== undefined ? { provider: record.provider } : {}),
+      ...(record.model !== undefined ? { model: record.model } : {}),
+      ...(record.checkTimeoutMs !== undefined ? { checkTimeoutMs: record.checkTimeoutMs } : {}),
+      ...(options.callId !== undefined ? { callId: options.callId } : {}),
+    }
+    const state = {
+      iteration: record.iterations,
+      tokens: record.tokens,
+      ...(record.last !== undefined ? { last: record.last } : {}),
+    }
+    const done = this.track(loopId, parent.session.id, options.signal, (signal) =>
+      runLoop(this.home, parent, loopId, { ...request, signal }, record.maxIterations, state),
+    )
+    return { loopId, done }
+  }
+
   /** Runs `work` under its own controller (linked to the caller's signal), cancellable by id. */
   private track<T>(
     id: string,
@@ -284,6 +338,17 @@ export class WorkflowsService extends Service {
   }
 
   private closeDangling(session: Session): void {
+    for (const record of this.loops(session)) {
+      if (record.status !== 'running' || this.live.has(record.loopId)) continue
+      session.append('loop/finished', {
+        loopId: record.loopId,
+        outcome: 'interrupted',
+        iterations: record.iterations,
+        tokens: record.tokens,
+        message: `the process ended while the loop ran; ${record.iterations} iteration(s) had finished. Continue it with /loop resume ${record.loopId} (or the loop tool's resume).`,
+        synthetic: true,
+      })
+    }
     for (const record of this.records(session)) {
       if (record.status !== 'running' || this.live.has(record.workflowId)) continue
       session.append('workflow/finished', {

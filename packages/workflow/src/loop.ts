@@ -10,7 +10,8 @@ import type {} from '@dsh/shell'
 import type { SubagentOutcome } from '@dsh/subagents'
 import { modelOverride } from './engine.js'
 
-export type LoopOutcome = 'passed' | 'max-iterations' | 'budget' | 'cancelled' | 'failed'
+/** `interrupted` (synthetic): the process ended while the loop ran; `/loop resume` continues it. */
+export type LoopOutcome = 'passed' | 'max-iterations' | 'budget' | 'cancelled' | 'failed' | 'interrupted'
 
 export interface LoopRequest {
   /** The task each iteration's child gets. */
@@ -51,6 +52,9 @@ declare module '@dsh/session' {
       until: string
       maxIterations: number
       tokenBudget?: number
+      provider?: string
+      model?: string
+      checkTimeoutMs?: number
       origin: 'tool' | 'command' | 'rpc'
       callId?: string
     }
@@ -66,11 +70,27 @@ declare module '@dsh/session' {
       passed: boolean
       output: string
     }
-    'loop/finished': { loopId: string; outcome: LoopOutcome; iterations: number; tokens: number; message?: string }
+    /** A stopped loop continues after its last logged iteration. */
+    'loop/resumed': { loopId: string; origin: 'tool' | 'command' | 'rpc'; iteration: number }
+    'loop/finished': {
+      loopId: string
+      outcome: LoopOutcome
+      iterations: number
+      tokens: number
+      message?: string
+      synthetic?: true
+    }
   }
 }
 
-export const LOOP_EVENT_TYPES = ['loop/started', 'loop/iteration', 'loop/finished'] as const
+export const LOOP_EVENT_TYPES = ['loop/started', 'loop/iteration', 'loop/resumed', 'loop/finished'] as const
+
+/** Where a loop stands: what a resume folded from the log, or nothing yet for a new loop. */
+export interface LoopState {
+  iteration: number
+  tokens: number
+  last?: { exitCode: number | null; output: string }
+}
 
 const OUTPUT_CHARS = 4000
 
@@ -133,24 +153,31 @@ export async function runLoop(
   loopId: string,
   request: LoopRequest,
   maxIterations: number,
+  resumed?: LoopState,
 ): Promise<LoopResult> {
   const session = parent.session
   const log = <T extends keyof SessionEventMap>(type: T, data: SessionEventMap[T]) => {
     if (ctx.sessions.get(session.id) === session) session.append(type, data)
   }
-  log('loop/started', {
-    loopId,
-    task: request.task,
-    until: request.until,
-    maxIterations,
-    ...(request.tokenBudget !== undefined ? { tokenBudget: request.tokenBudget } : {}),
-    origin: request.origin ?? 'rpc',
-    ...(request.callId !== undefined ? { callId: request.callId } : {}),
-  })
-  let tokens = 0
-  let last: { exitCode: number | null; output: string } | undefined
+  if (resumed) log('loop/resumed', { loopId, origin: request.origin ?? 'rpc', iteration: resumed.iteration + 1 })
+  else {
+    log('loop/started', {
+      loopId,
+      task: request.task,
+      until: request.until,
+      maxIterations,
+      ...(request.tokenBudget !== undefined ? { tokenBudget: request.tokenBudget } : {}),
+      ...(request.provider !== undefined ? { provider: request.provider } : {}),
+      ...(request.model !== undefined ? { model: request.model } : {}),
+      ...(request.checkTimeoutMs !== undefined ? { checkTimeoutMs: request.checkTimeoutMs } : {}),
+      origin: request.origin ?? 'rpc',
+      ...(request.callId !== undefined ? { callId: request.callId } : {}),
+    })
+  }
+  let tokens = resumed?.tokens ?? 0
+  let last = resumed?.last
   let text = ''
-  let iteration = 0
+  let iteration = resumed?.iteration ?? 0
   const finish = (outcome: LoopOutcome, message?: string): LoopResult => {
     log('loop/finished', { loopId, outcome, iterations: iteration, tokens, ...(message ? { message } : {}) })
     return {

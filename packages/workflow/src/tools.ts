@@ -6,7 +6,7 @@ import type { Agent } from '@dsh/agent'
 import { type CommandContext, requireAgent, usageError } from '@dsh/interaction'
 import { type Context, HarnessError } from '@dsh/kernel'
 import { defineTool, ToolError } from '@dsh/tools'
-import type { LoopResult, WorkflowRecord, WorkflowResult } from './index.js'
+import type { LoopRecord, LoopResult, WorkflowRecord, WorkflowResult } from './index.js'
 import { splitArgs } from './words.js'
 
 function asToolError(error: unknown): never {
@@ -63,8 +63,21 @@ function injectWhenDone(agent: Agent, done: Promise<{ content: string }>): void 
   })
 }
 
+const LOOP_USAGE = '"<task>" --until "<command>" [--max N] [--budget TOKENS]'
+
+/** One line per loop of a session (`/loop list`). */
+export function describeLoops(records: readonly LoopRecord[]): string {
+  if (records.length === 0) return 'no loops in this session'
+  return records
+    .map(
+      (record) =>
+        `${record.loopId} ${record.status} ${record.iterations}/${record.maxIterations} until ${record.until}`,
+    )
+    .join('\n')
+}
+
 function parseLoopArgs(args: string): { task: string; until: string; max?: number; budget?: number } {
-  const usage = '"<task>" --until "<command>" [--max N] [--budget TOKENS]'
+  const usage = LOOP_USAGE
   const words = splitArgs(args)
   const rest: string[] = []
   const options: Record<string, string> = {}
@@ -128,10 +141,18 @@ function registerCommands(ctx: Context): void {
   })
   ctx.commands.register({
     name: 'loop',
-    description: 'Repeat a task in fresh subagents until a check command passes (in the background)',
-    usage: '"<task>" --until "<command>" [--max N] [--budget TOKENS]',
+    description:
+      'Repeat a task in fresh subagents until a check command passes (in the background); resume or list loops',
+    usage: `${LOOP_USAGE} | resume <id> | list`,
     run(args, context) {
       const agent = requireAgent(context)
+      const words = splitArgs(args)
+      if (words.length === 1 && words[0] === 'list') return describeLoops(ctx.workflows.loops(agent.session))
+      if (words.length === 2 && words[0] === 'resume') {
+        const running = ctx.workflows.resumeLoop(agent, words[1] as string, { origin: 'command' })
+        injectWhenDone(agent, running.done.then(formatLoop))
+        return { text: `loop ${running.loopId} resumed`, data: { loopId: running.loopId } }
+      }
       const parsed = parseLoopArgs(args)
       const running = ctx.workflows.startLoop(agent, {
         task: parsed.task,
@@ -198,12 +219,19 @@ export default {
       },
     })
 
-    const loop = defineTool<{ task: string; until: string; max_iterations?: number; token_budget?: number }>({
+    const loop = defineTool<{
+      task?: string
+      until?: string
+      max_iterations?: number
+      token_budget?: number
+      resume?: string
+    }>({
       name: 'loop',
       description: [
         'Repeat a task in a fresh subagent until a check command passes: each attempt starts with an empty context',
         '(plus the failing check output of the previous attempt), then the check runs in the working directory.',
         'Stops when the check exits 0, after max_iterations (default 5), or once the attempts used token_budget tokens.',
+        'resume (the id of a loop that stopped, e.g. interrupted by a restart) continues it after its last finished attempt.',
       ].join(' '),
       parameters: {
         type: 'object',
@@ -212,13 +240,31 @@ export default {
           until: { type: 'string', minLength: 1, description: 'A shell command; exit 0 means done (e.g. "npm test").' },
           max_iterations: { type: 'integer', minimum: 1, maximum: 100 },
           token_budget: { type: 'integer', minimum: 1 },
+          resume: {
+            type: 'string',
+            description: 'The id of a stopped loop of this session (instead of task and until).',
+          },
         },
-        required: ['task', 'until'],
         additionalProperties: false,
       },
-      presentation: (args) => ({ kind: 'generic', title: 'Loop', subtitle: `until ${args.until}` }),
+      presentation: (args) => ({
+        kind: 'generic',
+        title: 'Loop',
+        subtitle: args.resume ? `resume ${args.resume}` : `until ${args.until ?? ''}`,
+      }),
       async execute(args, call) {
         const parent = parentOf(call.agentId)
+        if (args.resume !== undefined) {
+          const options = { origin: 'tool' as const, callId: call.callId, signal: call.signal }
+          try {
+            return formatLoop(await ctx.workflows.resumeLoop(parent, args.resume, options).done)
+          } catch (error) {
+            asToolError(error)
+          }
+        }
+        if (args.task === undefined || args.until === undefined) {
+          throw new ToolError('give task and until (a new loop), or resume (the id of a stopped one)', 'LOOP_INVALID')
+        }
         try {
           const running = ctx.workflows.startLoop(parent, {
             task: args.task,
