@@ -2,17 +2,14 @@
 // so far and the last check's result. A resume continues from here, so a finished iteration is never
 // run again; the one that was running at a crash (it never logged `loop/iteration`) runs again.
 import type { AnySessionEvent } from '@dsh/session'
-import type { LoopOutcome } from './loop.js'
+import type { LoopOutcome, LoopRequest } from './loop.js'
 
-export interface LoopRecord {
+/** The request a loop was started with (what a resume runs again), as `loop/started` recorded it. */
+type RecordedRequest = Pick<LoopRequest, 'task' | 'until' | 'tokenBudget' | 'provider' | 'model' | 'checkTimeoutMs'>
+
+export interface LoopRecord extends RecordedRequest {
   loopId: string
-  task: string
-  until: string
   maxIterations: number
-  tokenBudget?: number
-  provider?: string
-  model?: string
-  checkTimeoutMs?: number
   /** `running` while the log has no end for it (a crash: `interrupted` once the session is restored). */
   status: 'running' | LoopOutcome
   /** The last iteration the log holds (0: none finished). */
