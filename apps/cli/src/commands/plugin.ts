@@ -2,7 +2,7 @@
 // installs it into $DSH_HOME with npm, checks it, links the `@dsh/*` packages it peers on to this dsh
 // install, and names it in $DSH_HOME/patch.yml (`- bundle: NAME`), which every profile applies;
 // `rm` undoes both. Decision 310.
-import { existsSync } from 'node:fs'
+import { existsSync, mkdirSync, rmSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import { dshHome } from '@dsh/composition'
 import { HarnessError } from '@dsh/kernel'
@@ -10,6 +10,7 @@ import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
 import {
+  dropDependency,
   ensurePluginHome,
   HOST_SCOPE,
   homeDependencies,
@@ -76,7 +77,23 @@ function wantedLinks(home: string, version: string): Map<string, string> {
 async function syncLinks(place: Place, links: Map<string, string>): Promise<void> {
   if (!writeHostLinks(place.home, links)) return
   const failure = await npm(['install'], place.home, place.env)
-  if (failure) throw npmError('PLUGIN_INSTALL_FAILED', `npm could not link dsh's packages in ${place.home}`, failure)
+  if (failure.failed)
+    throw npmError('PLUGIN_INSTALL_FAILED', `npm could not link dsh's packages in ${place.home}`, failure)
+}
+
+/**
+ * A package directory is packed into $DSH_HOME/tarballs and installed from there: npm would link a
+ * directory, and a linked plugin resolves `@dsh/*` from its own folder, not from dsh's links.
+ */
+async function packed(place: Place, target: string): Promise<string> {
+  if (!existsSync(join(target, 'package.json'))) return target
+  const tarballs = join(place.home, 'tarballs')
+  mkdirSync(tarballs, { recursive: true })
+  const result = await npm(['pack', target, '--pack-destination', tarballs, '--json'], place.home, place.env)
+  if (result.failed) throw npmError('PLUGIN_INSTALL_FAILED', `npm could not pack ${target}`, result)
+  const [file] = (JSON.parse(result.stdout) as Array<{ filename: string }>).map((entry) => entry.filename)
+  if (!file) throw new HarnessError('PLUGIN_INSTALL_FAILED', `npm pack ${target} made no tarball`, { target })
+  return join(tarballs, file)
 }
 
 export async function pluginAdd(request: ComposeRequest, spec: string, io: Io): Promise<number> {
@@ -84,8 +101,9 @@ export async function pluginAdd(request: ComposeRequest, spec: string, io: Io): 
   const target = absoluteSpec(spec, request.cwd ?? process.cwd())
   ensurePluginHome(place.home)
   const before = homeDependencies(place.home)
-  const failure = await npm(['install', target], place.home, place.env)
-  if (failure) {
+  const source = await packed(place, target)
+  const failure = await npm(['install', source], place.home, place.env)
+  if (failure.failed) {
     const notFound = isNotFound(failure)
     throw npmError(
       notFound ? 'PLUGIN_NOT_FOUND' : 'PLUGIN_INSTALL_FAILED',
@@ -98,7 +116,7 @@ export async function pluginAdd(request: ComposeRequest, spec: string, io: Io): 
   const plugins = Object.keys(after).filter((key) => !key.startsWith(HOST_SCOPE))
   const name =
     plugins.find((key) => after[key] !== before[key]) ??
-    plugins.find((key) => after[key]?.startsWith('file:') && resolve(place.home, after[key].slice(5)) === target) ??
+    plugins.find((key) => after[key]?.startsWith('file:') && resolve(place.home, after[key].slice(5)) === source) ??
     (target === spec ? registryName(spec) : undefined)
   if (!name) {
     throw new HarnessError('PLUGIN_INSTALL_FAILED', `npm installed ${spec} but dsh cannot tell which package it is`, {
@@ -115,6 +133,7 @@ export async function pluginAdd(request: ComposeRequest, spec: string, io: Io): 
     // Leave $DSH_HOME as it was: the previous version back, or nothing.
     const previous = before[name]
     await npm(previous ? ['install', `${name}@${previous}`] : ['uninstall', name], place.home, place.env)
+    if (source !== target && !previous) rmSync(source, { force: true })
     throw error
   }
   await syncLinks(place, new Map([...wantedLinks(place.home, version), ...links]))
@@ -176,9 +195,11 @@ export async function pluginRemove(request: ComposeRequest, name: string, io: Io
   }
   if (unnamed) io.out(`removed ${name} from ${place.patch}`)
   if (installed) {
-    const failure = await npm(['uninstall', name], place.home, place.env)
-    if (failure) throw npmError('PLUGIN_INSTALL_FAILED', `npm could not uninstall ${name}`, failure)
-    await syncLinks(place, wantedLinks(place.home, hostVersion()))
+    // One npm run: without the plugin in package.json and with only the links others need, `npm install` prunes both.
+    dropDependency(place.home, name)
+    writeHostLinks(place.home, wantedLinks(place.home, hostVersion()))
+    const failure = await npm(['install'], place.home, place.env)
+    if (failure.failed) throw npmError('PLUGIN_INSTALL_FAILED', `npm could not uninstall ${name}`, failure)
     io.out(`uninstalled ${name} from ${place.home}`)
   }
   return ExitCode.OK

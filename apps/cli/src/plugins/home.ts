@@ -65,6 +65,14 @@ export function hostVersion(): string {
   return (JSON.parse(readFileSync(join(cliDir, 'package.json'), 'utf8')) as { version: string }).version
 }
 
+/** Drops `name` from $DSH_HOME/package.json (the next `npm install` prunes it from node_modules). */
+export function dropDependency(home: string, name: string): void {
+  const manifest = readManifest(home)
+  if (!manifest.dependencies?.[name]) return
+  delete manifest.dependencies[name]
+  writeFileSync(manifestFile(home), `${JSON.stringify(manifest, null, 2)}\n`)
+}
+
 /**
  * Makes the `@dsh/*` links of $DSH_HOME/package.json exactly `links` (name -> host directory).
  * Returns whether the file changed (then `npm install` must run to make node_modules match).

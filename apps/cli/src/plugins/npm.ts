@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process'
 import { HarnessError } from '@dsh/kernel'
 
 export interface NpmFailure {
+  failed: true
   code: number | null
   /** npm's own error lines (`npm error ...`), the rest of its output dropped. */
   lines: string[]
@@ -12,13 +13,22 @@ export interface NpmFailure {
 
 const FLAGS = ['--no-audit', '--no-fund', '--loglevel=error', '--legacy-peer-deps']
 
-/** Runs `npm ...args --prefix dir`; resolves with undefined on success, the failure otherwise. */
-export function npm(args: string[], dir: string, env: NodeJS.ProcessEnv): Promise<NpmFailure | undefined> {
+export interface NpmSuccess {
+  failed: false
+  stdout: string
+}
+
+/** Runs `npm ...args --prefix dir`; resolves with its stdout on success, the failure otherwise. */
+export function npm(args: string[], dir: string, env: NodeJS.ProcessEnv): Promise<NpmSuccess | NpmFailure> {
   return new Promise((resolve, reject) => {
     const proc = spawn('npm', [...args, '--prefix', dir, ...FLAGS], {
       cwd: dir,
       env,
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    proc.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk
     })
     let stderr = ''
     proc.stderr.setEncoding('utf8').on('data', (chunk: string) => {
@@ -36,13 +46,13 @@ export function npm(args: string[], dir: string, env: NodeJS.ProcessEnv): Promis
       ),
     )
     proc.on('close', (code) => {
-      if (code === 0) return resolve(undefined)
+      if (code === 0) return resolve({ failed: false, stdout })
       const lines = stderr
         .split('\n')
         .filter((line) => /^npm (error|ERR!)/.test(line) && !/A complete log of this run/.test(line))
         .map((line) => line.replace(/^npm (error|ERR!) ?/, ''))
         .filter((line) => line.trim() !== '')
-      resolve({ code, lines: lines.length > 0 ? lines : stderr.trim().split('\n').slice(-5) })
+      resolve({ failed: true, code, lines: lines.length > 0 ? lines : stderr.trim().split('\n').slice(-5) })
     })
   })
 }
