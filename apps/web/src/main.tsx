@@ -11,12 +11,13 @@ import type {
   QuestionView,
   SessionFrame,
   SessionSummary,
-  SettingsView,
 } from '../../../packages/surface-web/src/protocol.js'
 import { ApiFailure, api, openStream } from './connection'
+import { modelChoices, useModels } from './models'
 import { applyManifest } from './plugins'
 import { type ConversationNode, SessionProjection, type ToolNode } from './projection'
 import { nodeRenderers, type RenderContext } from './registry'
+import { Settings } from './settings'
 import { InSlot, SlotBoundary, slots, useSlots } from './slots'
 import './style.css'
 
@@ -575,8 +576,10 @@ function submit(sessionId: string, kind: 'prompt' | 'steer', text: string, files
     .catch(failed)
 }
 
+/** The session's model: any `provider:model` (runs `/model` on the host), suggesting what `dsh models` lists. */
 function ModelPicker({ projection }: { projection: SessionProjection }) {
   const [value, setValue] = useState('')
+  const choices = modelChoices(useModels(failed))
   return (
     <form
       class="model"
@@ -588,10 +591,16 @@ function ModelPicker({ projection }: { projection: SessionProjection }) {
     >
       <input
         aria-label="model"
+        list="model-choices"
         placeholder={projection.model ?? 'model (provider:model)'}
         value={value}
         onInput={(e) => setValue(e.currentTarget.value)}
       />
+      <datalist id="model-choices">
+        {choices.map((choice) => (
+          <option key={choice} value={choice} />
+        ))}
+      </datalist>
     </form>
   )
 }
@@ -777,54 +786,20 @@ function SessionView({ sessionId }: { sessionId: string }) {
   )
 }
 
-// ---- settings (loopback-only on the host; keys are write-only) ----
-
-function Settings() {
-  const [view, setView] = useState<SettingsView | undefined>()
-  const [name, setName] = useState('DEEPSEEK_API_KEY')
-  const [value, setValue] = useState('')
-  const [note, setNote] = useState('')
-  const load = () => void api<SettingsView>('GET', '/api/settings').then(setView).catch(failed)
-  useEffect(load, [])
+function SettingsPage() {
+  const state = useHost()
   return (
-    <main class="settings">
-      <h2>Providers and API keys</h2>
-      <p>Keys are written to the credentials store of the host. A stored key is never sent back here.</p>
-      <table>
-        <tbody>
-          {view?.credentials.map((row) => (
-            <tr key={row.name}>
-              <td>{row.name}</td>
-              <td>{row.set ? `set (${row.source ?? 'store'})` : 'not set'}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault()
-          void api('PUT', `/api/settings/credentials/${encodeURIComponent(name)}`, { value })
-            .then(() => {
-              setValue('')
-              setNote(`${name} saved`)
-              load()
-            })
-            .catch(failed)
-        }}
-      >
-        <input value={name} aria-label="credential name" onInput={(e) => setName(e.currentTarget.value)} />
-        <input
-          type="password"
-          autocomplete="off"
-          value={value}
-          aria-label="credential value"
-          onInput={(e) => setValue(e.currentTarget.value)}
-        />
-        <button type="submit">Save key</button>
-        <span class="note">{note}</span>
-      </form>
+    <Settings
+      presets={state.presets}
+      failed={failed}
+      onSaved={(key, value) => {
+        // New sessions that pick no preset get the new default: show it in the new-session form.
+        if (key === 'preset' && typeof value === 'string') state.defaultPreset = value
+        state.changed()
+      }}
+    >
       <SettingsSections />
-    </main>
+    </Settings>
   )
 }
 
@@ -880,7 +855,7 @@ function App() {
       {session ? (
         <SessionView key={session} sessionId={session} />
       ) : route === '#/settings' ? (
-        <Settings />
+        <SettingsPage />
       ) : (
         <main class="empty">Open a session, or start a new one.</main>
       )}

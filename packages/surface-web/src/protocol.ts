@@ -186,4 +186,32 @@ export interface ForkParams {
 /** Settings as the browser may see them: which credentials are set, never their values. */
 export interface SettingsView {
   credentials: Array<{ name: string; set: boolean; source?: string }>
+  /** The declared settings (`dsh config list`), each with where its value came from; empty without a settings row. */
+  settings: SettingView[]
+}
+
+/** One declared setting. Written with `PUT /api/settings/values/<key or path>` `{ value }` (the user file). */
+export interface SettingView {
+  key: string
+  value: unknown
+  source: 'default' | 'user' | 'project' | 'env' | 'flag'
+  /** The file, variable or flag the value came from. */
+  location?: string
+  description: string
+  env?: string
+  allowed?: string
+  /** Why the value in its layer is refused (the page shows it instead of failing). */
+  problem?: string
+}
+
+/** `GET /api/models`: what `dsh models` lists, for the model pickers. */
+export interface ModelsView {
+  /** The default model (`provider:model`) of a call that names none, when one resolves. */
+  current?: string
+  /** Every routed provider; only usable ones (a key found, an endpoint configured) list their models. */
+  providers: Array<{
+    provider: string
+    configured: boolean
+    models: Array<{ id: string; contextWindow?: number; reasoning?: boolean }>
+  }>
 }

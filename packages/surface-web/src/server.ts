@@ -13,7 +13,7 @@ import { parseAttachments } from '@dsh/session-host'
 import { WebSocketServer } from 'ws'
 import { CLIENT_MODULE_PATH, ClientModules } from './client-modules.js'
 import { type ClientModuleSpec, WebHost, type WebHostHandle, type WebListenOptions } from './index.js'
-import type { SettingsView } from './protocol.js'
+import { NOT_SETTINGS, SettingsApi } from './settings-api.js'
 import { HostState } from './state.js'
 import { checkRequest, type FenceOptions, hostName, isLoopbackAddress, isLoopbackName } from './trust.js'
 
@@ -213,11 +213,15 @@ export class WebHostService extends WebHost {
 
 /** The unary API: method + path to a host operation. */
 class Api {
+  private readonly settings: SettingsApi
+
   constructor(
-    private readonly ctx: Context,
+    ctx: Context,
     private readonly state: HostState,
-    private readonly config: WebHostConfig,
-  ) {}
+    config: WebHostConfig,
+  ) {
+    this.settings = new SettingsApi(ctx, config.credentialNames)
+  }
 
   async route(method: string, url: URL, body: Record<string, unknown>, loopback: boolean): Promise<unknown> {
     const path = url.pathname
@@ -321,30 +325,9 @@ class Api {
       state.host.answerQuestion(question[1] as string, answer)
       return {}
     }
-    if (method === 'GET' && path === '/api/settings') return this.settings()
-    const credential = /^\/api\/settings\/credentials\/([A-Z][A-Z0-9_]*)$/.exec(path)
-    if (method === 'PUT' && credential) {
-      const value = body.value
-      if (typeof value !== 'string' || !value) throw badParams('"value" must be a non-empty string')
-      const credentials = this.ctx.get('credentials')
-      if (!credentials) throw new ApiError(404, 'NO_CREDENTIALS', 'this profile has no credentials row')
-      await credentials.set(credential[1] as string, value)
-      // Write-only: the answer says that it is set, never what it is.
-      return { name: credential[1], set: true }
-    }
+    const settings = await this.settings.route(method, path, body)
+    if (settings !== NOT_SETTINGS) return settings
     throw new ApiError(404, 'NOT_FOUND', `no route ${method} ${path}`)
-  }
-
-  private async settings(): Promise<SettingsView> {
-    const credentials = this.ctx.get('credentials')
-    if (!credentials) return { credentials: [] }
-    const names = new Set(['DEEPSEEK_API_KEY', ...(this.config.credentialNames ?? []), ...(await credentials.names())])
-    const rows: SettingsView['credentials'] = []
-    for (const name of [...names].sort()) {
-      const found = await credentials.locate(name)
-      rows.push(found ? { name, set: true, source: found.source } : { name, set: false })
-    }
-    return { credentials: rows }
   }
 }
 
@@ -398,7 +381,15 @@ function badParams(message: string): ApiError {
   return new ApiError(400, 'INVALID_PARAMS', message)
 }
 
-const NOT_FOUND_CODES = new Set(['SESSION_NOT_FOUND', 'APPROVAL_NOT_FOUND', 'QUESTION_NOT_FOUND', 'JOB_NOT_FOUND'])
+const NOT_FOUND_CODES = new Set([
+  'SESSION_NOT_FOUND',
+  'APPROVAL_NOT_FOUND',
+  'QUESTION_NOT_FOUND',
+  'JOB_NOT_FOUND',
+  'NO_CREDENTIALS',
+  'NO_SETTINGS',
+  'CONFIG_NO_LLM',
+])
 const CONFLICT_CODES = new Set([
   'SESSION_BUSY',
   'SESSION_NOT_ATTACHED',

@@ -8,6 +8,7 @@ import JobsService from '@dsh/jobs'
 import type { ScriptedResponse } from '@dsh/llm/scripted'
 import PresetsService from '@dsh/presets'
 import LocalSandboxPolicy from '@dsh/sandbox/policy'
+import SettingsService from '@dsh/settings'
 import { startInProcess } from '@dsh/test-support/in-process'
 import { defineTool } from '@dsh/tools'
 import WebSocket from 'ws'
@@ -17,11 +18,12 @@ import WebHostService from '../src/server.js'
 export async function startHost(
   script: ScriptedResponse[] = [],
   listen: WebListenOptions = {},
-  rows: { presets?: boolean } = {},
+  rows: { presets?: boolean; settingsHome?: string } = {},
 ) {
   const { root, adapter } = await startInProcess({
     script,
     before: (root) => {
+      if (rows.settingsHome) root.plugin(SettingsService, { home: rows.settingsHome, cwd: rows.settingsHome, env: {} })
       if (rows.presets) root.plugin(PresetsService, { project: false, user: false })
       root.plugin(UserQuestionsService)
       root.plugin(CommandsService)

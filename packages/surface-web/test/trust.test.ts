@@ -95,7 +95,7 @@ describe('trust fence (over the wire)', () => {
   it('keeps settings loopback-only and never returns a stored key', async () => {
     await using host = await startHost([], { trustedHosts: ['devbox.lan'] })
     // Credentials are optional in this harness: the host answers without a credentials row.
-    expect((await call(host.base, 'GET', '/api/settings')).body).toEqual({ credentials: [] })
+    expect((await call(host.base, 'GET', '/api/settings')).body).toEqual({ credentials: [], settings: [] })
     const viaTrusted = await call(host.base, 'GET', '/api/settings', undefined, {
       host: `devbox.lan:${host.handle.port}`,
     })

@@ -1,7 +1,7 @@
-// Shared by the browser stories added for issue 24: start the built `dsh web` as a child process (its
+// Shared by the browser stories (issues 16 and 24): start the built `dsh web` as a child process (its
 // URL read from stdout), launch Debian's Chromium (never a downloaded browser), wait on stderr.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type Browser, chromium } from 'playwright-core'
@@ -73,4 +73,13 @@ export function launchChromium(): Promise<Browser> {
     executablePath: '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
   })
+}
+
+/** The events of session `id` under `home`, from its durable JSONL file. */
+export function loggedEvents(home: string, id: string): Array<{ type: string; data: Record<string, unknown> }> {
+  return readFileSync(join(home, 'sessions', `${id}.jsonl`), 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((line) => JSON.parse(line) as { type: string; data: Record<string, unknown> })
 }

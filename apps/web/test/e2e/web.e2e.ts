@@ -1,9 +1,9 @@
 // `dsh web` as a person uses it: the built CLI as a child process (model = the mock SSE server),
 // Debian's Chromium through playwright-core (never a downloaded browser). One story in order:
 // prompt and streamed answer, an approved write landing on disk, a cancelled bash, a reload, a host
-// restart with resume, a 5,000-event session that opens quickly, and a session made with the `plan`
-// preset from the new-session form. Screenshots go to
-// .artifacts/screenshots/ (gitignored).
+// restart with resume, a 5,000-event session that opens quickly, settings, a fork and a background job
+// (the `plan` preset story has its own host: presets.e2e.ts). Screenshots go to .artifacts/screenshots/
+// (gitignored).
 import type { ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -279,7 +279,7 @@ describe('dsh web in Chromium', () => {
     await page.locator('.settings td', { hasText: 'DEEPSEEK_API_KEY' }).waitFor()
     await page.fill('input[aria-label="credential name"]', 'E2E_TEST_KEY')
     await page.fill('input[aria-label="credential value"]', 'sk-e2e-secret-value')
-    await page.click('.settings button[type=submit]')
+    await page.click('.settings .add-key button[type=submit]')
     await page.locator('.settings td', { hasText: 'E2E_TEST_KEY' }).waitFor()
     await page.locator('.settings .note', { hasText: 'E2E_TEST_KEY saved' }).waitFor()
     expect(await page.content()).not.toContain('sk-e2e-secret-value')
@@ -317,46 +317,5 @@ describe('dsh web in Chromium', () => {
     await shot('10-jobs')
     await page.click('.jobs .job.running button')
     await page.locator('.jobs .job.killed').waitFor({ state: 'attached' })
-  })
-
-  // Skipped: it races with the previous story's killed job waking its agent, which may take this story's
-  // scripted answer (the wait below did not settle it in CI). Give it its own dsh web and mock (issue 16).
-  it.skip('creates a session with the plan preset from the page; the plan session cannot write', async () => {
-    // The killed job of the previous story wakes its agent, which takes the last scripted answer first.
-    await page.locator('.node.assistant', { hasText: 'The job was killed.' }).waitFor()
-    const picker = page.locator('#new-session-preset')
-    expect(await picker.inputValue()).toBe('code')
-    expect(await picker.locator('option').allTextContents()).toEqual(['ask', 'code', 'minimal', 'plan'])
-    await picker.selectOption('plan')
-    const before = page.url()
-    await page.click('#new-session')
-    await page.waitForURL((url) => url.href !== before && /#\/s\//.test(url.hash))
-    const planned = /#\/s\/(.+)$/.exec(page.url())?.[1] as string
-    await page.locator('.session-head .preset[data-preset=plan]').waitFor()
-    server.enqueue(
-      completionResponse({
-        toolCalls: [{ id: 'call_p', name: 'write', arguments: JSON.stringify({ path: 'plan.txt', content: 'no' }) }],
-      }),
-      completionResponse({ text: 'Step 1: read the code.' }),
-    )
-    await page.fill('textarea[aria-label=message]', 'Plan the change')
-    await page.click('button.send')
-    await page.locator('.node.assistant', { hasText: 'Step 1: read the code.' }).waitFor()
-    await shot('11-plan-preset')
-    const body = (server.requests.at(-2)?.body ?? {}) as { tools?: Array<{ function: { name: string } }> }
-    const tools = body.tools ?? []
-    const offered = tools.map((tool) => tool.function.name)
-    expect(offered).toContain('read')
-    for (const mutating of ['write', 'edit', 'bash']) expect(offered).not.toContain(mutating)
-    expect(existsSync(join(work, 'plan.txt'))).toBe(false)
-    const log = readFileSync(join(home, 'sessions', `${planned}.jsonl`), 'utf8')
-      .trim()
-      .split('\n')
-      .slice(1)
-      .map((line) => JSON.parse(line) as { type: string; data: Record<string, unknown> })
-    expect(log.filter((event) => event.type === 'preset/selected').map((event) => event.data)).toEqual([
-      { name: 'plan', by: 'request', origin: 'shipped' },
-    ])
-    expect(log.find((event) => event.type === 'tool/result')?.data.code).toBe('TOOL_NOT_ALLOWED')
   })
 })
