@@ -5,6 +5,7 @@
 import type { ToolCallBlock } from '@dsh/llm'
 import { toToolResultMessage } from '@dsh/tools'
 import type { TurnHost } from './driver.js'
+import { turnServices } from './services.js'
 
 const APPEND = { op: 'append' } as const
 
@@ -13,29 +14,31 @@ export async function runToolCalls(host: TurnHost, calls: ToolCallBlock[], signa
   const session = agent.session
   const callSeqs = new Map<string, number>()
   const context: string[] = []
-  await root.tools.executeCalls(calls, {
-    signal,
-    agentId: agent.id,
-    restrictions: agent.toolRestrictions,
-    ...(agent.preset === undefined ? {} : { preset: agent.preset }),
-    sessionId: session.id,
-    onDispatch: (dispatch) => {
-      callSeqs.set(dispatch.call.id, session.append('tool/call', { call: dispatch.call }).seq)
-    },
-    beforeBody: (dispatch) => root.sessions.checkpoint(session, 'tool-body', dispatch.call.name),
-    onResult: (result) => {
-      const seq = callSeqs.get(result.toolCallId)
-      const data = result.errorCode
-        ? { message: toToolResultMessage(result), code: result.errorCode }
-        : { message: toToolResultMessage(result) }
-      session.append(
-        'tool/result',
-        data,
-        seq === undefined ? { surfaceOp: APPEND } : { surfaceOp: APPEND, sourceEventSeqs: [seq] },
-      )
-      context.push(...result.additionalContext)
-    },
-  })
+  await turnServices(root)
+    .tools()
+    .executeCalls(calls, {
+      signal,
+      agentId: agent.id,
+      restrictions: agent.toolRestrictions,
+      ...(agent.preset === undefined ? {} : { preset: agent.preset }),
+      sessionId: session.id,
+      onDispatch: (dispatch) => {
+        callSeqs.set(dispatch.call.id, session.append('tool/call', { call: dispatch.call }).seq)
+      },
+      beforeBody: (dispatch) => turnServices(root).sessions().checkpoint(session, 'tool-body', dispatch.call.name),
+      onResult: (result) => {
+        const seq = callSeqs.get(result.toolCallId)
+        const data = result.errorCode
+          ? { message: toToolResultMessage(result), code: result.errorCode }
+          : { message: toToolResultMessage(result) }
+        session.append(
+          'tool/result',
+          data,
+          seq === undefined ? { surfaceOp: APPEND } : { surfaceOp: APPEND, sourceEventSeqs: [seq] },
+        )
+        context.push(...result.additionalContext)
+      },
+    })
   // Context a tool added reaches the model as input of the next step, logged like any other input.
   for (const text of context) agent.send(text, { target: 'next-step', wake: false })
 }

@@ -32,6 +32,7 @@ import {
 import { repairEvents, type TurnEndReason } from '@dsh/session'
 import type {} from '@dsh/system-prompt'
 import type { TurnHost } from './driver.js'
+import { turnServices } from './services.js'
 import { runToolCalls } from './tool-step.js'
 
 const APPEND = { op: 'append' } as const
@@ -47,6 +48,7 @@ function isAbort(signal: AbortSignal, error?: unknown): boolean {
 /** Runs one turn. Never throws for model, tool or plugin failures: they end the turn with a reason. */
 export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void> {
   const { agent, root } = host
+  const services = turnServices(root)
   const session = agent.session
   session.append('turn/start', {})
   let reason: TurnEndReason = 'completed'
@@ -65,7 +67,7 @@ export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void
       const first = steps === 0
       const items = agent.claim(first)
       const claimed = items.map((item) => item.message)
-      const decision: PreStepDecision = await root.waterfall(
+      const decision: PreStepDecision = await services.events.waterfall(
         'agent/pre-step',
         { agent, session, messages: claimed, items, first, step: steps },
         async () => ({ action: 'enter', messages: claimed }),
@@ -85,7 +87,7 @@ export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void
         message = `the turn reached its step limit (${host.maxSteps})`
         break
       }
-      await root.sessions.checkpoint(session, 'pre-step')
+      await services.sessions().checkpoint(session, 'pre-step')
 
       // -- open the step: the entered messages become model-visible facts
       session.append('step/start', { step: steps })
@@ -98,7 +100,7 @@ export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void
         provider: agent.model.provider,
         model: agent.model.model,
       }
-      const prompt = await root.systemPrompt.render(scope)
+      const prompt = await services.systemPrompt().render(scope)
       if (prompt.dynamic && prompt.dynamic !== agent.lastDynamic) {
         const context: UserMessage = { role: 'user', content: [{ type: 'text', text: prompt.dynamic }] }
         session.append('user/message', { message: context, origin: 'context' }, { surfaceOp: APPEND })
@@ -131,7 +133,7 @@ export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void
       if (calls.length > 0 || agent.hasStepInput()) continue
 
       // -- the one place that may keep a finished turn going
-      const continuation = (await root.serial('agent/turn-stopping', {
+      const continuation = (await services.events.serial('agent/turn-stopping', {
         agent,
         session,
         reason,
@@ -169,18 +171,19 @@ export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void
 /** Builds the request from the log, streams it, and asks `agent/request-error` on failure. */
 async function requestAndStream(host: TurnHost, baseSystem: string, signal: AbortSignal): Promise<AssistantMessage> {
   const { agent, root } = host
+  const services = turnServices(root)
   const session = agent.session
   let retryReason: string | undefined
   for (let attempt = 0; ; attempt++) {
-    const tools = root.tools.list({ agentId: agent.id, restrictions: agent.toolRestrictions })
-    const draft: RequestDraft = await root.waterfall(
+    const tools = services.tools().list({ agentId: agent.id, restrictions: agent.toolRestrictions })
+    const draft: RequestDraft = await services.events.waterfall(
       'agent/request',
       { agent, session, config: { ...agent.model }, system: baseSystem, tools, signal },
       async () => ({ agent, session, config: { ...agent.model }, system: baseSystem, tools, signal }),
     )
     // Adapters that load their catalog on first use (pi-ai, endpoint model lists) know defaults and windows after this.
-    await root.llm.ready(draft.config.provider)
-    const prepared = root.llm.prepareCall(draft.config)
+    await services.llm().ready(draft.config.provider)
+    const prepared = services.llm().prepareCall(draft.config)
     // The system prompt and tools are logged by content: in full the first time, by hash after.
     const header = session.append(
       'request/header',
@@ -191,13 +194,15 @@ async function requestAndStream(host: TurnHost, baseSystem: string, signal: Abor
         ...(attempt > 0 ? { reason: `retry ${attempt}${retryReason ? ` (${retryReason})` : ''}` } : {}),
       }),
     )
-    const catalog = root.llm.catalog(prepared.config.provider)[0]
+    const catalog = services.llm().catalog(prepared.config.provider)[0]
     const contextWindow = catalog?.models.find((model) => model.id === prepared.config.model)?.contextWindow
     session.append('request/context', contextWindow === undefined ? {} : { contextWindow })
     const messages = Object.freeze(session.deriveMessages()) as readonly Message[]
     agent.lastRequest = { headerSeq: header.seq, system: draft.system, tools: draft.tools, messages }
-    await root.sessions.checkpoint(session, 'model-dispatch', `${prepared.config.provider}:${prepared.config.model}`)
-    root.emit('agent/request-sent', {
+    await services
+      .sessions()
+      .checkpoint(session, 'model-dispatch', `${prepared.config.provider}:${prepared.config.model}`)
+    services.events.emit('agent/request-sent', {
       agent,
       session,
       headerSeq: header.seq,
@@ -210,7 +215,7 @@ async function requestAndStream(host: TurnHost, baseSystem: string, signal: Abor
     const assembler = new MessageAssembler()
     // Images travel by reference in the log; the adapter loads their bytes from the attachment store.
     const attachments = root.get('attachments')
-    const stream: AsyncIterable<StreamChunk> = root.llm.stream(prepared, {
+    const stream: AsyncIterable<StreamChunk> = services.llm().stream(prepared, {
       system: draft.system,
       messages,
       tools: draft.tools,
@@ -225,7 +230,7 @@ async function requestAndStream(host: TurnHost, baseSystem: string, signal: Abor
     const failed = assistant.finishReason === 'error' || assistant.finishReason === 'aborted'
     if (failed && !signal.aborted) {
       const error: LlmErrorData = assistant.error ?? { code: 'UNKNOWN', message: 'the model request failed' }
-      const decision: RequestErrorDecision = await root.waterfall(
+      const decision: RequestErrorDecision = await services.events.waterfall(
         'agent/request-error',
         { agent, session, error, attempt, partial: assistant, signal },
         async () => ({ retry: false }),

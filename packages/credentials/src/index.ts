@@ -95,6 +95,7 @@ async function readOptional(path: string): Promise<string | undefined> {
 export class CredentialsService extends Service {
   static readonly provide = 'credentials'
   private readonly _config: CredentialsConfig
+  private readonly _paths: { home?: string; cwd?: string } = {}
 
   constructor(ctx: Context, config: CredentialsConfig = {}) {
     super(ctx, 'credentials')
@@ -106,13 +107,18 @@ export class CredentialsService extends Service {
     return this._config.env ?? process.env
   }
 
+  // Fixed for the life of the process and asked on every sandbox resolution: worked out once.
   get home(): string {
-    const home = this._config.home ?? this.ctx.get('launcher')?.config.home ?? this.env.DSH_HOME
-    return home ? resolve(home) : join(homedir(), '.dsh')
+    if (this._paths.home === undefined) {
+      const home = this._config.home ?? this.ctx.get('launcher')?.config.home ?? this.env.DSH_HOME
+      this._paths.home = home ? resolve(home) : join(homedir(), '.dsh')
+    }
+    return this._paths.home
   }
 
   get cwd(): string {
-    return resolve(this._config.cwd ?? this.ctx.get('launcher')?.config.cwd ?? process.cwd())
+    this._paths.cwd ??= resolve(this._config.cwd ?? this.ctx.get('launcher')?.config.cwd ?? process.cwd())
+    return this._paths.cwd
   }
 
   /** `$DSH_HOME/.credentials.yaml`. */

@@ -8,7 +8,7 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 import type { PreStepDecision, TurnContinuation } from '@dsh/agent'
 import type {} from '@dsh/composition'
-import type { Context } from '@dsh/kernel'
+import { type Context, directService } from '@dsh/kernel'
 import type { UserMessage } from '@dsh/llm'
 import type { Session } from '@dsh/session'
 import type { ToolOutcome, ToolPreExecuteDecision } from '@dsh/tools'
@@ -245,7 +245,8 @@ export const HooksBridge = {
       return merged
     }
 
-    const sessionOf = (id: string | undefined) => (id === undefined ? undefined : ctx.sessions.get(id))
+    const sessions = directService(ctx, 'sessions')
+    const sessionOf = (id: string | undefined) => (id === undefined ? undefined : (sessions() ?? ctx.sessions).get(id))
 
     // PreToolUse: deny or ask on top of the native decision; never loosens it.
     ctx.on('tools/pre-execute', async (call, next): Promise<ToolPreExecuteDecision> => {

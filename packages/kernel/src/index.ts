@@ -7,6 +7,7 @@ export const FiberState = { PENDING: 0, LOADING: 1, ACTIVE: 2, FAILED: 3, DISPOS
 export type FiberState = (typeof FiberState)[keyof typeof FiberState]
 
 export type { DispatchMode, Disposable, Effect, EventOptions, Events, Plugin } from 'cordis'
+export { directService, eventsOf } from './direct.js'
 export type { Facts, JsonValue } from './errors.js'
 export { deepFreeze, HarnessError, toJsonSafe } from './errors.js'
 export type { InvariantCheck, InvariantViolation } from './invariants.js'

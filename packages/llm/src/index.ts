@@ -1,7 +1,7 @@
 // @dsh/llm: the model seam `ctx.llm`. Owns the adapter registry (provider name -> adapter), call
 // preparation (resolve once, freeze, dispatch once) and `stream()` through the `llm/stream` waterfall,
 // which turns every adapter-side failure into a terminal chunk. Providers live in subpath modules.
-import { type Context, deepFreeze, HarnessError, Service } from '@dsh/kernel'
+import { type Context, deepFreeze, directService, HarnessError, Service } from '@dsh/kernel'
 import {
   errorFinish,
   type LlmAdapter,
@@ -105,18 +105,21 @@ export class LlmService extends Service {
   private readonly _routes = new Map<string, RegistrationState>()
   private readonly _prepared = new WeakMap<PreparedCall, PreparedState>()
   private readonly _config: LlmServiceConfig
+  // Read on every request: without Cordis's per-call proxies (decision 351).
+  private readonly _settings: () => Context['settings'] | undefined
 
   constructor(ctx: Context, config: LlmServiceConfig = {}) {
     super(ctx, 'llm')
     this._config = config ?? {}
+    this._settings = directService(ctx, 'settings')
     // The `model` setting, when ctx.settings is loaded: it outranks this row's `provider`/`model`.
     ctx.inject(['settings'], (inner) => defineModelSetting(inner, () => this.providers()))
   }
 
   /** The `model` setting split into provider and model, when ctx.settings declares it. */
   private _setting(): { provider?: string; model?: string } {
-    const settings = this.ctx.get('settings')
-    const text = settings?.keys().includes('model') ? settings.get('model') : undefined
+    const settings = this._settings()
+    const text = settings?.has('model') ? settings.get('model') : undefined
     return text ? parseModel(text) : {}
   }
 

@@ -3,7 +3,7 @@
 // Endpoints are named in the `endpoints` setting (`dsh config set endpoints.local.baseUrl URL`); a
 // model `local/qwen3` of provider `openai-compatible` goes to endpoint `local` as model `qwen3`. A
 // model without a known endpoint prefix goes to the row's `baseUrl` or $OPENAI_BASE_URL, if set.
-import type { Context } from '@dsh/kernel'
+import { type Context, directService } from '@dsh/kernel'
 import type {} from '@dsh/settings'
 import { llmError } from './adapter.js'
 import type { ChatRoute } from './chat-completions.js'
@@ -34,9 +34,10 @@ export default {
         allowed: 'NAME: { baseUrl: http(s)://..., apiKey?: CREDENTIAL_NAME, models?: [ids], contextWindow?: tokens }',
       })
     })
+    const directSettings = directService(ctx, 'settings')
     const endpoints = (): Record<string, EndpointSetting> => {
-      const settings = ctx.get('settings')
-      return (settings?.keys().includes('endpoints') ? settings.get('endpoints') : undefined) ?? {}
+      const settings = directSettings()
+      return (settings?.has('endpoints') ? settings.get('endpoints') : undefined) ?? {}
     }
     const models = new EndpointCatalog({
       endpoints,

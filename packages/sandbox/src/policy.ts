@@ -4,8 +4,8 @@
 import { homedir, tmpdir } from 'node:os'
 import type {} from '@dsh/approval'
 import type {} from '@dsh/credentials'
-import { type Context, HarnessError, Service } from '@dsh/kernel'
-import type { SessionService } from '@dsh/session'
+import { type Context, directService, HarnessError, Service } from '@dsh/kernel'
+import type { Session, SessionService } from '@dsh/session'
 import {
   canonicalPath as canonical,
   checkMode,
@@ -52,10 +52,17 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
   private readonly presetTable: Record<string, PermissionPreset>
   private readonly config: SandboxPolicyConfig
   private readonly home: Context
+  // Asked on every tool call and sandbox note: read without Cordis's per-call proxies (decision 351).
+  private readonly sessions: () => SessionService | undefined
+  private readonly credentials: () => Context['credentials'] | undefined
+  /** The last logged mode and network of each session, and how far its log was read for them. */
+  private readonly logged = new WeakMap<Session, { read: number; mode?: SandboxMode; network?: NetworkPolicy }>()
 
   constructor(ctx: Context, config: SandboxPolicyConfig = {}) {
     super(ctx, 'sandboxPolicy')
     this.home = ctx
+    this.sessions = directService(ctx, 'sessions')
+    this.credentials = directService(ctx, 'credentials')
     this.config = config ?? {}
     this.defaultMode = checkMode(this.config.mode ?? 'read-only', 'sandboxPolicy config mode')
     this.defaultNetwork = checkNetwork(this.config.network ?? 'on', 'sandboxPolicy config network')
@@ -90,17 +97,7 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
     if (sessionId === undefined) return this.defaultMode
     const override = this.overrides.get(sessionId)
     if (override) return override
-    const events = this.session(sessionId)?.events ?? []
-    for (let i = events.length - 1; i >= 0; i--) {
-      const event = events[i]
-      if (event?.type !== 'sandbox/mode') continue
-      // Checked, not trusted: a log may name a preset, or come from a hand-edited file.
-      const mode: unknown = event.data.mode
-      if (isSandboxMode(mode)) return mode
-      const preset = this.presetTable[String(mode)]
-      if (preset) return preset.mode
-    }
-    return this.defaultMode
+    return this.fromLog(sessionId)?.mode ?? this.defaultMode
   }
 
   /** The session's network: a switch in this process, else its last logged choice, else the default. */
@@ -108,14 +105,32 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
     if (sessionId === undefined) return this.defaultNetwork
     const override = this.networkOverrides.get(sessionId)
     if (override) return override
-    const events = this.session(sessionId)?.events ?? []
-    for (let i = events.length - 1; i >= 0; i--) {
-      const event = events[i]
-      if (event?.type !== 'sandbox/mode') continue
-      const network: unknown = event.data.network
-      if (isNetworkPolicy(network)) return network
+    return this.fromLog(sessionId)?.network ?? this.defaultNetwork
+  }
+
+  /**
+   * The session's last logged mode and network (each checked, not trusted: a log may name a preset, or
+   * come from a hand-edited file). Reads only the events appended since the last call: the log only grows.
+   */
+  private fromLog(sessionId: string): { mode?: SandboxMode; network?: NetworkPolicy } | undefined {
+    const session = this.session(sessionId)
+    if (!session) return undefined
+    let seen = this.logged.get(session)
+    if (!seen) {
+      seen = { read: 0 }
+      this.logged.set(session, seen)
     }
-    return this.defaultNetwork
+    const events = session.events
+    for (; seen.read < events.length; seen.read++) {
+      const event = events[seen.read]
+      if (event?.type !== 'sandbox/mode') continue
+      const mode: unknown = event.data.mode
+      const named = isSandboxMode(mode) ? mode : this.presetTable[String(mode)]?.mode
+      if (named) seen.mode = named
+      const network: unknown = event.data.network
+      if (isNetworkPolicy(network)) seen.network = network
+    }
+    return seen
   }
 
   resolve(sessionId?: string, mode?: SandboxMode): SandboxPolicy {
@@ -135,7 +150,7 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
             ]),
           ]
     const confined = effective !== 'danger-full-access'
-    const credentials = this.home.get('credentials')
+    const credentials = this.credentials()
     const secrets = confined
       ? secretPaths({
           home: this.config.home ?? homedir(),
@@ -176,8 +191,7 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
   }
 
   private session(sessionId: string) {
-    const sessions = (this.ctx.get('sessions') ?? this.home.get('sessions')) as SessionService | undefined
-    return sessions?.get(sessionId)
+    return (this.sessions() ?? (this.ctx.get('sessions') as SessionService | undefined))?.get(sessionId)
   }
 }
 

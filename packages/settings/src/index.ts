@@ -94,8 +94,8 @@ interface Definition {
  * `ctx.settings`. Throws `CONFIG_SETTINGS_INVALID` (a value breaks its schema: the message names the file
  * or variable, the key and what is allowed), `CONFIG_SETTING_UNKNOWN` (no active plugin declares the key),
  * `CONFIG_SETTINGS_UNREADABLE`, and for programmer errors `SETTING_DEFINITION_INVALID`, `DUPLICATE_SETTING`.
- * Files are re-read when they change; there is no watcher, so a running process sees another
- * process's edit at its next read.
+
+
  */
 export class SettingsService extends Service {
   static readonly provide = 'settings'
@@ -104,6 +104,7 @@ export class SettingsService extends Service {
   private readonly _flags = new Map<string, { value: unknown; label: string }>()
   private readonly _files = new SettingsFiles()
   private readonly _schemas = new SchemaChecker()
+  private readonly _paths: { user?: string; project?: string } = {}
 
   constructor(ctx: Context, config: SettingsConfig = {}) {
     super(ctx, 'settings')
@@ -116,17 +117,22 @@ export class SettingsService extends Service {
 
   /** `$DSH_HOME/settings.yaml`. */
   get userFile(): string {
-    const home = this._config.home ?? this.ctx.get('launcher')?.config.home ?? this.env.DSH_HOME
-    return join(home ? resolve(home) : join(homedir(), '.dsh'), 'settings.yaml')
+    // Fixed for the life of the process; asked on every read of a key, so worked out once.
+    if (this._paths.user === undefined) {
+      const home = this._config.home ?? this.ctx.get('launcher')?.config.home ?? this.env.DSH_HOME
+      this._paths.user = join(home ? resolve(home) : join(homedir(), '.dsh'), 'settings.yaml')
+    }
+    return this._paths.user
   }
 
   /** `<cwd>/.dsh/settings.yaml`. */
   get projectFile(): string {
-    return join(
+    this._paths.project ??= join(
       resolve(this._config.cwd ?? this.ctx.get('launcher')?.config.cwd ?? process.cwd()),
       '.dsh',
       'settings.yaml',
     )
+    return this._paths.project
   }
 
   /**
@@ -157,6 +163,11 @@ export class SettingsService extends Service {
       }
     }, `settings.define(${key})`)
     return () => void dispose()
+  }
+
+  /** Whether an active plugin declares `key`. */
+  has(key: string): boolean {
+    return this._definitions.has(key)
   }
 
   /** The declared keys, sorted. */

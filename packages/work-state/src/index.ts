@@ -5,7 +5,7 @@
 // the /plan and /goal commands when `ctx.commands` is present.
 import type { TurnContinuation, TurnStopping } from '@dsh/agent'
 import type {} from '@dsh/interaction'
-import { type Context, HarnessError, Service } from '@dsh/kernel'
+import { type Context, directService, HarnessError, Service } from '@dsh/kernel'
 import type { AnySessionEvent, Session, SessionEventMap } from '@dsh/session'
 import type { PromptScope } from '@dsh/system-prompt'
 import type { ToolCallInput, ToolPreExecuteDecision } from '@dsh/tools'
@@ -228,12 +228,16 @@ export class WorkStateService extends Service {
   readonly settings: Required<WorkStateConfig>
   readonly cache = new WeakMap<Session, Cached>()
   readonly home: Context
+  /** `ctx.sessions` without Cordis's per-call proxies: asked on every tool call (decision 351). */
+  readonly sessions: () => Context['sessions']
 
   constructor(ctx: Context, config: WorkStateConfig = {}) {
     const settings = checkConfig(config ?? {})
     super(ctx, 'workState')
     this.settings = settings
     this.home = ctx
+    const sessions = directService(ctx, 'sessions')
+    this.sessions = () => sessions() ?? ctx.sessions
     ctx.sessions.defineEvent(...WORK_STATE_EVENT_TYPES)
     ctx.systemPrompt.register({
       name: 'work-state',
@@ -251,7 +255,7 @@ export class WorkStateService extends Service {
 
   /** The folded state of a session (a copy). An unknown session id gives the empty state. */
   state(session: Session | string): WorkState {
-    const live = typeof session === 'string' ? this.home.sessions.get(session) : session
+    const live = typeof session === 'string' ? this.sessions().get(session) : session
     if (!live) return emptyState()
     let cached = this.cache.get(live)
     if (!cached || cached.length !== live.length) {
@@ -274,11 +278,11 @@ export class WorkStateService extends Service {
    * A forked child carries the parent's `plan/mode` events in its seed.
    */
   inPlanMode(sessionId: string): boolean {
-    let session = this.home.sessions.get(sessionId)
+    let session = this.sessions().get(sessionId)
     for (let hops = 0; session && hops < 8; hops++) {
       if (this.state(session).plan.on) return true
       const parent = session.header.parentSession
-      session = parent === undefined ? undefined : this.home.sessions.get(parent)
+      session = parent === undefined ? undefined : this.sessions().get(parent)
     }
     return false
   }
@@ -347,8 +351,8 @@ export class WorkStateService extends Service {
     type: T,
     data: SessionEventMap[T],
   ): void {
-    const live = typeof session === 'string' ? this.home.sessions.get(session) : session
-    if (!live || this.home.sessions.get(live.id) !== live) {
+    const live = typeof session === 'string' ? this.sessions().get(session) : session
+    if (!live || this.sessions().get(live.id) !== live) {
       throw new HarnessError(
         'SESSION_NOT_FOUND',
         `session ${String(typeof session === 'string' ? session : session.id)} is not live`,
