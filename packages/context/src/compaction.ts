@@ -4,7 +4,7 @@
 // before a request (`agent/request`), once per step when a request fails with CONTEXT_OVERFLOW
 // (`agent/request-error`, then retry), and by hand (`compact()`, the `/compact` command).
 import type { RequestDraft, RequestErrorDecision, RequestFailure } from '@dsh/agent'
-import { type Context, HarnessError, Service } from '@dsh/kernel'
+import { type Context, directService, HarnessError, Service } from '@dsh/kernel'
 import { type LlmCallConfig, MessageAssembler } from '@dsh/llm'
 import type { AnySessionEvent, Session } from '@dsh/session'
 import {
@@ -69,6 +69,8 @@ export class CompactionService extends Service implements Compaction {
   readonly config: Required<Omit<CompactionConfig, 'maxSummaryTokens' | 'prompt'>> &
     Pick<CompactionConfig, 'maxSummaryTokens'> & { prompt: string }
   readonly home: Context
+  /** `ctx.tokenMeter`, asked before every request: without Cordis's per-call proxies (decision 351). */
+  readonly meter: () => Context['tokenMeter']
   private readonly _busy = new WeakSet<Session>()
 
   constructor(ctx: Context, config: CompactionConfig = {}) {
@@ -100,6 +102,8 @@ export class CompactionService extends Service implements Compaction {
     }
     super(ctx, 'compaction')
     this.home = ctx
+    const meter = directService(ctx, 'tokenMeter')
+    this.meter = () => meter() ?? ctx.tokenMeter
     this.config = resolved
     ctx.on('agent/request', (draft: RequestDraft, next: () => Promise<RequestDraft>) => this.beforeRequest(draft, next))
     ctx.on('agent/request-error', (failure: RequestFailure, next: () => Promise<RequestErrorDecision>) =>
@@ -119,7 +123,7 @@ export class CompactionService extends Service implements Compaction {
     if (trigger === 'manual' && session.openTail().turn !== undefined) {
       return fail('COMPACTION_TURN_OPEN', 'the session has a running turn; compact when it is idle')
     }
-    const meter = this.home.tokenMeter
+    const meter = this.meter()
     const model = this.modelOf(session, options)
     const reading = meter.measure(session, { provider: model.provider, model: model.model })
     const window = reading.window
@@ -264,7 +268,7 @@ export class CompactionService extends Service implements Compaction {
     const result = await next()
     if (!this.config.auto) return result
     const session = result.session
-    const meter = this.home.tokenMeter
+    const meter = this.meter()
     const provider = result.config.provider
     const model = result.config.model
     const reading = meter.measure(session, { provider, model })
@@ -286,7 +290,7 @@ export class CompactionService extends Service implements Compaction {
     if (!this.config.overflow || failure.error.code !== 'CONTEXT_OVERFLOW' || failure.signal.aborted) return next()
     const session = failure.session
     if (this.triedThisStep(session)) return next()
-    const meter = this.home.tokenMeter
+    const meter = this.meter()
     const reported = Number(OVERFLOW_WINDOW.exec(failure.error.message)?.[1])
     const known = meter.measure(session).window
     const window = Number.isFinite(reported) && reported > 0 ? Math.min(reported, known ?? reported) : known

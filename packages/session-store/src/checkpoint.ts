@@ -4,7 +4,7 @@
 // Group commit: a pre-step is followed by the step's model dispatch before anything acts on the
 // world, so by default it only writes (the events survive the process being killed) and the
 // dispatch's sync makes both durable at once: two syncs per tool step instead of three.
-import { type Context, HarnessError } from '@dsh/kernel'
+import { type Context, directService, HarnessError } from '@dsh/kernel'
 import type { CheckpointBoundary, CheckpointRequest } from '@dsh/session'
 
 export interface CheckpointConfig {
@@ -37,11 +37,13 @@ export function apply(ctx: Context, config: CheckpointConfig = {}): void {
       )
     }
   }
+  // Three times per tool step: without Cordis's per-call proxies (decision 351).
+  const sessions = directService(ctx, 'sessions')
   ctx.on('session/checkpoint', async ({ session, boundary, detail }: CheckpointRequest) => {
     if (!boundaries.has(boundary)) return
     let durable: boolean
     try {
-      durable = await ctx.sessions.flush(session, { sync: !writeOnly.has(boundary) })
+      durable = await (sessions() ?? ctx.sessions).flush(session, { sync: !writeOnly.has(boundary) })
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error)
       throw new HarnessError(
