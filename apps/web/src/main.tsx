@@ -18,6 +18,7 @@ import { applyManifest } from './plugins'
 import { type ConversationNode, SessionProjection, type ToolNode } from './projection'
 import { nodeRenderers, type RenderContext } from './registry'
 import { Settings } from './settings'
+import { SHORTCUTS, type ShortcutActions, useShortcuts } from './shortcuts'
 import { InSlot, SlotBoundary, slots, useSlots } from './slots'
 import './style.css'
 
@@ -173,6 +174,19 @@ function Sidebar({ current }: { current: string | undefined }) {
         ))}
       </ul>
       <SidebarSlots current={current} sessions={state.sessions} />
+      <details class="shortcuts">
+        <summary>Keyboard shortcuts</summary>
+        <dl>
+          {SHORTCUTS.map(([keys, what]) => (
+            <div key={keys}>
+              <dt>
+                <kbd>{keys}</kbd>
+              </dt>
+              <dd>{what}</dd>
+            </div>
+          ))}
+        </dl>
+      </details>
     </aside>
   )
 }
@@ -843,11 +857,32 @@ function ConfigBanner() {
   )
 }
 
+/** What the keyboard shortcuts do, for the open session (if any). */
+function shortcutActions(sessionId: string | undefined): ShortcutActions {
+  return {
+    newSession: () => document.getElementById('new-session')?.click(),
+    focusComposer: () => document.querySelector<HTMLTextAreaElement>('textarea[aria-label=message]')?.focus(),
+    cancel: () => {
+      const projection = sessionId ? projections.get(sessionId) : undefined
+      if (projection?.status !== 'running') return false
+      void api('POST', `/api/sessions/${projection.sessionId}/cancel`).catch(failed)
+      return true
+    },
+    answerApproval: (decision) => {
+      const pending = [...host.approvals.values()].find((approval) => approval.sessionId === sessionId)
+      if (!pending) return false
+      void api('POST', `/api/approvals/${encodeURIComponent(pending.requestId)}`, { decision }).catch(failed)
+      return true
+    },
+  }
+}
+
 function App() {
   const route = useRoute()
   const [error, setError] = useState('')
   reportError = setError
   const session = /^#\/s\/([A-Za-z0-9_.-]+)/.exec(route)?.[1]
+  useShortcuts(useMemo(() => shortcutActions(session), [session]))
   return (
     <div class="app">
       <ConfigBanner />

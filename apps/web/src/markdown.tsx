@@ -1,8 +1,9 @@
 // A small markdown renderer that builds elements (never HTML strings), so model text cannot inject
-// markup: fenced code, headings, lists, quotes, paragraphs; inline code, bold, italic, http(s) links.
+// markup: fenced code, headings, lists, quotes, tables, paragraphs; inline code, bold, italic, and
+// links only to http(s) and mailto (a `javascript:` target stays text).
 import type { ComponentChildren } from 'preact'
 
-const INLINE = /(`[^`]+`)|(\*\*[^*]+\*\*)|(\*[^*\s][^*]*\*)|\[([^\]]+)\]\((https?:\/\/[^\s)]+)\)/g
+const INLINE = /(`[^`]+`)|(\*\*[^*]+\*\*)|(\*[^*\s][^*]*\*)|\[([^\]]+)\]\(((?:https?:\/\/|mailto:)[^\s)]+)\)/g
 
 function inline(text: string): ComponentChildren[] {
   const out: ComponentChildren[] = []
@@ -60,6 +61,48 @@ export function highlight(code: string, lang: string | undefined): ComponentChil
   return out
 }
 
+/** The cells of a table row: split on `|` not escaped as `\|`, outer pipes dropped. */
+function cells(line: string): string[] {
+  const inner = line
+    .trim()
+    .replace(/^\|/, '')
+    .replace(/(?<!\\)\|$/, '')
+  return inner.split(/(?<!\\)\|/).map((cell) => cell.trim().replace(/\\\|/g, '|'))
+}
+
+const TABLE_RULE = /^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/
+
+function table(head: string, rule: string, body: string[]): ComponentChildren {
+  const align = cells(rule).map((cell) =>
+    cell.startsWith(':') && cell.endsWith(':') ? 'center' : cell.endsWith(':') ? 'right' : undefined,
+  )
+  const columns = cells(head)
+  const style = (i: number) => (align[i] ? { textAlign: align[i] } : undefined)
+  return (
+    <table>
+      <thead>
+        <tr>
+          {columns.map((cell, i) => (
+            <th style={style(i)}>{inline(cell)}</th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {body.map((line) => {
+          const row = cells(line)
+          return (
+            <tr>
+              {columns.map((_, i) => (
+                <td style={style(i)}>{inline(row[i] ?? '')}</td>
+              ))}
+            </tr>
+          )
+        })}
+      </tbody>
+    </table>
+  )
+}
+
 export function Markdown({ text }: { text: string }) {
   const lines = text.split('\n')
   const blocks: ComponentChildren[] = []
@@ -95,6 +138,14 @@ export function Markdown({ text }: { text: string }) {
         i += 1
       }
       blocks.push(ordered ? <ol>{items}</ol> : <ul>{items}</ul>)
+      continue
+    }
+    if (line.includes('|') && TABLE_RULE.test(lines[i + 1] ?? '') && (lines[i + 1] as string).includes('-')) {
+      const body: string[] = []
+      i += 2
+      while (i < lines.length && (lines[i] as string).includes('|') && (lines[i] as string).trim())
+        body.push(lines[i++] as string)
+      blocks.push(table(line, lines[i - body.length - 1] as string, body))
       continue
     }
     if (/^>\s?/.test(line)) {

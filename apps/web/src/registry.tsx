@@ -193,10 +193,20 @@ registerNodeRenderer('tool', (node, ctx) => {
       {pending ? (
         <fieldset class="approval" aria-label="approval">
           <div class="approval-summary">{pending.summary}</div>
-          <button type="button" class="allow" onClick={() => ctx.respond(pending.requestId, 'allowed-once')}>
+          <button
+            type="button"
+            class="allow"
+            aria-keyshortcuts="Alt+A"
+            onClick={() => ctx.respond(pending.requestId, 'allowed-once')}
+          >
             Allow once
           </button>
-          <button type="button" class="reject" onClick={() => ctx.respond(pending.requestId, 'rejected')}>
+          <button
+            type="button"
+            class="reject"
+            aria-keyshortcuts="Alt+R"
+            onClick={() => ctx.respond(pending.requestId, 'rejected')}
+          >
             Reject
           </button>
         </fieldset>
