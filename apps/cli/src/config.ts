@@ -10,6 +10,9 @@ import {
   type RowSpec,
   userPatchFiles,
 } from '@dsh/composition'
+import { peekStringSetting } from '@dsh/settings'
+import { parseRemote, REMOTE_ENV, type RemoteTarget } from '@dsh/ssh'
+import { remoteWorldRows } from '@dsh/ssh/world'
 
 export interface GlobalOptions {
   profile?: string
@@ -32,7 +35,8 @@ export interface Composition {
   layers: Layer[]
   tree: EffectiveTree
   /** The user patch files (existing or not) that `--watch-config` watches. */
-  patchFiles: string[]
+  patchFiles: string[] /** The remote machine the execution world runs on (`--remote` or the `remote` setting). */
+  remote?: RemoteTarget
 }
 
 export interface ComposeRequest {
@@ -44,7 +48,8 @@ export interface ComposeRequest {
   env?: Readonly<Record<string, string | undefined>>
   defaultsOnly?: boolean
   /** Rows the command itself adds after the launcher row (e.g. `dsh demo`'s replay adapter). */
-  launcherRows?: RowSpec[]
+  launcherRows?: RowSpec[] /** `--remote user@host:/path`: the SSH execution world (else the `remote` setting, if set). */
+  remote?: string
 }
 
 /** The surface commands whose own profile is the default; every other command uses headless. */
@@ -80,5 +85,19 @@ export function compose(request: ComposeRequest): Composition {
     defaultsOnly: request.defaultsOnly,
   })
   const patchFiles = userPatchFiles({ home, profile, patches: request.options.patch, cwd })
-  return { home, profile: name, layers, tree: applyLayers(layers, cliDir), patchFiles }
+  let tree = applyLayers(layers, cliDir)
+  const remote =
+    request.remote !== undefined
+      ? { value: request.remote, source: '--remote' }
+      : peekStringSetting('remote', { home, cwd, env, envName: REMOTE_ENV, flags: request.options.set })
+  if (remote === undefined || request.defaultsOnly) return { home, profile: name, layers, tree, patchFiles }
+  // The execution world is swapped as a group: the same rows with their SSH providers.
+  const target = parseRemote(remote.value)
+  layers.push({
+    kind: 'launcher',
+    label: `remote world (${remote.source})`,
+    rows: remoteWorldRows(tree.rows, remote.value),
+  })
+  tree = applyLayers(layers, cliDir)
+  return { home, profile: name, layers, tree, patchFiles, remote: target }
 }

@@ -147,6 +147,10 @@ ${exitCodeHelp()}`,
     .addOption(new Option('--max-steps <n>', 'steps per turn before it ends blocked').argParser(positiveInt))
     .option('--resume <id>', 'continue the durable session with this id')
     .option('--continue', 'continue the latest session of this directory')
+    .option(
+      '--remote <target>',
+      'run every tool on another machine over SSH: user@host:/path or ssh://user@host:port/path (default: the remote setting)',
+    )
     .addOption(
       new Option(
         '--attach <file>',

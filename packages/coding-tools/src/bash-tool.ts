@@ -165,14 +165,18 @@ export function apply(ctx: Context, config: BashToolConfig = {}): void {
       order: 900,
       render: (scope) => {
         const policy = policies.resolve(scope.sessionId)
+        // A remote execution world: say which machine the tools act on before anything else.
+        const where = policy.location
+          ? ` Every tool (bash, the file tools, background jobs) runs ${policy.location}; all paths are that machine's.`
+          : ''
         if (policy.mode === 'danger-full-access')
-          return 'Sandbox: danger-full-access (commands and file tools may write anywhere; network on).'
+          return `Sandbox: danger-full-access (commands and file tools may write anywhere; network on).${where}`
         const roots = policy.writableRoots.length ? policy.writableRoots.join(', ') : 'nothing (read-only)'
         const network = policy.network === 'off' ? 'Network: off (commands cannot reach any host).' : 'Network: on.'
         const secrets = policy.secretPaths.length
           ? ` Credential stores are hidden from bash and refused by the file tools: ${policy.secretPaths.join(', ')}.`
           : ''
-        return `Sandbox: ${policy.mode}. bash and the file tools may write only to: ${roots}. A write elsewhere fails with a [sandbox: denied ...] line; retry with sandbox_permissions only if it is really needed. ${network}${secrets}`
+        return `Sandbox: ${policy.mode}.${where} bash and the file tools may write only to: ${roots}. A write elsewhere fails with a [sandbox: denied ...] line; retry with sandbox_permissions only if it is really needed. ${network}${secrets}`
       },
     })
   }

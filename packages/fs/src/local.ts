@@ -2,8 +2,6 @@
 // section (in this process) and publishes through a temp file in the target's directory: rename for
 // replacements, link for create-if-absent (so an existing file is never clobbered).
 import { createHash, randomBytes } from 'node:crypto'
-import { constants, type Stats } from 'node:fs'
-import { chmod, link, lstat, mkdir, open, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import { canonicalPath } from '@dsh/sandbox'
@@ -25,6 +23,7 @@ import {
   type WriteMode,
   type WriteResult,
 } from './index.js'
+import { type FileIo, localIo } from './io.js'
 import { globMatcher, relativeTo, walkFiles } from './walk.js'
 
 export interface LocalFsConfig {
@@ -39,13 +38,6 @@ const MAX_GREP_LINE = 400
 
 export function versionOf(bytes: Uint8Array): FileVersion {
   return `${createHash('sha256').update(bytes).digest('hex').slice(0, 24)}-${bytes.length}` as FileVersion
-}
-
-function kindOf(stats: Stats): FileStat['kind'] {
-  if (stats.isFile()) return 'file'
-  if (stats.isDirectory()) return 'directory'
-  if (stats.isSymbolicLink()) return 'symlink'
-  return 'other'
 }
 
 const strict = new TextDecoder('utf-8', { fatal: true })
@@ -118,10 +110,13 @@ export class LocalFs extends Service implements FileSystem {
   // TS-private, not #private: Cordis hands callers a proxy of the service.
   private readonly locks = new Map<string, Promise<unknown>>()
   protected readonly config: LocalFsConfig
+  /** The byte operations: node:fs here; another execution world passes its own (SSH: SFTP). */
+  protected readonly io: FileIo
 
-  constructor(ctx: Context, config: LocalFsConfig = {}) {
+  constructor(ctx: Context, config: LocalFsConfig = {}, io: FileIo = localIo) {
     super(ctx, 'fs')
     this.config = config ?? {}
+    this.io = io
   }
 
   resolvePath(path: string, options: FsCallOptions = {}): string {
@@ -132,11 +127,11 @@ export class LocalFs extends Service implements FileSystem {
 
   async readText(path: string, options: FsCallOptions & { maxBytes?: number } = {}): Promise<TextFile> {
     const abs = this.resolvePath(path, options)
-    this.readFence(abs, options)
+    await this.readFence(abs, options)
     const max = options.maxBytes ?? this.config.maxTextBytes ?? 10 * 1024 * 1024
     try {
-      const stats = await stat(abs)
-      if (stats.isDirectory()) throw fsError('FS_IS_DIRECTORY', `${abs} is a directory`, { path: abs })
+      const stats = await this.io.stat(abs)
+      if (stats.kind === 'directory') throw fsError('FS_IS_DIRECTORY', `${abs} is a directory`, { path: abs })
       if (stats.size > max) {
         throw fsError('FS_TOO_LARGE', `${abs} has ${stats.size} bytes, more than the ${max} allowed`, {
           path: abs,
@@ -144,7 +139,7 @@ export class LocalFs extends Service implements FileSystem {
           max,
         })
       }
-      const bytes = await readFile(abs)
+      const bytes = await this.io.readFile(abs)
       return { path: abs, text: decodeText(bytes, abs), version: versionOf(bytes), size: bytes.length }
     } catch (error) {
       throw ioError(error, abs)
@@ -153,20 +148,13 @@ export class LocalFs extends Service implements FileSystem {
 
   async readBytes(path: string, options: FsCallOptions & { maxBytes: number }) {
     const abs = this.resolvePath(path, options)
-    this.readFence(abs, options)
+    await this.readFence(abs, options)
     if (!Number.isInteger(options?.maxBytes) || options.maxBytes < 0) {
       throw new HarnessError('FS_READ_UNBOUNDED', 'readBytes needs an integer maxBytes >= 0', { path: abs })
     }
     try {
-      const handle = await open(abs, constants.O_RDONLY)
-      try {
-        const { size } = await handle.stat()
-        const buffer = Buffer.alloc(Math.min(size, options.maxBytes))
-        const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0)
-        return { bytes: new Uint8Array(buffer.subarray(0, bytesRead)), size, truncated: size > bytesRead }
-      } finally {
-        await handle.close()
-      }
+      const { bytes, size } = await this.io.readHead(abs, options.maxBytes)
+      return { bytes: new Uint8Array(bytes), size, truncated: size > bytes.length }
     } catch (error) {
       throw ioError(error, abs)
     }
@@ -175,8 +163,8 @@ export class LocalFs extends Service implements FileSystem {
   async stat(path: string, options: FsCallOptions = {}): Promise<FileStat | undefined> {
     const abs = this.resolvePath(path, options)
     try {
-      const stats = await lstat(abs)
-      return { path: abs, kind: kindOf(stats), size: stats.size, mtimeMs: stats.mtimeMs }
+      const stats = await this.io.lstat(abs)
+      return { path: abs, kind: stats.kind, size: stats.size, mtimeMs: stats.mtimeMs }
     } catch (error) {
       if ((error as { code?: string }).code === 'ENOENT') return undefined
       throw ioError(error, abs)
@@ -186,19 +174,8 @@ export class LocalFs extends Service implements FileSystem {
   async list(path: string, options: FsCallOptions = {}): Promise<DirEntry[]> {
     const abs = this.resolvePath(path, options)
     try {
-      const entries = await readdir(abs, { withFileTypes: true })
-      return entries
-        .map((entry) => ({
-          name: entry.name,
-          kind: (entry.isFile()
-            ? 'file'
-            : entry.isDirectory()
-              ? 'directory'
-              : entry.isSymbolicLink()
-                ? 'symlink'
-                : 'other') as DirEntry['kind'],
-        }))
-        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      const entries: DirEntry[] = await this.io.readdir(abs)
+      return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     } catch (error) {
       throw ioError(error, abs)
     }
@@ -207,7 +184,7 @@ export class LocalFs extends Service implements FileSystem {
   async version(path: string, options: FsCallOptions = {}): Promise<FileVersion | undefined> {
     const abs = this.resolvePath(path, options)
     try {
-      return versionOf(await readFile(abs))
+      return versionOf(await this.io.readFile(abs))
     } catch (error) {
       if ((error as { code?: string }).code === 'ENOENT') return undefined
       throw ioError(error, abs)
@@ -286,13 +263,13 @@ export class LocalFs extends Service implements FileSystem {
     }
     const found: { rel: string; mtime: number }[] = []
     let truncated = false
-    for await (const entry of walkFiles(root, options)) {
+    for await (const entry of walkFiles(root, options, this.io)) {
       if (!match(entry.rel)) continue
       if (found.length >= limit) {
         truncated = true
         break
       }
-      const mtime = await stat(entry.abs).then(
+      const mtime = await this.io.stat(entry.abs).then(
         (s) => s.mtimeMs,
         () => 0,
       )
@@ -323,7 +300,7 @@ export class LocalFs extends Service implements FileSystem {
     const abs = this.resolvePath(path, options)
     const info = await this.stat(abs)
     if (!info) throw fsError('FS_NOT_FOUND', `${abs} does not exist`, { path: abs })
-    if (info.kind !== 'directory') this.readFence(abs, options)
+    if (info.kind !== 'directory') await this.readFence(abs, options)
     const include = options.include ? globMatcher(options.include) : undefined
     const limit = options.limit ?? 200
     const matches: GrepMatch[] = []
@@ -331,7 +308,7 @@ export class LocalFs extends Service implements FileSystem {
     let truncated = false
     const files =
       info.kind === 'directory'
-        ? walkFiles(abs, options)
+        ? walkFiles(abs, options, this.io)
         : (async function* () {
             yield { rel: basename(abs), abs }
           })()
@@ -341,10 +318,10 @@ export class LocalFs extends Service implements FileSystem {
       let bytes: Buffer
       try {
         // A hidden file inside the searched tree is skipped like an unreadable one.
-        this.readFence(file.abs, options)
-        const s = await stat(file.abs)
-        if (!s.isFile() || s.size > MAX_GREP_FILE_BYTES) continue
-        bytes = await readFile(file.abs)
+        await this.readFence(file.abs, options)
+        const s = await this.io.stat(file.abs)
+        if (s.kind !== 'file' || s.size > MAX_GREP_FILE_BYTES) continue
+        bytes = await this.io.readFile(file.abs)
       } catch {
         continue
       }
@@ -373,16 +350,21 @@ export class LocalFs extends Service implements FileSystem {
   }
 
   /** Throws when the content of `abs` may not be read under the call's policy. Local: never. */
-  protected readFence(_abs: string, _options: FsCallOptions): void {}
+  protected async readFence(_abs: string, _options: FsCallOptions): Promise<void> {}
+
+  /** The critical section a mutation of `target` runs in: one per canonical path. */
+  protected async lockKey(target: string): Promise<string> {
+    return canonicalPath(target)
+  }
 
   /** Runs between staging the temp file and publishing it (a seam for tests and auditors). */
   protected async beforePublish(_abs: string, _target: string): Promise<void> {}
 
   private async currentBytes(target: string): Promise<Buffer | undefined> {
     try {
-      const stats = await stat(target)
-      if (stats.isDirectory()) throw fsError('FS_IS_DIRECTORY', `${target} is a directory`, { path: target })
-      return await readFile(target)
+      const stats = await this.io.stat(target)
+      if (stats.kind === 'directory') throw fsError('FS_IS_DIRECTORY', `${target} is a directory`, { path: target })
+      return await this.io.readFile(target)
     } catch (error) {
       if ((error as { code?: string }).code === 'ENOENT') return undefined
       throw ioError(error, target)
@@ -392,15 +374,15 @@ export class LocalFs extends Service implements FileSystem {
   private async publish(abs: string, target: string, bytes: Buffer, exclusive: boolean, options: FsCallOptions) {
     const dir = dirname(target)
     try {
-      await mkdir(dir, { recursive: true })
+      await this.io.mkdirp(dir)
     } catch (error) {
       throw ioError(error, dir)
     }
     const temp = join(dir, `.${basename(target)}.dsh-${randomBytes(6).toString('hex')}.tmp`)
     try {
-      await writeFile(temp, bytes, { flag: 'wx', mode: 0o666 })
-      const existing = await stat(target).catch(() => undefined)
-      if (existing) await chmod(temp, existing.mode & 0o7777)
+      await this.io.writeNew(temp, bytes)
+      const existing = await this.io.stat(target).catch(() => undefined)
+      if (existing) await this.io.chmod(temp, existing.mode)
       await this.beforePublish(abs, target)
       const fresh = await this.fence(abs, options)
       if (fresh !== target) {
@@ -415,23 +397,23 @@ export class LocalFs extends Service implements FileSystem {
         )
       }
       if (exclusive) {
-        await link(temp, target).catch((error) => {
+        await this.io.link(temp, target).catch((error) => {
           if ((error as { code?: string }).code === 'EEXIST')
             throw fsError('FS_EXISTS', `${abs} already exists`, { path: abs })
           throw error
         })
-        await unlink(temp)
+        await this.io.unlink(temp)
       } else {
-        await rename(temp, target)
+        await this.io.rename(temp, target)
       }
     } catch (error) {
-      await unlink(temp).catch(() => {})
+      await this.io.unlink(temp).catch(() => {})
       throw ioError(error, abs)
     }
   }
 
   private async locked<T>(target: string, body: () => Promise<T>): Promise<T> {
-    const key = canonicalPath(target)
+    const key = await this.lockKey(target)
     const previous = this.locks.get(key) ?? Promise.resolve()
     const run = previous.then(body, body)
     const tail = run.catch(() => {})

@@ -8,6 +8,7 @@
 import type { Context } from '@dsh/kernel'
 import { canonicalPath, isWithin, type SandboxPolicy } from '@dsh/sandbox'
 import { type FsCallOptions, fsError } from './index.js'
+import type { FileIo } from './io.js'
 import { LocalFs, type LocalFsConfig } from './local.js'
 
 export class SandboxFs extends LocalFs {
@@ -15,8 +16,8 @@ export class SandboxFs extends LocalFs {
   static readonly inject = ['sandboxPolicy']
   private readonly home: Context
 
-  constructor(ctx: Context, config: LocalFsConfig = {}) {
-    super(ctx, config)
+  constructor(ctx: Context, config: LocalFsConfig = {}, io?: FileIo) {
+    super(ctx, config, io)
     this.home = ctx
   }
 
@@ -26,10 +27,15 @@ export class SandboxFs extends LocalFs {
     return this.home.sandboxPolicy.resolve(options.sessionId)
   }
 
-  protected override readFence(abs: string, options: FsCallOptions): void {
+  /** The path with its existing ancestors' symlinks resolved (on the machine the files live on). */
+  protected async canonical(path: string): Promise<string> {
+    return canonicalPath(path)
+  }
+
+  protected override async readFence(abs: string, options: FsCallOptions): Promise<void> {
     const secrets = this.policyFor(options).secretPaths
     if (secrets.length === 0) return
-    const target = canonicalPath(abs)
+    const target = await this.canonical(abs)
     const secret = secrets.find((path) => isWithin(target, path))
     if (secret === undefined) return
     const where = target === abs ? abs : `${abs} (which resolves to ${target})`
@@ -43,7 +49,7 @@ export class SandboxFs extends LocalFs {
   protected override async fence(abs: string, options: FsCallOptions): Promise<string> {
     const policy = this.policyFor(options)
     if (policy.mode === 'danger-full-access') return abs
-    const target = canonicalPath(abs)
+    const target = await this.canonical(abs)
     if (!policy.writableRoots.some((root) => isWithin(target, root))) {
       const where = target === abs ? abs : `${abs} (which resolves to ${target})`
       throw fsError(

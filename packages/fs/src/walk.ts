@@ -1,9 +1,9 @@
 // Directory walking for glob and grep: depth-first, sorted, honouring every .gitignore on the way
 // down (each relative to its own directory). `.git` is always skipped; `node_modules` unless asked.
-import { readdir, readFile } from 'node:fs/promises'
 import { join, relative } from 'node:path'
 import ignore, { type Ignore } from 'ignore'
 import picomatch from 'picomatch'
+import { type FileIo, localIo } from './io.js'
 
 export interface WalkEntry {
   /** Relative to the walk root, `/`-separated. */
@@ -19,9 +19,9 @@ interface Layer {
 /** At most this many files are visited by one walk (the result says truncated beyond it). */
 export const MAX_WALK_FILES = 100_000
 
-async function loadIgnore(dir: string, rel: string): Promise<Layer | undefined> {
+async function loadIgnore(io: FileIo, dir: string, rel: string): Promise<Layer | undefined> {
   try {
-    const text = await readFile(join(dir, '.gitignore'), 'utf8')
+    const text = (await io.readFile(join(dir, '.gitignore'))).toString('utf8')
     return { base: rel, rules: ignore().add(text) }
   } catch {
     return undefined
@@ -40,6 +40,7 @@ function ignored(layers: readonly Layer[], rel: string, isDir: boolean): boolean
 export async function* walkFiles(
   root: string,
   options: { includeIgnored?: boolean; signal?: AbortSignal } = {},
+  io: FileIo = localIo,
 ): AsyncGenerator<WalkEntry> {
   const stack: { dir: string; rel: string; layers: Layer[] }[] = [{ dir: root, rel: '', layers: [] }]
   let visited = 0
@@ -48,12 +49,12 @@ export async function* walkFiles(
     const { dir, rel, layers: parentLayers } = stack.pop() as (typeof stack)[number]
     let layers = parentLayers
     if (!options.includeIgnored) {
-      const own = await loadIgnore(dir, rel)
+      const own = await loadIgnore(io, dir, rel)
       if (own) layers = [...parentLayers, own]
     }
-    let entries: import('node:fs').Dirent[]
+    let entries: Awaited<ReturnType<FileIo['readdir']>>
     try {
-      entries = await readdir(dir, { withFileTypes: true })
+      entries = await io.readdir(dir)
     } catch {
       continue
     }
@@ -61,13 +62,14 @@ export async function* walkFiles(
     const files: WalkEntry[] = []
     for (const entry of entries) {
       const childRel = rel ? `${rel}/${entry.name}` : entry.name
-      const isDir = entry.isDirectory()
+      const isDir = entry.kind === 'directory'
       if (isDir && entry.name === '.git') continue
       if (!options.includeIgnored && (ignored(layers, childRel, isDir) || (isDir && entry.name === 'node_modules'))) {
         continue
       }
       if (isDir) stack.push({ dir: join(dir, entry.name), rel: childRel, layers })
-      else if (entry.isFile() || entry.isSymbolicLink()) files.push({ rel: childRel, abs: join(dir, entry.name) })
+      else if (entry.kind === 'file' || entry.kind === 'symlink')
+        files.push({ rel: childRel, abs: join(dir, entry.name) })
     }
     for (const file of files.reverse()) {
       if (++visited > MAX_WALK_FILES) return

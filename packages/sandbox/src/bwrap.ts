@@ -5,7 +5,7 @@
 // dies with it. Activates even when bwrap is missing:
 // availability is probed on first use and `confine` then fails closed, per call.
 import { execFile } from 'node:child_process'
-import { existsSync, statSync } from 'node:fs'
+import { statSync } from 'node:fs'
 import { type Context, Service } from '@dsh/kernel'
 import { requireConfinement, type Sandbox, type SandboxAvailability, type SandboxPolicy } from './index.js'
 
@@ -33,12 +33,42 @@ function probe(command: string): Promise<SandboxAvailability> {
   })
 }
 
-/** bwrap arguments hiding `path`: nothing when it vanished since the policy listed it. */
-function maskArgs(path: string): string[] {
+/** What `bwrapArgv` needs to know about the machine the command runs on. */
+export interface BwrapArgvInput {
+  command: string
+  argv: readonly string[]
+  policy: SandboxPolicy
+  cwd: string
+  /** The kind of an existing path there, `undefined` when it does not exist. */
+  kindOf: (path: string) => 'directory' | 'file' | undefined
+  isolateNetwork: boolean
+}
+
+/**
+ * The bwrap command line confining `argv` under `policy`: everything read-only, the writable roots
+ * bound read-write, secret paths masked (after the binds, so a secret inside a writable root stays
+ * hidden), fresh /dev and /proc, its own PID namespace, the network cut when the policy says `off`.
+ */
+export function bwrapArgv(input: BwrapArgvInput): string[] {
+  const { policy } = input
+  const args = [input.command, '--ro-bind', '/', '/']
+  for (const root of policy.writableRoots) if (input.kindOf(root)) args.push('--bind', root, root)
+  for (const secret of policy.secretPaths) {
+    const kind = input.kindOf(secret)
+    if (kind === 'directory') args.push('--tmpfs', secret, '--remount-ro', secret)
+    else if (kind === 'file') args.push('--ro-bind', '/dev/null', secret)
+  }
+  args.push('--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--die-with-parent')
+  if (policy.network === 'off' || input.isolateNetwork) args.push('--unshare-net')
+  args.push('--chdir', input.cwd, '--', ...input.argv)
+  return args
+}
+
+function localKind(path: string): 'directory' | 'file' | undefined {
   try {
-    return statSync(path).isDirectory() ? ['--tmpfs', path, '--remount-ro', path] : ['--ro-bind', '/dev/null', path]
+    return statSync(path).isDirectory() ? 'directory' : 'file'
   } catch {
-    return []
+    return undefined
   }
 }
 
@@ -63,14 +93,14 @@ export class BwrapSandbox extends Service implements Sandbox {
 
   async confine(argv: readonly string[], policy: SandboxPolicy, options: { cwd: string }): Promise<string[]> {
     if (!(await requireConfinement(this, policy))) return [...argv]
-    const args = [this.config.command ?? 'bwrap', '--ro-bind', '/', '/']
-    for (const root of policy.writableRoots) if (existsSync(root)) args.push('--bind', root, root)
-    // Masks come after the binds: a secret inside a writable root (a HOME under /tmp) is still hidden.
-    for (const secret of policy.secretPaths) args.push(...maskArgs(secret))
-    args.push('--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--die-with-parent')
-    if (policy.network === 'off' || this.config.isolateNetwork) args.push('--unshare-net')
-    args.push('--chdir', options.cwd, '--', ...argv)
-    return args
+    return bwrapArgv({
+      command: this.config.command ?? 'bwrap',
+      argv,
+      policy,
+      cwd: options.cwd,
+      kindOf: localKind,
+      isolateNetwork: this.config.isolateNetwork === true,
+    })
   }
 }
 

@@ -65,6 +65,8 @@ export interface SandboxPolicy {
   readonly network: NetworkPolicy
   /** Set when this policy is an approved per-call escalation (the mode it widened). */
   readonly escalatedFrom?: SandboxMode
+  /** Where the tools work when it is not this machine (`on the remote machine user@host:/path over SSH`). */
+  readonly location?: string
 }
 
 /** A permission preset binds a sandbox mode to an approval policy (see `@dsh/approval`). */

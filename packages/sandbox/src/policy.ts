@@ -19,6 +19,8 @@ import {
 } from './index.js'
 import { secretPaths } from './secrets.js'
 
+export { HOME_SECRETS } from './secrets.js'
+
 export interface SandboxPolicyConfig {
   /** The mode of sessions that never switched. Default `read-only` (the fail-safe; bundles override). */
   mode?: SandboxMode
@@ -50,7 +52,7 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
   private readonly defaultMode: SandboxMode
   private readonly defaultNetwork: NetworkPolicy
   private readonly presetTable: Record<string, PermissionPreset>
-  private readonly config: SandboxPolicyConfig
+  protected readonly config: SandboxPolicyConfig
   private readonly home: Context
   // Asked on every tool call and sandbox note: read without Cordis's per-call proxies (decision 351).
   private readonly sessions: () => SessionService | undefined
@@ -135,8 +137,10 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
 
   resolve(sessionId?: string, mode?: SandboxMode): SandboxPolicy {
     const effective = mode === undefined ? this.mode(sessionId) : checkMode(mode, 'sandboxPolicy.resolve')
-    const workspace = canonical(
-      this.config.workspaceRoot ?? (sessionId ? this.session(sessionId)?.header.cwd : undefined) ?? process.cwd(),
+    const workspace = this.canonical(
+      this.config.workspaceRoot ??
+        (sessionId ? this.session(sessionId)?.header.cwd : undefined) ??
+        this.defaultWorkspace(),
     )
     const writable =
       effective === 'read-only'
@@ -144,28 +148,53 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
         : [
             ...new Set([
               workspace,
-              canonical('/tmp'),
-              canonical(tmpdir()),
-              ...(this.config.writableRoots ?? []).map(canonical),
+              ...this.tempRoots(),
+              ...(this.config.writableRoots ?? []).map((root) => this.canonical(root)),
             ]),
           ]
     const confined = effective !== 'danger-full-access'
-    const credentials = this.credentials()
-    const secrets = confined
-      ? secretPaths({
-          home: this.config.home ?? homedir(),
-          dshHome: credentials?.home,
-          workspace,
-          extra: this.config.secretPaths,
-        })
-      : []
+    const location = this.location()
     return Object.freeze({
       mode: effective,
       workspaceRoot: workspace,
       writableRoots: Object.freeze(writable),
-      secretPaths: Object.freeze(secrets),
+      secretPaths: Object.freeze(confined ? this.secretsFor(workspace) : []),
       network: confined ? this.network(sessionId) : 'on',
+      ...(location === undefined ? {} : { location }),
     })
+  }
+
+  // The machine-specific parts of a policy. A remote execution world overrides them with that
+  // machine's paths; modes, presets and the logged mode stay the same.
+
+  /** The canonical form of a path on the machine tools run on. */
+  protected canonical(path: string): string {
+    return canonical(path)
+  }
+
+  /** The workspace of calls without a session. */
+  protected defaultWorkspace(): string {
+    return process.cwd()
+  }
+
+  /** The temp directories writable under workspace-write. */
+  protected tempRoots(): string[] {
+    return [canonical('/tmp'), canonical(tmpdir())]
+  }
+
+  /** The existing credential stores hidden from confined calls. */
+  protected secretsFor(workspace: string): string[] {
+    return secretPaths({
+      home: this.config.home ?? homedir(),
+      dshHome: this.credentials()?.home,
+      workspace,
+      extra: this.config.secretPaths,
+    })
+  }
+
+  /** Where the tools work, when it is not this machine (e.g. `on the remote machine ...`). */
+  protected location(): string | undefined {
+    return undefined
   }
 
   setMode(

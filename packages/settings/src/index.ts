@@ -394,4 +394,33 @@ function withPath(value: unknown, path: readonly string[], next: unknown): unkno
   return base
 }
 
+/** Where `peekStringSetting` looks. */
+export interface PeekWhere {
+  home: string
+  cwd: string
+  env: Readonly<Record<string, string | undefined>>
+  /** The key's environment variable. */
+  envName?: string
+  /** `--set KEY=VALUE` flags. */
+  flags?: readonly string[]
+}
+
+/**
+ * A string setting read before boot, for the few keys that decide which rows to compose (`remote`):
+ * the last `--set` flag, else the variable, else the project file, else the user file. Not checked
+ * against the key's schema here: the booted service checks every layer as usual.
+ */
+export function peekStringSetting(key: string, where: PeekWhere): { value: string; source: string } | undefined {
+  const flag = [...(where.flags ?? [])].reverse().find((item) => item.startsWith(`${key}=`))
+  if (flag) return { value: flag.slice(key.length + 1), source: `--set ${key}` }
+  const fromEnv = where.envName ? where.env[where.envName] : undefined
+  if (fromEnv) return { value: fromEnv, source: where.envName as string }
+  const files = new SettingsFiles()
+  for (const file of [join(resolve(where.cwd), '.dsh', 'settings.yaml'), join(resolve(where.home), 'settings.yaml')]) {
+    const value = files.read(file)[key]
+    if (typeof value === 'string' && value !== '') return { value, source: file }
+  }
+  return undefined
+}
+
 export default SettingsService

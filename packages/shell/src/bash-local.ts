@@ -56,8 +56,7 @@ export class LocalBash extends Service implements Shell {
     const timeoutMs = Math.max(1, Math.min(Math.floor(requested), max))
     const outputBytes = Math.max(2, request.outputBytes ?? this.config.outputBytes ?? 32_768)
     const extra = request.env ?? {}
-    const env: Record<string, string> = {}
-    for (const [name, value] of Object.entries(process.env)) if (value !== undefined) env[name] = value
+    const env = this.baseEnv()
     Object.assign(env, QUIET_ENV, extra)
     return {
       command: request.command,
@@ -70,6 +69,13 @@ export class LocalBash extends Service implements Shell {
       trustedEnv: Object.keys(extra),
       ...(request.signal ? { signal: request.signal } : {}),
     }
+  }
+
+  /** The environment commands start from: this process's (a remote world uses the remote login's). */
+  protected baseEnv(): Record<string, string> {
+    const env: Record<string, string> = {}
+    for (const [name, value] of Object.entries(process.env)) if (value !== undefined) env[name] = value
+    return env
   }
 
   /** The argv that runs `spec` (bash-sandbox wraps it). */

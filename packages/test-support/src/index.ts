@@ -14,3 +14,4 @@ export {
 export type { MockLlmServerOptions, MockResponse, RecordedRequest, SseStep } from './mock-llm-server.js'
 export { MockLlmServer, startMockLlmServer } from './mock-llm-server.js'
 export { type ChildExit, collectExit, isAlive } from './process.js'
+export { startSshd, type TestSshd } from './sshd.js'

@@ -23,6 +23,8 @@ export interface RunOptions {
   resume?: string
   continue?: boolean
   attach?: string[]
+  /** `user@host:/path`: run every tool on that machine over SSH. */
+  remote?: string
 }
 
 /** Reads the task: the arguments joined, or stdin when the only argument is `-`. */
@@ -68,10 +70,22 @@ export async function run(request: ComposeRequest, options: RunOptions, io: Io):
   if (!task && !options.continue && !options.resume) {
     throw new HarnessError('USAGE', 'no task given: dsh run "<task>" (or `-` to read it from stdin)', {})
   }
-  return withRuntime(request, io, (scope) => runTask(scope.runtime.root, task, options, io))
+  const composed = options.remote === undefined ? request : { ...request, remote: options.remote }
+  return withRuntime(composed, io, (scope) => {
+    const remote = scope.composition.remote
+    if (remote && options.cwd !== undefined) {
+      throw new HarnessError(
+        'USAGE',
+        '--cwd and the remote world both name the working directory: give the remote directory in --remote user@host:/path',
+        {},
+      )
+    }
+    // In the remote world the session works in the remote directory, a path on that machine.
+    return runTask(scope.runtime.root, task, options, io, remote?.path)
+  })
 }
 
-async function runTask(root: Context, task: string, options: RunOptions, io: Io): Promise<number> {
+async function runTask(root: Context, task: string, options: RunOptions, io: Io, remoteCwd?: string): Promise<number> {
   const controller = new AbortController()
   let signalCode: number | undefined
   const stopSignals = io.onSignal((signal) => {
@@ -92,7 +106,7 @@ async function runTask(root: Context, task: string, options: RunOptions, io: Io)
     const progress = options.output !== 'stream-json' && io.stderrIsTty
     const result = await headless.run({
       task: task || 'Continue.',
-      cwd: resolve(options.cwd ?? process.cwd()),
+      cwd: remoteCwd ?? resolve(options.cwd ?? process.cwd()),
       attachments: options.attach?.map((file) => resolve(file)),
       model: modelOf(options),
       resume: options.resume,

@@ -1,0 +1,154 @@
+// `dsh run --remote`: the built CLI against a real OpenSSH server on a free loopback port serving a
+// directory (throwaway host and client keys, its own known_hosts). Every tool runs there: the files
+// change in the served directory, the tests run there (over SSH, as the command's SSH_CONNECTION
+// shows), cancel kills the remote process tree, and an unknown host key stops the run before any tool.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { AnySessionEvent } from '@dsh/session'
+import { completionResponse, type MockLlmServer, startMockLlmServer, startSshd, type TestSshd } from '@dsh/test-support'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+
+const bin = fileURLToPath(new URL('../bin/dsh.js', import.meta.url))
+let sshd: TestSshd
+let home: string
+let project: string
+let server: MockLlmServer
+
+beforeAll(async () => {
+  sshd = await startSshd()
+})
+afterAll(async () => {
+  await sshd?.stop()
+})
+beforeEach(async () => {
+  home = mkdtempSync(join(tmpdir(), 'dsh-remote-home-'))
+  project = mkdtempSync(join(tmpdir(), 'dsh-remote-project-'))
+  cpSync(fileURLToPath(new URL('../demo/sample-project', import.meta.url)), project, { recursive: true })
+  server = await startMockLlmServer()
+})
+afterEach(async () => {
+  await server.close()
+  rmSync(home, { recursive: true, force: true })
+  rmSync(project, { recursive: true, force: true })
+})
+
+function dsh(args: string[], knownHosts = sshd.knownHosts) {
+  const proc: ChildProcess = spawn(process.execPath, [bin, ...args], {
+    cwd: home,
+    env: {
+      PATH: process.env.PATH,
+      DSH_HOME: home,
+      DEEPSEEK_API_KEY: 'sk-test',
+      DEEPSEEK_BASE_URL: server.url,
+      DSH_SSH_KNOWN_HOSTS: knownHosts,
+      DSH_SSH_IDENTITY: sshd.identity,
+    },
+  })
+  let stdout = ''
+  let stderr = ''
+  proc.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk
+  })
+  proc.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk
+  })
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    proc.on('close', (code) => resolve({ code, stdout, stderr })),
+  )
+  return { proc, done, stderr: () => stderr }
+}
+
+const remote = () => `ssh://${sshd.user}@127.0.0.1:${sshd.port}${project}`
+
+function durableLog(): { header: Record<string, unknown>; events: AnySessionEvent[] } {
+  const files = readdirSync(join(home, 'sessions')).filter((name) => name.endsWith('.jsonl'))
+  expect(files).toHaveLength(1)
+  const [header, ...events] = readFileSync(join(home, 'sessions', files[0] as string), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const { crc: _crc, ...value } = JSON.parse(line)
+      return value
+    })
+  return { header, events: events as AnySessionEvent[] }
+}
+
+function toolResults(events: AnySessionEvent[]): string[] {
+  return events
+    .filter((event) => event.type === 'tool/result')
+    .map((event) => (event.data as { message: { content: Array<{ text?: string }> } }).message.content[0]?.text ?? '')
+}
+
+const call = (id: string, name: string, args: Record<string, unknown>) =>
+  completionResponse({ toolCalls: [{ id, name, arguments: JSON.stringify(args) }] })
+
+describe('dsh run --remote (the SSH execution world)', () => {
+  it('fixes the failing test in a directory served over SSH: files change there, tests run there', async () => {
+    server.enqueue(
+      call('c1', 'bash', { command: 'echo "$SSH_CONNECTION" > ran-over-ssh; node test.js' }),
+      call('c2', 'read', { path: 'cart.js' }),
+      call('c3', 'edit', {
+        path: 'cart.js',
+        old_string: 'item.price + item.quantity',
+        new_string: 'item.price * item.quantity',
+      }),
+      call('c4', 'bash', { command: 'node test.js' }),
+      completionResponse({ text: 'Fixed on the remote machine.' }),
+    )
+    const result = await dsh(['run', '--remote', remote(), 'fix the failing tests']).done
+    expect(result.stderr).not.toMatch(/did not activate/)
+    expect(result.code).toBe(0)
+    expect(result.stdout).toBe('Fixed on the remote machine.\n')
+    // The served directory changed, and its tests pass now.
+    expect(readFileSync(join(project, 'cart.js'), 'utf8')).toContain('sum += item.price * item.quantity')
+    expect(spawnSync(process.execPath, ['test.js'], { cwd: project }).status).toBe(0)
+    // The commands ran in an SSH session of that server, in the served directory.
+    expect(readFileSync(join(project, 'ran-over-ssh'), 'utf8').trim()).toMatch(
+      new RegExp(` 127\\.0\\.0\\.1 ${sshd.port}$`),
+    )
+    const log = durableLog()
+    expect(log.header.cwd).toBe(project)
+    const results = toolResults(log.events)
+    expect(results[0]).toContain('2 of 3 tests failed')
+    expect(results[3]).toContain('all 3 tests passed')
+    // The model was told where it works.
+    const first = server.requests[0]?.body.messages as Array<{ content: string }>
+    expect(JSON.stringify(first)).toContain(
+      `runs on the remote machine ${sshd.user}@127.0.0.1:${sshd.port}:${project} over SSH`,
+    )
+  })
+
+  it('cancel kills the remote process tree', async () => {
+    const marker = join(project, 'sleep-started')
+    server.enqueue(call('c1', 'bash', { command: `sleep 347 & touch ${marker}; sleep 348; echo never` }))
+    const run = dsh(['run', '--remote', remote(), 'run the long command'])
+    const started = Date.now()
+    while (!existsSync(marker)) {
+      if (Date.now() - started > 30_000) throw new Error(`the tool never started:\n${run.stderr()}`)
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    expect(spawnSync('pgrep', ['-f', 'sleep 34[78]']).status).toBe(0)
+    run.proc.kill('SIGINT')
+    const first = await run.done
+    expect(first.code).toBe(130)
+    const log = durableLog()
+    expect(toolResults(log.events)[0]).toMatch(/\[aborted: the command was cancelled and its process tree was killed\]/)
+    expect(log.events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'aborted' } })
+    // Neither sleep survives on the remote machine.
+    expect(spawnSync('pgrep', ['-f', 'sleep 34[78]']).status).toBe(1)
+  })
+
+  it('refuses an unknown host key with the way to trust it, before any model request', async () => {
+    const empty = join(home, 'known_hosts')
+    writeFileSync(empty, '')
+    const result = await dsh(['run', '--remote', remote(), 'anything'], empty).done
+    expect(result.code).not.toBe(0)
+    expect(result.stderr).toMatch(/host key of \[127\.0\.0\.1\]:\d+ \(ssh-ed25519 SHA256:[^)]+\) is not in /)
+    expect(result.stderr).toContain(`ssh-keyscan -p ${sshd.port} 127.0.0.1 >> ~/.ssh/known_hosts`)
+    expect(server.requests).toHaveLength(0)
+    expect(readFileSync(join(project, 'cart.js'), 'utf8')).toContain('item.price + item.quantity')
+  })
+})

@@ -1,0 +1,278 @@
+// @dsh/ssh/subprocess: `ctx.subprocess` on the remote machine. Each spawn is an exec channel whose
+// command is a small POSIX sh prologue: it reports its pid (sshd makes every session command a
+// session and process-group leader, so pid = pgid), checks the cwd and the executable, then execs
+// `env -i <spec env> argv` (the spec's environment is the whole environment, as locally). Output is
+// bounded and spilled on this machine, like the local provider's. `terminate()` signals the remote
+// group with `kill -TERM -- -pgid`, waits the grace, SIGKILLs, and waits until the group is gone; a
+// leader that exits with descendants left behind gets the same reaping (decision 061).
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type Context, HarnessError, Service } from '@dsh/kernel'
+import {
+  type Containment,
+  checkSpawnSpec,
+  type OutputSnapshot,
+  type SpawnSpec,
+  type Subprocess,
+  type SubprocessExit,
+  type SubprocessHandle,
+  scrubEnv,
+} from '@dsh/subprocess'
+import { OutputBuffer, spillName } from '@dsh/subprocess/output'
+import type { ClientChannel } from 'ssh2'
+import { type SshConnection, shellQuote } from './index.js'
+
+export interface RemoteSubprocessConfig {
+  /** Parent of the private spill directory (on this machine). Default: the OS temp dir. */
+  spillRoot?: string
+  /** How long to wait for a SIGKILLed remote group to disappear. Default 5000. */
+  reapTimeoutMs?: number
+}
+
+const MARK = '\u001edsh:'
+const POLL_S = 0.05
+
+/** The prologue: report the pid, check cwd and executable, then exec argv in exactly `env`. */
+export function remoteCommand(spec: SpawnSpec, env: Record<string, string>): string {
+  const [file = ''] = spec.argv
+  const assignments = Object.entries(env).map(([name, value]) => shellQuote(`${name}=${value}`))
+  const lookup = env.PATH === undefined ? 'PATH=' : `PATH=${shellQuote(env.PATH)}`
+  const script = [
+    `p=$$`,
+    `cd -- ${shellQuote(spec.cwd)} 2>/dev/null || { printf '${MARK}%s:nocwd\\n' "$p" >&2; exit 126; }`,
+    `${lookup} command -v -- ${shellQuote(file)} >/dev/null 2>&1 || { printf '${MARK}%s:noexec\\n' "$p" >&2; exit 127; }`,
+    `printf '${MARK}%s:ok\\n' "$p" >&2`,
+    `exec env -i ${assignments.join(' ')} ${spec.argv.map(shellQuote).join(' ')}`,
+  ].join('\n')
+  // Through /bin/sh whatever the login shell is; `exec` keeps the session leader's pid.
+  return `exec /bin/sh -c ${shellQuote(script)}`
+}
+
+/** A remote script that TERMs the group, waits `graceMs`, KILLs, waits, and prints `gone` or `alive`. */
+export function reapScript(pgid: number, graceMs: number, reapMs: number): string {
+  const rounds = (ms: number) => Math.max(1, Math.ceil(ms / 1000 / POLL_S))
+  const wait = (n: number) =>
+    `i=0; while kill -0 -- -${pgid} 2>/dev/null && [ $i -lt ${n} ]; do sleep ${POLL_S}; i=$((i+1)); done`
+  return [
+    `kill -TERM -- -${pgid} 2>/dev/null`,
+    wait(rounds(graceMs)),
+    `kill -KILL -- -${pgid} 2>/dev/null`,
+    wait(rounds(reapMs)),
+    `if kill -0 -- -${pgid} 2>/dev/null; then echo alive; else echo gone; fi`,
+  ].join('\n')
+}
+
+class RemoteHandle implements SubprocessHandle {
+  readonly startedAt = Date.now()
+  readonly done: Promise<SubprocessExit>
+  private resolveDone!: (exit: SubprocessExit) => void
+  private leaderExit: { code: number | null; signal: NodeJS.Signals | null } | undefined
+  private terminatedFlag = false
+  private terminating: Promise<SubprocessExit> | undefined
+  private reaping: Promise<void> | undefined
+  private finished = false
+  private survivors = 0
+
+  constructor(
+    readonly pid: number,
+    readonly argv: readonly string[],
+    private readonly channel: ClientChannel,
+    /** Settles when the channel closed, with the leader's exit status (`exit` may come before this handle). */
+    private readonly closed: Promise<{ code: number | null; signal: NodeJS.Signals | null }>,
+    private readonly ssh: SshConnection,
+    private readonly spec: SpawnSpec,
+    private readonly buffer: OutputBuffer,
+    private readonly reapTimeoutMs: number,
+  ) {
+    this.done = new Promise((resolve) => {
+      this.resolveDone = resolve
+    })
+    void this.settle()
+  }
+
+  get exited(): boolean {
+    return this.leaderExit !== undefined
+  }
+
+  private async settle(): Promise<void> {
+    this.leaderExit = await this.closed
+    // Leftovers of the leader (a `cmd &`) are reaped like the local provider's.
+    const left = await this.ssh.run(`kill -0 -- -${this.pid} 2>/dev/null && echo alive`).catch(() => undefined)
+    if (left?.stdout.includes('alive')) await this.reap()
+    this.buffer.close()
+    this.finished = true
+    this.resolveDone({
+      exitCode: this.leaderExit.code,
+      signal: this.leaderExit.signal,
+      terminated: this.terminatedFlag,
+      survivors: this.survivors,
+      output: this.buffer.snapshot(),
+    })
+  }
+
+  private reap(): Promise<void> {
+    this.reaping ??= this.ssh
+      .run(reapScript(this.pid, this.spec.graceMs, this.reapTimeoutMs))
+      .then((result) => {
+        if (result.stdout.includes('alive')) this.survivors = 1
+      })
+      .catch(() => {
+        // The connection is gone: nothing can be signalled from here any more.
+        this.survivors = 1
+      })
+    return this.reaping
+  }
+
+  terminate(_reason?: string): Promise<SubprocessExit> {
+    this.terminating ??= (async () => {
+      if (this.finished) return this.done
+      if (!this.exited) this.terminatedFlag = true
+      await this.reap()
+      // The leader's channel closes once its process is gone.
+      this.channel.close()
+      return this.done
+    })()
+    return this.terminating
+  }
+
+  output(): OutputSnapshot {
+    return this.buffer.snapshot()
+  }
+
+  read(start: number, maxBytes: number) {
+    return this.buffer.read(start, maxBytes)
+  }
+
+  onOutput(listener: (chunk: string) => void): () => void {
+    return this.buffer.onOutput(listener)
+  }
+}
+
+export class RemoteSubprocess extends Service implements Subprocess {
+  static readonly provide = 'subprocess'
+  static readonly inject = ['ssh']
+  private readonly handles = new Set<RemoteHandle>()
+  private spillDir: string | undefined
+  private spillSeq = 0
+  private readonly config: RemoteSubprocessConfig
+  private readonly home: Context
+
+  constructor(ctx: Context, config: RemoteSubprocessConfig = {}) {
+    super(ctx, 'subprocess')
+    this.home = ctx
+    this.config = config ?? {}
+    ctx.effect(
+      () => async () => {
+        await Promise.all([...this.handles].map((handle) => handle.terminate('subprocess service disposed')))
+        if (this.spillDir) rmSync(this.spillDir, { recursive: true, force: true })
+      },
+      'subprocess.ssh',
+    )
+  }
+
+  live(): readonly SubprocessHandle[] {
+    return [...this.handles]
+  }
+
+  async containment(): Promise<Containment> {
+    return {
+      mechanism: 'none',
+      prefix: [],
+      detail: `remote process groups on ${this.home.ssh.target.host}, reaped by terminate() and dispose (not when dsh is SIGKILLed)`,
+    }
+  }
+
+  async spawn(spec: SpawnSpec): Promise<SubprocessHandle> {
+    checkSpawnSpec(spec)
+    const owner = this.ctx
+    const ssh = this.home.ssh
+    const channel = await ssh.exec(remoteCommand(spec, scrubEnv(spec.env, spec.trustedEnv)))
+    let exit: { code: number | null; signal: NodeJS.Signals | null } = { code: null, signal: null }
+    channel.once('exit', (code: number | null, signal?: string) => {
+      exit = { code: signal ? null : code, signal: signal ? (`SIG${signal}` as NodeJS.Signals) : null }
+    })
+    const closed = new Promise<typeof exit>((resolve) => channel.once('close', () => resolve(exit)))
+    const buffer = new OutputBuffer(spec.output.headBytes, spec.output.tailBytes, () =>
+      spillName(this.ensureSpillDir(), pid, ++this.spillSeq),
+    )
+    let pid = 0
+    // The prologue's status line comes first on stderr; everything after it is the command's.
+    const status = new Promise<{ pid: number; state: string }>((resolve) => {
+      let pending = ''
+      let seen = false
+      channel.stderr.on('data', (chunk: Buffer) => {
+        if (seen) {
+          if (spec.stdio.stderr === 'pipe') buffer.push(chunk)
+          return
+        }
+        pending += chunk.toString('latin1')
+        const newline = pending.indexOf('\n')
+        if (newline === -1) return
+        seen = true
+        const line = pending.slice(0, newline)
+        const rest = Buffer.from(pending.slice(newline + 1), 'latin1')
+        const match = new RegExp(`${MARK}(\\d+):(\\w+)`).exec(line)
+        if (rest.length > 0 && spec.stdio.stderr === 'pipe') buffer.push(rest)
+        resolve(match ? { pid: Number(match[1]), state: match[2] as string } : { pid: 0, state: `bad:${line}` })
+      })
+      void closed.then(() => resolve({ pid: 0, state: 'closed' }))
+    })
+    channel.on('data', (chunk: Buffer) => {
+      if (spec.stdio.stdout === 'pipe') buffer.push(chunk)
+    })
+    const started = await status
+    if (started.state !== 'ok') {
+      channel.close()
+      const why =
+        started.state === 'nocwd'
+          ? `no such directory on ${ssh.target.host}`
+          : started.state === 'noexec'
+            ? `no such executable on ${ssh.target.host}`
+            : `the remote shell did not start it (${started.state})`
+      throw new HarnessError(
+        'SUBPROCESS_SPAWN_FAILED',
+        `cannot start ${JSON.stringify(spec.argv[0])} in ${spec.cwd}: ${why}`,
+        {
+          argv0: spec.argv[0],
+          cwd: spec.cwd,
+          errno: started.state === 'nocwd' ? 'ENOENT' : started.state === 'noexec' ? 'ENOENT' : null,
+        },
+      )
+    }
+    pid = started.pid
+    if (typeof spec.stdio.stdin === 'object') channel.end(spec.stdio.stdin.text)
+    else channel.end()
+    const handle = new RemoteHandle(
+      pid,
+      [...spec.argv],
+      channel,
+      closed,
+      ssh,
+      spec,
+      buffer,
+      this.config.reapTimeoutMs ?? 5000,
+    )
+    this.handles.add(handle)
+    const onAbort = () => void handle.terminate('aborted')
+    if (spec.signal?.aborted) onAbort()
+    else spec.signal?.addEventListener('abort', onAbort, { once: true })
+    const release = owner.effect(
+      () => () => handle.terminate('owner disposed').then(() => {}),
+      `subprocess(ssh:${handle.pid})`,
+    )
+    void handle.done.then(() => {
+      spec.signal?.removeEventListener('abort', onAbort)
+      this.handles.delete(handle)
+      void release()
+    })
+    return handle
+  }
+
+  private ensureSpillDir(): string {
+    this.spillDir ??= mkdtempSync(join(this.config.spillRoot ?? tmpdir(), 'dsh-output-'))
+    return this.spillDir
+  }
+}
+
+export default RemoteSubprocess
