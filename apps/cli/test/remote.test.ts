@@ -2,16 +2,23 @@
 // directory (throwaway host and client keys, its own known_hosts). Every tool runs there: the files
 // change in the served directory, the tests run there (over SSH, as the command's SSH_CONNECTION
 // shows), cancel kills the remote process tree, and an unknown host key stops the run before any tool.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { AnySessionEvent } from '@dsh/session'
-import { completionResponse, type MockLlmServer, startMockLlmServer, startSshd, type TestSshd } from '@dsh/test-support'
+import {
+  collectExit,
+  completionResponse,
+  type MockLlmServer,
+  startMockLlmServer,
+  startSshd,
+  type TestSshd,
+} from '@dsh/test-support'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { bin, durableEvents, runDsh } from './dsh-child.js'
 
-const bin = fileURLToPath(new URL('../bin/dsh.js', import.meta.url))
 let sshd: TestSshd
 let home: string
 let project: string
@@ -35,46 +42,13 @@ afterEach(async () => {
   rmSync(project, { recursive: true, force: true })
 })
 
+/** `dsh ...args` with the SSH world's key and known_hosts settings from the environment. */
 function dsh(args: string[], knownHosts = sshd.knownHosts) {
-  const proc: ChildProcess = spawn(process.execPath, [bin, ...args], {
-    cwd: home,
-    env: {
-      PATH: process.env.PATH,
-      DSH_HOME: home,
-      DEEPSEEK_API_KEY: 'sk-test',
-      DEEPSEEK_BASE_URL: server.url,
-      DSH_SSH_KNOWN_HOSTS: knownHosts,
-      DSH_SSH_IDENTITY: sshd.identity,
-    },
-  })
-  let stdout = ''
-  let stderr = ''
-  proc.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk
-  })
-  proc.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk
-  })
-  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    proc.on('close', (code) => resolve({ code, stdout, stderr })),
-  )
-  return { proc, done, stderr: () => stderr }
+  const sshEnv = { DSH_SSH_KNOWN_HOSTS: knownHosts, DSH_SSH_IDENTITY: sshd.identity }
+  return runDsh(args, { home, modelUrl: server.url, env: sshEnv })
 }
 
 const remote = () => `ssh://${sshd.user}@127.0.0.1:${sshd.port}${project}`
-
-function durableLog(): { header: Record<string, unknown>; events: AnySessionEvent[] } {
-  const files = readdirSync(join(home, 'sessions')).filter((name) => name.endsWith('.jsonl'))
-  expect(files).toHaveLength(1)
-  const [header, ...events] = readFileSync(join(home, 'sessions', files[0] as string), 'utf8')
-    .trim()
-    .split('\n')
-    .map((line) => {
-      const { crc: _crc, ...value } = JSON.parse(line)
-      return value
-    })
-  return { header, events: events as AnySessionEvent[] }
-}
 
 function toolResults(events: AnySessionEvent[]): string[] {
   return events
@@ -98,7 +72,7 @@ describe('dsh run --remote (the SSH execution world)', () => {
       call('c4', 'bash', { command: 'node test.js' }),
       completionResponse({ text: 'Fixed on the remote machine.' }),
     )
-    const result = await dsh(['run', '--remote', remote(), 'fix the failing tests']).done
+    const result = await dsh(['run', '--remote', remote(), 'fix the failing tests'])
     expect(result.stderr).not.toMatch(/did not activate/)
     expect(result.code).toBe(0)
     expect(result.stdout).toBe('Fixed on the remote machine.\n')
@@ -109,9 +83,11 @@ describe('dsh run --remote (the SSH execution world)', () => {
     expect(readFileSync(join(project, 'ran-over-ssh'), 'utf8').trim()).toMatch(
       new RegExp(` 127\\.0\\.0\\.1 ${sshd.port}$`),
     )
-    const log = durableLog()
-    expect(log.header.cwd).toBe(project)
-    const results = toolResults(log.events)
+    const [file] = readdirSync(join(home, 'sessions')).filter((name) => name.endsWith('.jsonl'))
+    expect(JSON.parse(readFileSync(join(home, 'sessions', file as string), 'utf8').split('\n')[0] as string).cwd).toBe(
+      project,
+    )
+    const results = toolResults(durableEvents(home))
     expect(results[0]).toContain('2 of 3 tests failed')
     expect(results[3]).toContain('all 3 tests passed')
     // The model was told where it works.
@@ -124,19 +100,29 @@ describe('dsh run --remote (the SSH execution world)', () => {
   it('cancel kills the remote process tree', async () => {
     const marker = join(project, 'sleep-started')
     server.enqueue(call('c1', 'bash', { command: `sleep 347 & touch ${marker}; sleep 348; echo never` }))
-    const run = dsh(['run', '--remote', remote(), 'run the long command'])
+    const proc = spawn(process.execPath, [bin, 'run', '--remote', remote(), 'run the long command'], {
+      cwd: home,
+      env: {
+        PATH: process.env.PATH,
+        DSH_HOME: home,
+        DEEPSEEK_API_KEY: 'sk-test',
+        DEEPSEEK_BASE_URL: server.url,
+        DSH_SSH_KNOWN_HOSTS: sshd.knownHosts,
+        DSH_SSH_IDENTITY: sshd.identity,
+      },
+    })
+    const exited = collectExit(proc)
     const started = Date.now()
     while (!existsSync(marker)) {
-      if (Date.now() - started > 30_000) throw new Error(`the tool never started:\n${run.stderr()}`)
+      if (Date.now() - started > 30_000) throw new Error(`the tool never started:\n${(await exited).stderr}`)
       await new Promise((resolve) => setTimeout(resolve, 25))
     }
     expect(spawnSync('pgrep', ['-f', 'sleep 34[78]']).status).toBe(0)
-    run.proc.kill('SIGINT')
-    const first = await run.done
-    expect(first.code).toBe(130)
-    const log = durableLog()
-    expect(toolResults(log.events)[0]).toMatch(/\[aborted: the command was cancelled and its process tree was killed\]/)
-    expect(log.events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'aborted' } })
+    proc.kill('SIGINT')
+    expect((await exited).code).toBe(130)
+    const events = durableEvents(home)
+    expect(toolResults(events)[0]).toMatch(/\[aborted: the command was cancelled and its process tree was killed\]/)
+    expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'aborted' } })
     // Neither sleep survives on the remote machine.
     expect(spawnSync('pgrep', ['-f', 'sleep 34[78]']).status).toBe(1)
   })
@@ -144,7 +130,7 @@ describe('dsh run --remote (the SSH execution world)', () => {
   it('refuses an unknown host key with the way to trust it, before any model request', async () => {
     const empty = join(home, 'known_hosts')
     writeFileSync(empty, '')
-    const result = await dsh(['run', '--remote', remote(), 'anything'], empty).done
+    const result = await dsh(['run', '--remote', remote(), 'anything'], empty)
     expect(result.code).not.toBe(0)
     expect(result.stderr).toMatch(/host key of \[127\.0\.0\.1\]:\d+ \(ssh-ed25519 SHA256:[^)]+\) is not in /)
     expect(result.stderr).toContain(`ssh-keyscan -p ${sshd.port} 127.0.0.1 >> ~/.ssh/known_hosts`)
