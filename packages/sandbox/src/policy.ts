@@ -220,7 +220,7 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
   }
 
   private session(sessionId: string) {
-    return (this.sessions() ?? (this.ctx.get('sessions') as SessionService | undefined))?.get(sessionId)
+    return (this.sessions() ?? this.ctx.get('sessions'))?.get(sessionId)
   }
 }
 
