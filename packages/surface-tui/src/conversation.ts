@@ -10,6 +10,7 @@ import type { Pending, SessionHost } from '@dsh/session-host'
 import { presentationOf } from '@dsh/tools'
 import { Container, type Editor, matchesKey, type TUI } from '@mariozechner/pi-tui'
 import { ChatCompletion } from './completion.js'
+import { loadCodeHighlighting } from './highlight.js'
 import { InputHistory } from './history.js'
 import { approvalLines, footerLines, Lines, questionLines, statusLine } from './live.js'
 import type { ChatScreen } from './screen.js'
@@ -47,6 +48,8 @@ export class Conversation {
     this.tui = screen.tui
     this.editor = screen.editor
     this.theme = screen.theme
+    // After first paint and boot: an answer's code blocks are coloured by language once this resolves.
+    void loadCodeHighlighting(this.theme).catch(() => undefined)
     this.history = new InputHistory(this.editor)
     const tools = ctx.get('tools')
     this.transcript = new Transcript(this.theme, (name, args) => presentationOf(tools?.get(name), name, args))

@@ -1,10 +1,12 @@
 // Colours of the chat, one place. `NO_COLOR` (or a terminal without colour) gives plain text: every
 // style function is then the identity, and meaning is carried by the glyphs and words alone.
 import type { EditorTheme, MarkdownTheme, SelectListTheme } from '@mariozechner/pi-tui'
-import { Chalk } from 'chalk'
+import { Chalk, type ChalkInstance } from 'chalk'
 
 export interface Theme {
   readonly color: boolean
+  /** The chalk of this theme's colour level (the code highlighter styles with it). */
+  readonly chalk: ChalkInstance
   dim(text: string): string
   bold(text: string): string
   accent(text: string): string
@@ -32,6 +34,7 @@ export function createTheme(noColor: boolean): Theme {
   }
   return {
     color,
+    chalk,
     dim: (text) => chalk.dim(text),
     bold: (text) => chalk.bold(text),
     accent: (text) => chalk.cyan(text),

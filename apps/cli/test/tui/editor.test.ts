@@ -1,6 +1,6 @@
 // The chat's editor and terminal edges: / and @ completion, the session picker, resize, NO_COLOR, and
 // what plain `dsh` does when it is not attached to a terminal.
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -162,6 +162,35 @@ describe('the chat editor and terminal', () => {
     coloured.type('\x04')
     await coloured.exited
     expect(coloured.raw()).toMatch(colour)
+  })
+
+  it('colours code blocks by language, with a highlighter that `dsh --help` never loads', async () => {
+    // A module hook that names every emphasize file Node loads.
+    const hook = join(f.home, 'hook.mjs')
+    const load = `export async function load(url, context, next) { if (url.includes('/emphasize/')) console.error('LOADED ' + url); return next(url, context) }`
+    writeFileSync(
+      hook,
+      `import { register } from 'node:module'\nregister('data:text/javascript,' + encodeURIComponent(${JSON.stringify(load)}))\n`,
+    )
+    const bin = fileURLToPath(new URL('../../bin/dsh.js', import.meta.url))
+    const help = spawnSync(process.execPath, ['--import', hook, bin, '--help'], { encoding: 'utf8' })
+    expect(help.status).toBe(0)
+    expect(help.stdout).toContain('Usage: dsh')
+    expect(help.stderr).not.toContain('LOADED')
+    f.server.enqueue(
+      completionResponse({ text: 'Hi.' }),
+      completionResponse({ text: 'Here:\n\n```ts\nconst answer: number = 42 // the answer\n```\n' }),
+    )
+    const screen = f.open(['say', 'hello'])
+    await screen.waitFor('Hi.')
+    await screen.press('show code\r', 'the answer')
+    const esc = String.fromCharCode(27)
+    // `const` as a keyword (magenta), 42 as a number (yellow), the comment grey: not one colour for the block.
+    expect(screen.raw()).toContain(`${esc}[35mconst${esc}[39m`)
+    expect(screen.raw()).toContain(`${esc}[33m42${esc}[39m`)
+    expect(screen.raw()).toContain(`${esc}[90m// the answer${esc}[39m`)
+    screen.type('\x04')
+    expect(await screen.exited).toBe(0)
   })
 
   it('runs the prompt as `dsh run` does, with a hint, when stdin is not a terminal', async () => {
