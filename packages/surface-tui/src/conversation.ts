@@ -128,11 +128,14 @@ export class Conversation {
     const question = this.question()
     if (question) lines.push(...questionLines(this.theme, question.question, width))
     const inbox = this.host.inboxOf(this.agent.session.id)
+    let queued = 0
     for (const item of [...(inbox?.['next-step'] ?? []), ...(inbox?.['next-turn'] ?? [])]) {
       if (item.kind !== 'steer' && item.kind !== 'followup') continue
-      const text = item.message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join(' ')
+      queued++
+      const text = textOf(item.message.content).replace(/\s+/g, ' ')
       lines.push(this.theme.dim(`↳ ${item.kind === 'steer' ? 'steering' : 'queued'}: ${text}`))
     }
+    if (queued > 0 && !this.editor.getText()) lines.push(this.theme.dim('  Up edits the last queued message'))
     return lines
   }
 
@@ -188,6 +191,9 @@ export class Conversation {
         this.submit(text)
       }
       this.tui.requestRender()
+      return { consume: true }
+    }
+    if (matchesKey(data, 'up') && !this.editor.getText() && this.recallQueued()) {
       return { consume: true }
     }
     if (matchesKey(data, 'ctrl+r')) {
@@ -265,6 +271,32 @@ export class Conversation {
     return undefined
   }
 
+  /**
+   * Up on an empty editor while input waits in the inbox: the newest queued (else steering) message is
+   * taken out of the inbox (a logged edit) and put in the editor, to change and send again.
+   */
+  private recallQueued(): boolean {
+    const id = this.agent.session.id
+    const inbox = this.host.inboxOf(id)
+    for (const target of ['next-turn', 'next-step'] as const) {
+      const items = inbox?.[target] ?? []
+      const index = items.findLastIndex((item) => item.kind === 'steer' || item.kind === 'followup')
+      const item = items[index]
+      if (!item) continue
+      try {
+        this.host.agent(id).spliceInbox(target, index, 1)
+      } catch (error) {
+        // Claimed by a step in the meantime: it is on its way to the model, nothing to edit.
+        this.transcript.note(error instanceof Error ? error.message : String(error), this.theme.error)
+        return false
+      }
+      this.editor.setText(textOf(item.message.content))
+      this.flash('editing a queued message: Enter sends it, Alt+Enter queues it again')
+      return true
+    }
+    return false
+  }
+
   private flash(hint: string): void {
     this.hint = hint
     this.tui.requestRender()
@@ -316,4 +348,9 @@ export class Conversation {
     this.measure()
     this.tui.requestRender()
   }
+}
+
+/** The text blocks of a message, joined. */
+function textOf(content: readonly { type: string; text?: string }[]): string {
+  return content.flatMap((block) => (block.type === 'text' && block.text ? [block.text] : [])).join('\n')
 }

@@ -154,6 +154,31 @@ describe('dsh (the terminal chat)', () => {
     expect(results).toEqual(['c1', 'c2'])
   })
 
+  it('takes a queued message back into the editor with Up, to edit and queue again', async () => {
+    f.server.enqueue(
+      // Long enough to edit the queue while it runs, even on a loaded machine.
+      completionResponse({ toolCalls: [call('c1', 'bash', { command: 'sleep 4' })] }),
+      completionResponse({ text: 'Slept.' }),
+      completionResponse({ text: 'Followed up.' }),
+    )
+    const screen = f.open(['start', 'it'])
+    await screen.waitFor('○ Run command sleep 4')
+    await screen.press('first draft\x1b\r', '↳ queued: first draft')
+    await screen.press('\x1b[A', 'editing a queued message')
+    await screen.waitFor(/^ +first draft/m) // in the editor, out of the queue
+    expect(screen.text()).not.toContain('↳ queued: first draft')
+    await screen.press(' fixed\x1b\r', '↳ queued: first draft fixed')
+    await screen.waitFor('Followed up.')
+    screen.type('\x04')
+    expect(await screen.exited).toBe(0)
+    const log = f.log()
+    expect(typed(log)).toEqual([[{ type: 'text', text: 'start it' }], [{ type: 'text', text: 'first draft fixed' }]])
+    const edits = log.flatMap((e) => (e.type === 'agent/inbox/spliced' && e.data.reason === 'edited' ? [e.data] : []))
+    expect(edits).toMatchObject([{ target: 'next-turn', deleteCount: 1, items: [] }])
+    // The model never saw the first draft.
+    expect(JSON.stringify(f.server.requests.map((request) => request.body.messages))).not.toMatch(/first draft"/)
+  })
+
   it('paints the editor before dsh has started and sends what was typed meanwhile', async () => {
     f.server.enqueue(completionResponse({ text: 'Heard you early.' }))
     const screen = f.open([])
