@@ -1,5 +1,6 @@
 // One open chat: the session's events flow into the transcript, the editor's lines go to the agent
 // (or to a /command), keys answer approvals and questions, and the live region shows what is running.
+import { basename } from 'node:path'
 import type { Agent } from '@dsh/agent'
 import type { ApprovalQuestion } from '@dsh/approval'
 import type {} from '@dsh/context'
@@ -13,6 +14,7 @@ import { ChatCompletion } from './completion.js'
 import { loadCodeHighlighting } from './highlight.js'
 import { InputHistory } from './history.js'
 import { approvalLines, footerLines, Lines, questionLines, statusLine } from './live.js'
+import { pastedImages } from './paste.js'
 import type { ChatScreen } from './screen.js'
 import type { Theme } from './theme.js'
 import { Transcript } from './transcript.js'
@@ -28,6 +30,8 @@ export class Conversation {
   private spinner: ReturnType<typeof setInterval> | undefined
   private hint: string | undefined
   private lastCtrlC = 0
+  /** Image files pasted since the last message: sent with the next one. */
+  private images: string[] = []
   private readonly stopChildEvents: () => void
   private reading: { tokens: number; pressure?: number; model?: string } | undefined
   private closed!: () => void
@@ -135,6 +139,8 @@ export class Conversation {
       const text = textOf(item.message.content).replace(/\s+/g, ' ')
       lines.push(this.theme.dim(`↳ ${item.kind === 'steer' ? 'steering' : 'queued'}: ${text}`))
     }
+    for (const image of this.images)
+      lines.push(this.theme.accent(`+ ${basename(image)} (attached to the next message)`))
     if (queued > 0 && !this.editor.getText()) lines.push(this.theme.dim('  Up edits the last queued message'))
     return lines
   }
@@ -193,6 +199,12 @@ export class Conversation {
       this.tui.requestRender()
       return { consume: true }
     }
+    const images = pastedImages(data, this.agent.session.header.cwd)
+    if (images) {
+      this.images.push(...images)
+      this.tui.requestRender()
+      return { consume: true }
+    }
     if (matchesKey(data, 'up') && !this.editor.getText() && this.recallQueued()) {
       return { consume: true }
     }
@@ -238,8 +250,9 @@ export class Conversation {
       return { consume: true }
     }
     if (matchesKey(data, 'ctrl+c')) {
-      if (this.editor.getText()) {
+      if (this.editor.getText() || this.images.length > 0) {
         this.editor.setText('')
+        this.images = []
       } else if (Date.now() - this.lastCtrlC < DOUBLE_PRESS_MS) {
         this.close()
       } else {
@@ -326,10 +339,14 @@ export class Conversation {
 
   /** A prompt through the session host, which resolves its `@path` / `@session:` references. */
   private send(text: string, kind: 'followup' | 'steer'): void {
-    void this.host.prompt(this.agent.session.id, { text }, { kind }).catch((error: unknown) => {
-      this.transcript.note(error instanceof Error ? error.message : String(error), this.theme.error)
-      this.tui.requestRender()
-    })
+    const attachments = this.images.map((path) => ({ path, name: basename(path) }))
+    this.images = []
+    void this.host
+      .prompt(this.agent.session.id, { text, ...(attachments.length > 0 ? { attachments } : {}) }, { kind })
+      .catch((error: unknown) => {
+        this.transcript.note(error instanceof Error ? error.message : String(error), this.theme.error)
+        this.tui.requestRender()
+      })
   }
 
   private async command(line: string): Promise<void> {

@@ -107,6 +107,34 @@ describe('the chat editor and terminal', () => {
     expect(f.server.requests).toHaveLength(3)
   })
 
+  it('attaches a pasted image path to the next message instead of typing it', async () => {
+    const png = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAACXBIWXMAAAPoAAAD6AG1e1JrAAAADElEQVQImWNgMD4DAAE2AQDyHVEtAAAAAElFTkSuQmCC',
+      'base64',
+    )
+    writeFileSync(join(f.work, 'my shot.png'), png)
+    f.server.enqueue(completionResponse({ text: 'A one-pixel image.' }))
+    const screen = f.open([])
+    await screen.waitFor('session ')
+    // A pasted name of no image file stays text in the editor.
+    await screen.press('\x1b[200~missing.png\x1b[201~', /^ +missing\.png/m)
+    screen.type('\x03')
+    // A terminal's bracketed paste of a dropped file: quoted, absolute.
+    await screen.press(
+      `\x1b[200~'${join(f.work, 'my shot.png')}'\x1b[201~`,
+      '+ my shot.png (attached to the next message)',
+    )
+    expect(screen.text()).not.toContain(`'${join(f.work, 'my shot.png')}'`) // not typed into the editor
+    await screen.press('what is this?\r', 'A one-pixel image.')
+    expect(screen.text()).not.toContain('attached to the next message')
+    screen.type('\x04')
+    expect(await screen.exited).toBe(0)
+    const said = f.log().flatMap((e) => (isEvent(e, 'user/message') && !e.data.origin ? [e.data.message.content] : []))
+    expect(said).toHaveLength(1)
+    expect(said[0]?.map((block) => block.type)).toContain('image')
+    expect(JSON.stringify(said[0])).toMatch(/attached image my shot\.png: image\/png, 1x1/)
+  })
+
   it('lets `--resume` without an id pick one of the sessions of this directory', async () => {
     f.server.enqueue(completionResponse({ text: 'Answer one.' }), completionResponse({ text: 'Answer two.' }))
     const ids: string[] = []
