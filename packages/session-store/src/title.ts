@@ -2,17 +2,19 @@
 // the configured model names it in a few words, and the name is logged as `session/title` (ignorable,
 // so a dsh without this row still reads the session). Session lists show it instead of the first
 // prompt. The call runs in `agent/turn-stopping`, inside the turn, so even a one-shot `dsh run` logs
-// it before the session closes; a failure or timeout only means no title.
+// it before the session closes; a failure or timeout only means no title. On or off is the
+// `session.titles` setting (`dsh config set session.titles on`, $DSH_SESSION_TITLES), read at each turn.
 import type {} from '@dsh/agent'
 import type { Context } from '@dsh/kernel'
 import type { LlmCallConfig } from '@dsh/llm'
 import { isEvent, type Session } from '@dsh/session'
+import type {} from '@dsh/settings'
 
 export const name = 'session-title'
 export const inject = ['sessions', 'llm', 'agents']
 
 export interface SessionTitleConfig {
-  /** `off` (or false) turns titles off; default on. */
+  /** The default of the `session.titles` setting: `off` (or false) turns titles off; default on. */
   enabled?: boolean | string
   /** Bound on the title request (default 15 s). */
   timeoutMs?: number
@@ -22,6 +24,13 @@ export interface SessionTitle {
   title: string
   provider: string
   model: string
+}
+
+declare module '@dsh/settings' {
+  interface SettingsMap {
+    /** Model-written session titles (one small extra request per session). */
+    'session.titles': boolean | 'on' | 'off'
+  }
 }
 
 declare module '@dsh/session' {
@@ -78,11 +87,24 @@ async function generate(ctx: Context, model: Partial<LlmCallConfig>, text: strin
 }
 
 export function apply(ctx: Context, config: SessionTitleConfig = {}): void {
-  if (off(config?.enabled)) return
+  const byDefault = !off(config?.enabled)
   ctx.sessions.defineEvent('session/title')
+  ctx.inject(['settings'], (inner) => {
+    inner.settings.define('session.titles', {
+      schema: { enum: [true, false, 'on', 'off'] },
+      default: byDefault,
+      description: 'model-written session titles after the first completed turn (one small extra model request)',
+      env: 'DSH_SESSION_TITLES',
+      allowed: 'on or off',
+    })
+  })
+  const enabled = () => {
+    const settings = ctx.get('settings')
+    return settings?.keys().includes('session.titles') ? !off(settings.get('session.titles')) : byDefault
+  }
   const timeoutMs = config?.timeoutMs ?? 15_000
   ctx.on('agent/turn-stopping', async ({ agent, session, reason }) => {
-    if (reason !== 'completed' || session.header.parentSession) return undefined
+    if (reason !== 'completed' || session.header.parentSession || !enabled()) return undefined
     if (session.events.some((event) => event.type === 'session/title')) return undefined
     const text = excerpt(session)
     if (!text) return undefined

@@ -1,8 +1,9 @@
 // Model-written session titles: after the first completed turn of a root session the configured
 // model is asked once, the answer is logged as `session/title`, and session lists show it.
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import SettingsService from '@dsh/settings'
 import { dataOf, startInProcess, text } from '@dsh/test-support/in-process'
 import { afterEach, beforeEach, expect, it } from 'vitest'
 import * as title from '../src/title.js'
@@ -58,4 +59,23 @@ it('is off with enabled: off, and a failed title request only means no title', a
   expect(dataOf(agent.session, 'session/title')).toEqual([])
   expect(dataOf(agent.session, 'turn/end').map((end) => end.reason)).toEqual(['completed'])
   await agent.dispose()
+})
+
+it('is the `session.titles` setting: off in the user file stops the title request, the environment turns it on', async () => {
+  writeFileSync(join(dir, 'settings.yaml'), 'session.titles: off\n')
+  const run = async (env: Record<string, string>) => {
+    const started = await startInProcess({
+      script: [text('ok'), text('A title')],
+      before: (root) => root.plugin(SettingsService, { home: dir, cwd: dir, env }),
+      after: (ctx) => ctx.plugin(title),
+    })
+    const agent = await started.root.agents.create()
+    agent.followup('hi')
+    await agent.whenIdle()
+    const titles = dataOf(agent.session, 'session/title').map((entry) => entry.title)
+    await agent.dispose()
+    return { titles, requests: started.adapter.dispatches.length }
+  }
+  expect(await run({})).toEqual({ titles: [], requests: 1 })
+  expect(await run({ DSH_SESSION_TITLES: 'on' })).toEqual({ titles: ['A title'], requests: 2 })
 })
