@@ -7,7 +7,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, wri
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { AnySessionEvent } from '@dsh/session'
+import { type AnySessionEvent, eventData } from '@dsh/session'
 import {
   collectExit,
   completionResponse,
@@ -51,9 +51,10 @@ function dsh(args: string[], knownHosts = sshd.knownHosts) {
 const remote = () => `ssh://${sshd.user}@127.0.0.1:${sshd.port}${project}`
 
 function toolResults(events: AnySessionEvent[]): string[] {
-  return events
-    .filter((event) => event.type === 'tool/result')
-    .map((event) => (event.data as { message: { content: Array<{ text?: string }> } }).message.content[0]?.text ?? '')
+  return eventData(events, 'tool/result').map(({ message }) => {
+    const first = message.content[0]
+    return first?.type === 'text' ? first.text : ''
+  })
 }
 
 const call = (id: string, name: string, args: Record<string, unknown>) =>

@@ -44,7 +44,9 @@ it('a loop killed mid-way resumes at the next attempt without redoing finished o
   const { sessionId } = await first.createSession({ cwd: repo })
   const started = await first.command(sessionId, '/loop "make the test pass" --until "sh test.sh" --max 5')
   expect(started.ok).toBe(true)
-  const loopId = (started.data as { loopId: string }).loopId
+  const result: unknown = started.data
+  const loopId = typeof result === 'object' && result !== null && 'loopId' in result ? String(result.loopId) : ''
+  expect(loopId).not.toBe('')
   // Attempt 1 and its failing check are durable; attempt 2's child is waiting on the model.
   await until(() => of(world.log(sessionId), 'loop/iteration').length === 1, 60_000)
   await until(() => world.server.requests.some((r) => isChild(r) && taskOf(r).includes('This is attempt 2')), 30_000)
