@@ -5,21 +5,17 @@
 // bounded and spilled on this machine, like the local provider's. `terminate()` signals the remote
 // group with `kill -TERM -- -pgid`, waits the grace, SIGKILLs, and waits until the group is gone; a
 // leader that exits with descendants left behind gets the same reaping (decision 061).
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import {
   type Containment,
   checkSpawnSpec,
-  type OutputSnapshot,
   type SpawnSpec,
   type Subprocess,
-  type SubprocessExit,
   type SubprocessHandle,
   scrubEnv,
 } from '@dsh/subprocess'
-import { OutputBuffer, spillName } from '@dsh/subprocess/output'
+import { BufferedHandle, HandleSet, type LeaderExit } from '@dsh/subprocess/handle'
+import type { OutputBuffer } from '@dsh/subprocess/output'
 import type { ClientChannel } from 'ssh2'
 import { type SshConnection, shellQuote } from './index.js'
 
@@ -63,36 +59,20 @@ export function reapScript(pgid: number, graceMs: number, reapMs: number): strin
   ].join('\n')
 }
 
-class RemoteHandle implements SubprocessHandle {
-  readonly startedAt = Date.now()
-  readonly done: Promise<SubprocessExit>
-  private resolveDone!: (exit: SubprocessExit) => void
-  private leaderExit: { code: number | null; signal: NodeJS.Signals | null } | undefined
-  private terminatedFlag = false
-  private terminating: Promise<SubprocessExit> | undefined
-  private reaping: Promise<void> | undefined
-  private finished = false
-  private survivors = 0
-
+class RemoteHandle extends BufferedHandle {
   constructor(
-    readonly pid: number,
-    readonly argv: readonly string[],
+    pid: number,
+    argv: readonly string[],
     private readonly channel: ClientChannel,
     /** Settles when the channel closed, with the leader's exit status (`exit` may come before this handle). */
-    private readonly closed: Promise<{ code: number | null; signal: NodeJS.Signals | null }>,
+    private readonly closed: Promise<LeaderExit>,
     private readonly ssh: SshConnection,
-    private readonly spec: SpawnSpec,
-    private readonly buffer: OutputBuffer,
+    spec: SpawnSpec,
+    buffer: OutputBuffer,
     private readonly reapTimeoutMs: number,
   ) {
-    this.done = new Promise((resolve) => {
-      this.resolveDone = resolve
-    })
+    super(pid, argv, spec, buffer)
     void this.settle()
-  }
-
-  get exited(): boolean {
-    return this.leaderExit !== undefined
   }
 
   private async settle(): Promise<void> {
@@ -100,19 +80,11 @@ class RemoteHandle implements SubprocessHandle {
     // Leftovers of the leader (a `cmd &`) are reaped like the local provider's.
     const left = await this.ssh.run(`kill -0 -- -${this.pid} 2>/dev/null && echo alive`).catch(() => undefined)
     if (left?.stdout.includes('alive')) await this.reap()
-    this.buffer.close()
-    this.finished = true
-    this.resolveDone({
-      exitCode: this.leaderExit.code,
-      signal: this.leaderExit.signal,
-      terminated: this.terminatedFlag,
-      survivors: this.survivors,
-      output: this.buffer.snapshot(),
-    })
+    this.finish(this.leaderExit)
   }
 
-  private reap(): Promise<void> {
-    this.reaping ??= this.ssh
+  protected reapGroup(): Promise<void> {
+    return this.ssh
       .run(reapScript(this.pid, this.spec.graceMs, this.reapTimeoutMs))
       .then((result) => {
         if (result.stdout.includes('alive')) this.survivors = 1
@@ -121,40 +93,18 @@ class RemoteHandle implements SubprocessHandle {
         // The connection is gone: nothing can be signalled from here any more.
         this.survivors = 1
       })
-    return this.reaping
   }
 
-  terminate(_reason?: string): Promise<SubprocessExit> {
-    this.terminating ??= (async () => {
-      if (this.finished) return this.done
-      if (!this.exited) this.terminatedFlag = true
-      await this.reap()
-      // The leader's channel closes once its process is gone.
-      this.channel.close()
-      return this.done
-    })()
-    return this.terminating
-  }
-
-  output(): OutputSnapshot {
-    return this.buffer.snapshot()
-  }
-
-  read(start: number, maxBytes: number) {
-    return this.buffer.read(start, maxBytes)
-  }
-
-  onOutput(listener: (chunk: string) => void): () => void {
-    return this.buffer.onOutput(listener)
+  protected override afterTerminate(): void {
+    // The leader's channel closes once its process is gone.
+    this.channel.close()
   }
 }
 
 export class RemoteSubprocess extends Service implements Subprocess {
   static readonly provide = 'subprocess'
   static readonly inject = ['ssh']
-  private readonly handles = new Set<RemoteHandle>()
-  private spillDir: string | undefined
-  private spillSeq = 0
+  private readonly handles: HandleSet<RemoteHandle>
   private readonly config: RemoteSubprocessConfig
   private readonly home: Context
 
@@ -162,17 +112,12 @@ export class RemoteSubprocess extends Service implements Subprocess {
     super(ctx, 'subprocess')
     this.home = ctx
     this.config = config ?? {}
-    ctx.effect(
-      () => async () => {
-        await Promise.all([...this.handles].map((handle) => handle.terminate('subprocess service disposed')))
-        if (this.spillDir) rmSync(this.spillDir, { recursive: true, force: true })
-      },
-      'subprocess.ssh',
-    )
+    this.handles = new HandleSet(this.config.spillRoot)
+    ctx.effect(() => () => this.handles.dispose(), 'subprocess.ssh')
   }
 
   live(): readonly SubprocessHandle[] {
-    return [...this.handles]
+    return this.handles.live()
   }
 
   async containment(): Promise<Containment> {
@@ -188,15 +133,13 @@ export class RemoteSubprocess extends Service implements Subprocess {
     const owner = this.ctx
     const ssh = this.home.ssh
     const channel = await ssh.exec(remoteCommand(spec, scrubEnv(spec.env, spec.trustedEnv)))
-    let exit: { code: number | null; signal: NodeJS.Signals | null } = { code: null, signal: null }
+    let exit: LeaderExit = { code: null, signal: null }
     channel.once('exit', (code: number | null, signal?: string) => {
       exit = { code: signal ? null : code, signal: signal ? (`SIG${signal}` as NodeJS.Signals) : null }
     })
     const closed = new Promise<typeof exit>((resolve) => channel.once('close', () => resolve(exit)))
-    const buffer = new OutputBuffer(spec.output.headBytes, spec.output.tailBytes, () =>
-      spillName(this.ensureSpillDir(), pid, ++this.spillSeq),
-    )
     let pid = 0
+    const buffer = this.handles.outputBuffer(spec, () => pid)
     // The prologue's status line comes first on stderr; everything after it is the command's.
     const status = new Promise<{ pid: number; state: string }>((resolve) => {
       let pending = ''
@@ -253,25 +196,7 @@ export class RemoteSubprocess extends Service implements Subprocess {
       buffer,
       this.config.reapTimeoutMs ?? 5000,
     )
-    this.handles.add(handle)
-    const onAbort = () => void handle.terminate('aborted')
-    if (spec.signal?.aborted) onAbort()
-    else spec.signal?.addEventListener('abort', onAbort, { once: true })
-    const release = owner.effect(
-      () => () => handle.terminate('owner disposed').then(() => {}),
-      `subprocess(ssh:${handle.pid})`,
-    )
-    void handle.done.then(() => {
-      spec.signal?.removeEventListener('abort', onAbort)
-      this.handles.delete(handle)
-      void release()
-    })
-    return handle
-  }
-
-  private ensureSpillDir(): string {
-    this.spillDir ??= mkdtempSync(join(this.config.spillRoot ?? tmpdir(), 'dsh-output-'))
-    return this.spillDir
+    return this.handles.adopt(owner, handle, spec, `subprocess(ssh:${handle.pid})`)
   }
 }
 

@@ -2,22 +2,20 @@
 // handle owns the whole group and `terminate()` (or the owner's dispose) reaps it: SIGTERM, grace,
 // SIGKILL, then a wait until no process of the group is left (zombies excepted).
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { constants, tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { readdirSync, readFileSync } from 'node:fs'
+import { constants } from 'node:os'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import { alreadyContained, type ContainMode, findExecutable, probeContainment } from './containment.js'
+import { BufferedHandle, HandleSet, type LeaderExit } from './handle.js'
 import {
   type Containment,
   checkSpawnSpec,
-  type OutputSnapshot,
   type SpawnSpec,
   type Subprocess,
-  type SubprocessExit,
   type SubprocessHandle,
   scrubEnv,
 } from './index.js'
-import { OutputBuffer, spillName } from './output.js'
+import type { OutputBuffer } from './output.js'
 
 export interface LocalSubprocessConfig {
   /** Parent of the private (0700) spill directory. Default: the OS temp dir. */
@@ -109,31 +107,19 @@ async function waitGone(pgid: number, ms: number): Promise<boolean> {
   }
 }
 
-class LocalHandle implements SubprocessHandle {
-  readonly pid: number
-  readonly startedAt = Date.now()
-  readonly done: Promise<SubprocessExit>
-  private terminating: Promise<SubprocessExit> | undefined
-  private terminatedFlag = false
-  private leaderExit: { code: number | null; signal: NodeJS.Signals | null } | undefined
+class LocalHandle extends BufferedHandle {
   private leaderExited: Promise<void>
-  private resolveDone!: (exit: SubprocessExit) => void
-  private survivors = 0
-  private finished = false
 
   constructor(
     private readonly child: ChildProcess,
-    readonly argv: readonly string[],
-    private readonly spec: SpawnSpec,
-    private readonly buffer: OutputBuffer,
+    argv: readonly string[],
+    spec: SpawnSpec,
+    buffer: OutputBuffer,
     private readonly reapTimeoutMs: number,
     /** The leader is bwrap (a sandbox or the containment namespace). */
     private readonly wrapped: boolean,
   ) {
-    this.pid = child.pid as number
-    this.done = new Promise((resolve) => {
-      this.resolveDone = resolve
-    })
+    super(child.pid as number, argv, spec, buffer)
     let streamsOpen = (child.stdout ? 1 : 0) + (child.stderr ? 1 : 0)
     let streamsClosed: () => void = () => {}
     const closed = new Promise<void>((resolve) => {
@@ -156,10 +142,6 @@ class LocalHandle implements SubprocessHandle {
     void this.settle(closed)
   }
 
-  get exited(): boolean {
-    return this.leaderExit !== undefined
-  }
-
   /** After the leader exits: drain output briefly, reap whatever the group left behind, resolve. */
   private async settle(closed: Promise<void>): Promise<void> {
     await this.leaderExited
@@ -167,84 +149,42 @@ class LocalHandle implements SubprocessHandle {
     await Promise.race([closed, sleep(100)])
     if (groupMembers(this.pid) > 0) await this.reap()
     await Promise.race([closed, sleep(100)])
-    this.buffer.close()
     this.child.stdout?.destroy()
     this.child.stderr?.destroy()
-    let exit = this.leaderExit as { code: number | null; signal: NodeJS.Signals | null }
+    let exit = this.leaderExit as LeaderExit
     // bwrap reports a command killed by signal N as exit 128+N; a terminated command died of its signal.
     if (this.wrapped && this.terminatedFlag && exit.code !== null && exit.code > 128) {
       const name = Object.entries(constants.signals).find(([, n]) => n === (exit.code as number) - 128)?.[0]
       if (name) exit = { code: null, signal: name as NodeJS.Signals }
     }
-    this.finished = true
-    this.resolveDone({
-      exitCode: exit.code,
-      signal: exit.signal,
-      terminated: this.terminatedFlag,
-      survivors: this.survivors,
-      output: this.buffer.snapshot(),
-    })
+    this.finish(exit)
   }
 
-  private reaping: Promise<void> | undefined
-  private reap(): Promise<void> {
-    this.reaping ??= (async () => {
-      if (this.wrapped) termGroupSparingBwrap(this.pid)
-      else signalGroup(this.pid, 'SIGTERM')
-      if (await waitGone(this.pid, this.spec.graceMs)) return
-      signalGroup(this.pid, 'SIGKILL')
-      if (!(await waitGone(this.pid, this.reapTimeoutMs))) this.survivors = groupMembers(this.pid)
-    })()
-    return this.reaping
-  }
-
-  terminate(_reason?: string): Promise<SubprocessExit> {
-    this.terminating ??= (async () => {
-      // A settled group is gone; its pgid may already belong to someone else: never signal it.
-      if (this.finished) return this.done
-      if (!this.exited) this.terminatedFlag = true
-      await this.reap()
-      return this.done
-    })()
-    return this.terminating
-  }
-
-  output(): OutputSnapshot {
-    return this.buffer.snapshot()
-  }
-
-  read(start: number, maxBytes: number) {
-    return this.buffer.read(start, maxBytes)
-  }
-
-  onOutput(listener: (chunk: string) => void): () => void {
-    return this.buffer.onOutput(listener)
+  protected async reapGroup(): Promise<void> {
+    if (this.wrapped) termGroupSparingBwrap(this.pid)
+    else signalGroup(this.pid, 'SIGTERM')
+    if (await waitGone(this.pid, this.spec.graceMs)) return
+    signalGroup(this.pid, 'SIGKILL')
+    if (!(await waitGone(this.pid, this.reapTimeoutMs))) this.survivors = groupMembers(this.pid)
   }
 }
 
 export class LocalSubprocess extends Service implements Subprocess {
   static readonly provide = 'subprocess'
   // TS-private, not #private: Cordis hands callers a proxy of the service.
-  private readonly handles = new Set<LocalHandle>()
-  private spillDir: string | undefined
-  private spillSeq = 0
+  private readonly handles: HandleSet<LocalHandle>
   private readonly config: LocalSubprocessConfig
   private probed: Promise<Containment> | undefined
 
   constructor(ctx: Context, config: LocalSubprocessConfig = {}) {
     super(ctx, 'subprocess')
     this.config = config ?? {}
-    ctx.effect(
-      () => async () => {
-        await Promise.all([...this.handles].map((handle) => handle.terminate('subprocess service disposed')))
-        if (this.spillDir) rmSync(this.spillDir, { recursive: true, force: true })
-      },
-      'subprocess.local',
-    )
+    this.handles = new HandleSet(this.config.spillRoot)
+    ctx.effect(() => () => this.handles.dispose(), 'subprocess.local')
   }
 
   live(): readonly SubprocessHandle[] {
-    return [...this.handles]
+    return this.handles.live()
   }
 
   /** The mechanism tying process trees to this process (probed once). */
@@ -297,9 +237,7 @@ export class LocalSubprocess extends Service implements Subprocess {
       child.stdin?.on('error', () => {})
       child.stdin?.end(spec.stdio.stdin.text)
     }
-    const buffer = new OutputBuffer(spec.output.headBytes, spec.output.tailBytes, () =>
-      spillName(this.ensureSpillDir(), child.pid as number, ++this.spillSeq),
-    )
+    const buffer = this.handles.outputBuffer(spec, () => child.pid as number)
     const handle = new LocalHandle(
       child,
       [...spec.argv],
@@ -308,26 +246,7 @@ export class LocalSubprocess extends Service implements Subprocess {
       this.config.reapTimeoutMs ?? 5000,
       alreadyContained(argv),
     )
-    this.handles.add(handle)
-    const onAbort = () => void handle.terminate('aborted')
-    if (spec.signal?.aborted) onAbort()
-    else spec.signal?.addEventListener('abort', onAbort, { once: true })
-    // The owner's dispose reaps the tree; a finished process drops its registration by itself.
-    const release = owner.effect(
-      () => () => handle.terminate('owner disposed').then(() => {}),
-      `subprocess(${handle.pid})`,
-    )
-    void handle.done.then(() => {
-      spec.signal?.removeEventListener('abort', onAbort)
-      this.handles.delete(handle)
-      void release()
-    })
-    return handle
-  }
-
-  private ensureSpillDir(): string {
-    this.spillDir ??= mkdtempSync(join(this.config.spillRoot ?? tmpdir(), 'dsh-output-'))
-    return this.spillDir
+    return this.handles.adopt(owner, handle, spec, `subprocess(${handle.pid})`)
   }
 }
 

@@ -1,7 +1,6 @@
 // Bounded output capture: the first `headBytes` and the last `tailBytes` stay in memory; once the
 // output outgrows both, everything (from byte 0) is written to a spill file and appended from then on.
 import { closeSync, openSync, readSync, writeSync } from 'node:fs'
-import { join } from 'node:path'
 import type { OutputRange, OutputSnapshot } from './index.js'
 
 const decoder = () => new TextDecoder('utf-8', { fatal: false })
@@ -150,9 +149,4 @@ export class OutputBuffer {
       this.fd = undefined
     }
   }
-}
-
-/** A spill file name inside `dir` for the process `pid`. */
-export function spillName(dir: string, pid: number, seq: number): string {
-  return join(dir, `output-${pid}-${seq}.log`)
 }
