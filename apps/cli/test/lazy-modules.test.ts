@@ -21,6 +21,8 @@ const HEAVY = [
   'node_modules/ajv/dist/ajv.js',
   'node_modules/undici/',
   'sharp',
+  '@agentclientprotocol/sdk',
+  'node_modules/zod/',
 ]
 
 const dirs: string[] = []

@@ -7,7 +7,7 @@ import type {} from '@dsh/composition'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { SubagentLaunch } from '@dsh/subagents'
 import type {} from '@dsh/system-prompt'
-import { type AgentSpec, startAcpChild } from './child.js'
+import type { AgentSpec } from './child.js'
 import { type AcpAgentConfig, type AcpSettings, type AcpSubagentsConfig, agentEnv, checkConfig } from './config.js'
 
 export type { AcpAgentConfig, AcpSubagentsConfig } from './config.js'
@@ -87,7 +87,10 @@ export default {
               { depth, maxDepth: max },
             )
           }
-          return startAcpChild(ctx, launch, specOf(ctx, name, agent, settings, depth))
+          const spec = specOf(ctx, name, agent, settings, depth)
+          // The ACP SDK (and the zod schemas it builds at load, ~100 modules) loads with the first child:
+          // most sessions never start one (decision 390).
+          return import('./child.js').then(({ startAcpChild }) => startAcpChild(ctx, launch, spec))
         },
       })
     }
