@@ -8,23 +8,16 @@ import {
   type SessionStore,
   type SessionSummary,
   type StoredSession,
+  sessionExists,
   textOf,
   titleOf,
   type WriteBatch,
   writtenTitleOf,
 } from '@dsh/session-store'
+import { checkEventCount, eventOfRow, parseColumn, type SessionRow, summaryOfRow } from '@dsh/session-store/rows'
 import type { Pool, PoolClient } from 'pg'
 import { holderAlive, leasedError, leaseRow, lostError, PgLease, takeLease } from './lease.js'
-
-interface SessionRow {
-  id: string
-  cwd: string
-  created_at: string
-  parent: string | null
-  title: string | null
-  updated_at: string
-  event_count: number
-}
+import { inTransaction } from './transaction.js'
 
 /** The PostgreSQL backend; a plain class so the Service can hold it (Cordis proxies services). */
 export class PgBackend implements SessionStore {
@@ -68,16 +61,7 @@ export class PgBackend implements SessionStore {
             [id, JSON.stringify(header), header.cwd, header.createdAt, header.parentSession ?? null],
           )
         } catch (error) {
-          if ((error as { code?: string }).code === '23505') {
-            throw new HarnessError(
-              'SESSION_EXISTS',
-              `session ${id} already exists in ${this.location}; resume it instead`,
-              {
-                id,
-                location: this.locate(id),
-              },
-            )
-          }
+          if ((error as { code?: string }).code === '23505') throw sessionExists(id, this.locate(id))
           throw error
         }
       }
@@ -151,27 +135,17 @@ export class PgBackend implements SessionStore {
   }
 
   /** Runs `body` in one transaction; `sync: false` commits without waiting for the WAL flush. */
-  async #transaction(sync: boolean, body: (client: PoolClient) => Promise<void>): Promise<void> {
-    const client = await this.pool.connect()
-    try {
-      await client.query('BEGIN')
+  #transaction(sync: boolean, body: (client: PoolClient) => Promise<void>): Promise<void> {
+    return inTransaction(this.pool, 'BEGIN', async (client) => {
       if (!sync) await client.query('SET LOCAL synchronous_commit = off')
       await body(client)
-      await client.query('COMMIT')
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {})
-      throw error
-    } finally {
-      client.release()
-    }
+    })
   }
 
   async read(id: string): Promise<StoredSession | undefined> {
     const location = this.locate(id)
     // One snapshot for the header, the count and the events.
-    const client = await this.pool.connect()
-    try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
+    return inTransaction(this.pool, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', async (client) => {
       const row = (
         await client.query<{ header: string; event_count: number }>(
           'SELECT header, event_count FROM dsh_sessions WHERE id = $1',
@@ -183,34 +157,10 @@ export class PgBackend implements SessionStore {
         'SELECT seq, body FROM dsh_events WHERE session_id = $1 ORDER BY seq',
         [id],
       )
-      const parse = (text: string, what: string): unknown => {
-        try {
-          return JSON.parse(text)
-        } catch {
-          throw new HarnessError('SESSION_CORRUPT', `${location}: ${what} is not JSON`, { file: location })
-        }
-      }
-      const records = events.rows.map(({ seq, body }) => {
-        const record = parse(body, `event ${seq}`)
-        if ((record as { seq?: unknown })?.seq !== seq) {
-          throw new HarnessError('SESSION_CORRUPT', `${location}: event row ${seq} holds another seq`, {
-            file: location,
-          })
-        }
-        return record
-      })
-      if (records.length !== row.event_count) {
-        throw new HarnessError(
-          'SESSION_CORRUPT',
-          `${location}: holds ${records.length} events but recorded ${row.event_count}; the database was changed by hand`,
-          { file: location, found: records.length, recorded: row.event_count },
-        )
-      }
-      return { header: parse(row.header, 'the header'), records, location }
-    } finally {
-      await client.query('COMMIT').catch(() => {})
-      client.release()
-    }
+      const records = events.rows.map(({ seq, body }) => eventOfRow(location, seq, body))
+      checkEventCount(location, records.length, row.event_count, 'the database was changed by hand')
+      return { header: parseColumn(location, row.header, 'the header'), records, location }
+    })
   }
 
   /** Transactions leave no torn tail. */
@@ -220,16 +170,7 @@ export class PgBackend implements SessionStore {
     const rows = await this.pool.query<SessionRow>(
       'SELECT id, cwd, created_at::text, parent, title, updated_at::text, event_count FROM dsh_sessions ORDER BY updated_at DESC',
     )
-    return rows.rows.map((row) => ({
-      id: row.id,
-      cwd: row.cwd,
-      createdAt: Number(row.created_at),
-      updatedAt: Number(row.updated_at),
-      eventCount: row.event_count,
-      location: this.locate(row.id),
-      ...(row.title ? { title: row.title } : {}),
-      ...(row.parent ? { parentSession: row.parent } : {}),
-    }))
+    return rows.rows.map((row) => summaryOfRow(row, this.locate(row.id)))
   }
 
   async remove(id: string): Promise<boolean> {

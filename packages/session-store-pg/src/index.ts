@@ -2,14 +2,8 @@
 // persistence seam of `@dsh/session-store` for sessions shared by many hosts. Leases live in the
 // database with fencing tokens; full-text search is a `tsvector` column. See backend.ts and lease.ts.
 import { type Context, HarnessError, Service } from '@dsh/kernel'
-import {
-  type SearchHit,
-  type SessionStore,
-  type SessionSummary,
-  type StoredSession,
-  sessionsDir,
-  type WriteBatch,
-} from '@dsh/session-store'
+import { type SearchHit, sessionsDir } from '@dsh/session-store'
+import { BackedStore } from '@dsh/session-store/backed-store'
 import { PgBackend } from './backend.js'
 
 export interface PgConfig {
@@ -26,7 +20,7 @@ export interface PgConfig {
 }
 
 /** `ctx.sessionStore` on PostgreSQL. */
-export class PgSessionStore extends Service implements SessionStore {
+export class PgSessionStore extends BackedStore {
   static readonly provide = 'sessionStore'
   readonly kind = 'postgres'
   readonly leaseDir: string
@@ -35,7 +29,7 @@ export class PgSessionStore extends Service implements SessionStore {
   private connected: PgBackend | undefined
 
   constructor(ctx: Context, config: PgConfig) {
-    super(ctx, 'sessionStore')
+    super(ctx)
     if (!config?.url) {
       throw new HarnessError(
         'CONFIG_INVALID',
@@ -69,27 +63,6 @@ export class PgSessionStore extends Service implements SessionStore {
     return this.connected
   }
 
-  locate(id: string): string {
-    return this.backend.locate(id)
-  }
-  write(id: string, batch: WriteBatch): Promise<void> {
-    return this.backend.write(id, batch)
-  }
-  read(id: string): Promise<StoredSession | undefined> {
-    return this.backend.read(id)
-  }
-  repairTail(): Promise<void> {
-    return this.backend.repairTail()
-  }
-  summaries(): Promise<SessionSummary[]> {
-    return this.backend.summaries()
-  }
-  release(): Promise<void> {
-    return this.backend.release()
-  }
-  remove(id: string): Promise<boolean> {
-    return this.backend.remove(id)
-  }
   lease(id: string) {
     return this.backend.lease(id)
   }

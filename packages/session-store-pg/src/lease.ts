@@ -8,6 +8,7 @@ import { hostname } from 'node:os'
 import { HarnessError } from '@dsh/kernel'
 import { type Lease, type LeaseOwner, ownerAlive, processStartTime } from '@dsh/session-store'
 import type { Pool } from 'pg'
+import { inTransaction } from './transaction.js'
 
 /** The row a lease is: who holds it, until when (database time), with which token. */
 export interface LeaseRow {
@@ -147,47 +148,37 @@ export async function takeLease(
   }
   const values = [id, me.host, me.pid, me.boot, me.start, ttlMs]
   for (let attempt = 0; attempt < 5; attempt++) {
-    const client = await pool.connect()
-    try {
-      await client.query('BEGIN')
+    const taken = await inTransaction(pool, 'BEGIN', async (client) => {
       const current = (await client.query<LeaseRow>(`${SELECT_ROW} FOR UPDATE`, [id])).rows[0]
-      let taken: { token: string; acquired_at: Date } | undefined
       if (current) {
         if (holderAlive(current, me.boot ?? undefined)) throw leasedError(id, location, current)
-        taken = (
-          await client.query(
+        return (
+          await client.query<{ token: string; acquired_at: Date }>(
             `UPDATE dsh_leases SET token = nextval('dsh_lease_tokens'), host = $2, pid = $3, boot_id = $4,
                start_time = $5, acquired_at = now(), expires_at = now() + $6 * interval '1 millisecond'
              WHERE session_id = $1 RETURNING token::text, acquired_at`,
             values,
           )
         ).rows[0]
-      } else {
-        taken = (
-          await client.query(
-            `INSERT INTO dsh_leases (session_id, token, host, pid, boot_id, start_time, expires_at)
-             VALUES ($1, nextval('dsh_lease_tokens'), $2, $3, $4, $5, now() + $6 * interval '1 millisecond')
-             ON CONFLICT (session_id) DO NOTHING RETURNING token::text, acquired_at`,
-            values,
-          )
-        ).rows[0]
       }
-      await client.query('COMMIT')
-      if (!taken) continue // another opener inserted first: judge its row
-      const owner: LeaseOwner = {
-        pid: me.pid,
-        ...(me.start !== null ? { startTime: me.start } : {}),
-        host: me.host,
-        acquiredAt: taken.acquired_at.getTime(),
-        token: taken.token,
-      }
-      return { token: taken.token, owner }
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {})
-      throw error
-    } finally {
-      client.release()
+      return (
+        await client.query<{ token: string; acquired_at: Date }>(
+          `INSERT INTO dsh_leases (session_id, token, host, pid, boot_id, start_time, expires_at)
+           VALUES ($1, nextval('dsh_lease_tokens'), $2, $3, $4, $5, now() + $6 * interval '1 millisecond')
+           ON CONFLICT (session_id) DO NOTHING RETURNING token::text, acquired_at`,
+          values,
+        )
+      ).rows[0]
+    })
+    if (!taken) continue // another opener inserted first: judge its row
+    const owner: LeaseOwner = {
+      pid: me.pid,
+      ...(me.start !== null ? { startTime: me.start } : {}),
+      host: me.host,
+      acquiredAt: taken.acquired_at.getTime(),
+      token: taken.token,
     }
+    return { token: taken.token, owner }
   }
   throw new HarnessError(
     'SESSION_LEASED',

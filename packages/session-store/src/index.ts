@@ -4,7 +4,7 @@
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type {} from '@dsh/composition'
-import type { Context } from '@dsh/kernel'
+import { type Context, HarnessError } from '@dsh/kernel'
 import type { SessionEvent, SessionHeader } from '@dsh/session'
 
 import { acquireLease, type Lease } from './lease.js'
@@ -120,6 +120,14 @@ declare module 'cordis' {
   interface Context {
     sessionStore: SessionStore
   }
+}
+
+/** `SESSION_EXISTS`: a new session's id is already durable at `location`. */
+export function sessionExists(id: string, location: string): HarnessError {
+  return new HarnessError('SESSION_EXISTS', `session ${id} already exists at ${location}; resume it instead`, {
+    id,
+    location,
+  })
 }
 
 /**

@@ -5,13 +5,15 @@
 import { mkdirSync, writeSync } from 'node:fs'
 import { type FileHandle, open, readdir, readFile, rename, stat, truncate, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { type Context, HarnessError, Service } from '@dsh/kernel'
+import { type Context, HarnessError } from '@dsh/kernel'
 import { checkSessionId, type SessionEvent } from '@dsh/session'
+import { BackedStore } from './backed-store.js'
 import {
   type SessionRepair,
   type SessionStore,
   type SessionSummary,
   type StoredSession,
+  sessionExists,
   sessionsDir,
   titleOf,
   type WriteBatch,
@@ -285,10 +287,7 @@ export class JsonlBackend implements SessionStore {
         // A file without one complete line never held a durable header: reuse it.
         const existing = await readFile(location)
         if (existing.includes(NEWLINE)) {
-          throw new HarnessError('SESSION_EXISTS', `session ${id} already exists at ${location}; resume it instead`, {
-            id,
-            location,
-          })
+          throw sessionExists(id, location)
         }
         handle = await open(location, 'w')
       }
@@ -455,42 +454,21 @@ async function syncDir(dir: string): Promise<void> {
 }
 
 /** `ctx.sessionStore` backed by JSONL files (row `session-store`, module `@dsh/session-store/jsonl`). */
-export class JsonlSessionStore extends Service implements SessionStore {
+export class JsonlSessionStore extends BackedStore {
   static readonly provide = 'sessionStore'
   readonly backend: JsonlBackend
   readonly kind = 'jsonl'
   readonly leaseDir: string
 
   constructor(ctx: Context, config: JsonlConfig = {}) {
-    super(ctx, 'sessionStore')
+    super(ctx)
     this.backend = new JsonlBackend(sessionsDir(ctx, config?.dir))
     this.leaseDir = this.backend.leaseDir
     ctx.effect(() => () => this.backend.releaseAll(), 'jsonl.close')
   }
 
-  locate(id: string): string {
-    return this.backend.locate(id)
-  }
-  write(id: string, batch: WriteBatch): Promise<void> {
-    return this.backend.write(id, batch)
-  }
-  read(id: string): Promise<StoredSession | undefined> {
-    return this.backend.read(id)
-  }
-  repairTail(id: string, stored: StoredSession): Promise<void> {
-    return this.backend.repairTail(id, stored)
-  }
   repair(id: string): Promise<SessionRepair> {
     return this.backend.repair(id)
-  }
-  remove(id: string): Promise<boolean> {
-    return this.backend.remove(id)
-  }
-  summaries(): Promise<SessionSummary[]> {
-    return this.backend.summaries()
-  }
-  release(id: string): Promise<void> {
-    return this.backend.release(id)
   }
 }
 

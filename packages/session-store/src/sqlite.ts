@@ -3,19 +3,22 @@
 // `synchronous=FULL`. `PRAGMA user_version` is the schema version; a newer database is refused.
 import { mkdirSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
-import { type Context, HarnessError, Service } from '@dsh/kernel'
+import { type Context, HarnessError } from '@dsh/kernel'
 import type { SessionEvent } from '@dsh/session'
 import type Database from 'better-sqlite3'
+import { BackedStore } from './backed-store.js'
 import {
   type SessionStore,
   type SessionSummary,
   type StoredSession,
+  sessionExists,
   sessionsDir,
   titleOf,
   type WriteBatch,
   writtenTitleOf,
 } from './index.js'
 import { loadBetterSqlite3 } from './native.js'
+import { checkEventCount, eventOfRow, parseColumn, type SessionRow, summaryOfRow } from './rows.js'
 
 /** The schema this build writes; a database with a higher `user_version` is refused. */
 export const SQLITE_SCHEMA_VERSION = 1
@@ -45,17 +48,6 @@ CREATE TABLE IF NOT EXISTS events (
   PRIMARY KEY (session_id, seq)
 ) WITHOUT ROWID;
 `
-
-interface SessionRow {
-  id: string
-  header: string
-  cwd: string
-  created_at: number
-  parent: string | null
-  title: string | null
-  updated_at: number
-  event_count: number
-}
 
 const DAMAGE = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_CORRUPT_INDEX', 'SQLITE_CORRUPT_SEQUENCE'])
 
@@ -167,16 +159,8 @@ export class SqliteBackend implements SessionStore {
             header.createdAt,
           )
         } catch (error) {
-          if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
-            throw new HarnessError(
-              'SESSION_EXISTS',
-              `session ${id} already exists in ${this.path}; resume it instead`,
-              {
-                id,
-                location: this.locate(id),
-              },
-            )
-          }
+          if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY')
+            throw sessionExists(id, this.locate(id))
           throw error
         }
       }
@@ -213,34 +197,16 @@ export class SqliteBackend implements SessionStore {
       | { header: string; event_count: number }
       | undefined
     if (!row) return undefined
-    const parse = (text: string, what: string) => {
-      try {
-        return JSON.parse(text) as unknown
-      } catch {
-        throw new HarnessError('SESSION_CORRUPT', `${location}: ${what} is not JSON`, { file: location })
-      }
-    }
     const records: unknown[] = []
     for (const event of this.#db
       .prepare('SELECT seq, body FROM events WHERE session_id = ? ORDER BY seq')
       .iterate(id)) {
       const { seq, body } = event as { seq: number; body: string }
-      const record = parse(body, `event ${seq}`)
-      if ((record as { seq?: unknown })?.seq !== seq) {
-        throw new HarnessError('SESSION_CORRUPT', `${location}: event row ${seq} holds another seq`, { file: location })
-      }
-      records.push(record)
+      records.push(eventOfRow(location, seq, body))
     }
-    // A damaged page can end an iteration early without an error: the count kept in the same
-    // transactions as the events tells a lost tail from a short session.
-    if (records.length !== row.event_count) {
-      throw new HarnessError(
-        'SESSION_CORRUPT',
-        `${location}: holds ${records.length} events but recorded ${row.event_count}; the database is damaged`,
-        { file: location, found: records.length, recorded: row.event_count },
-      )
-    }
-    return { header: parse(row.header, 'the header'), records, location }
+    // A damaged page can end an iteration early without an error.
+    checkEventCount(location, records.length, row.event_count, 'the database is damaged')
+    return { header: parseColumn(location, row.header, 'the header'), records, location }
   }
 
   async repairTail(): Promise<void> {}
@@ -260,16 +226,7 @@ export class SqliteBackend implements SessionStore {
       this.path,
       () => this.#db.prepare('SELECT * FROM sessions ORDER BY updated_at DESC').all() as SessionRow[],
     )
-    return rows.map((row) => ({
-      id: row.id,
-      cwd: row.cwd,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-      eventCount: row.event_count,
-      location: this.locate(row.id),
-      ...(row.title ? { title: row.title } : {}),
-      ...(row.parent ? { parentSession: row.parent } : {}),
-    }))
+    return rows.map((row) => summaryOfRow(row, this.locate(row.id)))
   }
 
   async release(): Promise<void> {}
@@ -280,40 +237,18 @@ export class SqliteBackend implements SessionStore {
 }
 
 /** `ctx.sessionStore` backed by SQLite (module `@dsh/session-store/sqlite`). */
-export class SqliteSessionStore extends Service implements SessionStore {
+export class SqliteSessionStore extends BackedStore {
   static readonly provide = 'sessionStore'
   readonly backend: SqliteBackend
   readonly kind = 'sqlite'
   readonly leaseDir: string
 
   constructor(ctx: Context, config: SqliteConfig = {}) {
-    super(ctx, 'sessionStore')
+    super(ctx)
     const dir = sessionsDir(ctx, config?.dir)
     this.backend = new SqliteBackend(config?.path || join(dir, 'sessions.sqlite'), dir)
     this.leaseDir = this.backend.leaseDir
     ctx.effect(() => () => this.backend.close(), 'sqlite.close')
-  }
-
-  locate(id: string): string {
-    return this.backend.locate(id)
-  }
-  write(id: string, batch: WriteBatch): Promise<void> {
-    return this.backend.write(id, batch)
-  }
-  read(id: string): Promise<StoredSession | undefined> {
-    return this.backend.read(id)
-  }
-  repairTail(): Promise<void> {
-    return this.backend.repairTail()
-  }
-  summaries(): Promise<SessionSummary[]> {
-    return this.backend.summaries()
-  }
-  remove(id: string): Promise<boolean> {
-    return this.backend.remove(id)
-  }
-  release(): Promise<void> {
-    return this.backend.release()
   }
 }
 
