@@ -13,6 +13,7 @@ import type {
   SessionSummary,
 } from '../../../packages/surface-web/src/protocol.js'
 import { ApiFailure, api, openStream } from './connection'
+import { LeaseBadge, LeaseNotice, leasedElsewhere } from './lease'
 import { modelChoices, useModels } from './models'
 import { applyManifest } from './plugins'
 import { type ConversationNode, SessionProjection, type ToolNode } from './projection'
@@ -166,6 +167,7 @@ function Sidebar({ current }: { current: string | undefined }) {
             <a href={`#/s/${row.sessionId}`} data-session={row.sessionId}>
               <span class="title">{row.title ?? '(untitled)'}</span>
               <span class={`status ${row.status}`}>{row.status === 'running' ? 'running' : ''}</span>
+              <LeaseBadge row={row} />
               <span class="meta">
                 {row.cwd} · {row.eventCount} events{row.parentSessionId ? ' · fork' : ''}
               </span>
@@ -266,7 +268,8 @@ function useSession(sessionId: string): SessionProjection {
     let cancelled = false
     // Attach an agent (cold resume after a host restart), then follow the log from what we lack.
     api('POST', `/api/sessions/${sessionId}/resume`)
-      .catch(failed)
+      // Open on another host: the lease notice says so; the stream follows the durable log.
+      .catch((error) => leasedElsewhere(error) || failed(error))
       .finally(() => {
         if (cancelled) return
         stream = openStream<SessionFrame>(
@@ -791,6 +794,7 @@ function SessionView({ sessionId }: { sessionId: string }) {
         <HeaderBadges sessionId={sessionId} />
         <span class="id">{sessionId}</span>
       </header>
+      <SessionLease sessionId={sessionId} />
       <Conversation projection={projection} />
       <Todos projection={projection} />
       <Jobs projection={projection} />
@@ -798,6 +802,12 @@ function SessionView({ sessionId }: { sessionId: string }) {
       <Composer projection={projection} />
     </main>
   )
+}
+
+/** Whether another host holds the open session (its own component: host list changes re-render only it). */
+function SessionLease({ sessionId }: { sessionId: string }) {
+  const row = useHost().sessions.find((session) => session.sessionId === sessionId)
+  return <LeaseNotice row={row} failed={failed} />
 }
 
 function SettingsPage() {

@@ -12,6 +12,7 @@ import type { LlmCallConfig } from '@dsh/llm'
 import { hasOwnTurn, type PresetOrigin } from '@dsh/presets'
 import type {} from '@dsh/sandbox'
 import type { Session } from '@dsh/session'
+import type {} from '@dsh/session-store'
 import type {} from '@dsh/session-store/coordinator'
 import type {} from '@dsh/session-store/query'
 import { type Pending, PendingRegistry } from './pending.js'
@@ -306,6 +307,15 @@ export class SessionHost {
     return mergeSessionList(durable, this.agents(), (sessionId) => this.statusOf(sessionId))
   }
 
+  /**
+   * Whether other processes write the same sessions (the store keeps leases itself, e.g. PostgreSQL
+   * shared by many hosts): their creations and leases change the list without this host knowing, so
+   * a surface that shows the list re-reads it now and then.
+   */
+  get sharedStore(): boolean {
+    return typeof this.ctx.get('sessionStore')?.lease === 'function'
+  }
+
   /** The most recently updated session whose cwd is `cwd`, durable or attached. */
   async latest(cwd: string): Promise<HostedSession | undefined> {
     return (await this.list()).find((session) => session.cwd === cwd)
@@ -353,6 +363,10 @@ export class SessionHost {
       }
     }
     this.attachedSessions.set(agent.session.id, attached)
+    // A client that followed the durable copy (the session was open elsewhere) gets what the log
+    // gained since, and the live status, now that the session is ours.
+    this.subscriptions.deliver(agent.session)
+    this.listeners.stateChanged?.(agent.session.id)
     this.listeners.listChanged?.()
     return agent
   }

@@ -2,7 +2,7 @@
 // host drives laid over them (a session whose first write has not landed yet is listed too).
 import type { Agent } from '@dsh/agent'
 import { isEvent, type Session } from '@dsh/session'
-import type { SessionSummary } from '@dsh/session-store'
+import type { SessionHolder, SessionSummary } from '@dsh/session-store'
 import type {} from '@dsh/session-store/title'
 
 /** One row of `SessionHost.list()`. */
@@ -19,6 +19,11 @@ export interface HostedSession {
   status: 'detached' | 'idle' | 'running'
   /** Set when the store could not read the log (`CODE: message`); the other fields are best effort. */
   error?: string
+  /**
+   * Another process's lease on the session (a store shared by many hosts): `live` means it is busy
+   * there; not live means resuming it here takes it over. On an attached row: this host lost it.
+   */
+  holder?: SessionHolder
 }
 
 export function mergeSessionList(
@@ -39,12 +44,14 @@ export function mergeSessionList(
       attached: false,
       status: 'detached',
       ...(summary.error ? { error: summary.error } : {}),
+      ...(summary.holder ? { holder: summary.holder } : {}),
     })
   }
   for (const agent of agents) {
     const session = agent.session
     const header = session.header
-    const title = titleOf(session) ?? rows.get(session.id)?.title
+    const durableRow = rows.get(session.id)
+    const title = titleOf(session) ?? durableRow?.title
     rows.set(session.id, {
       sessionId: session.id,
       cwd: header.cwd,
@@ -55,6 +62,7 @@ export function mergeSessionList(
       eventCount: session.length,
       attached: true,
       status: statusOf(session.id),
+      ...(durableRow?.holder ? { holder: durableRow.holder } : {}),
     })
   }
   return [...rows.values()].sort((a, b) => b.updatedAt - a.updatedAt)

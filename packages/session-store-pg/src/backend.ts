@@ -5,6 +5,7 @@
 import { HarnessError } from '@dsh/kernel'
 import {
   type SearchHit,
+  type SessionHolder,
   type SessionStore,
   type SessionSummary,
   type StoredSession,
@@ -16,8 +17,11 @@ import {
 } from '@dsh/session-store'
 import { checkEventCount, eventOfRow, parseColumn, type SessionRow, summaryOfRow } from '@dsh/session-store/rows'
 import type { Pool, PoolClient } from 'pg'
-import { holderAlive, leasedError, leaseRow, lostError, PgLease, takeLease } from './lease.js'
+import { bootId, holderAlive, type LeaseRow, leasedError, leaseRow, lostError, PgLease, takeLease } from './lease.js'
 import { inTransaction } from './transaction.js'
+
+/** The lease columns joined to a session row (all null when no one holds it). */
+type LeaseColumns = { [K in keyof LeaseRow]: LeaseRow[K] | null } & { expires_at: Date | null }
 
 /** The PostgreSQL backend; a plain class so the Service can hold it (Cordis proxies services). */
 export class PgBackend implements SessionStore {
@@ -166,11 +170,42 @@ export class PgBackend implements SessionStore {
   /** Transactions leave no torn tail. */
   async repairTail(): Promise<void> {}
 
+  /** Every session, newest first, each with the lease another process holds on it (see `holderOf`). */
   async summaries(): Promise<SessionSummary[]> {
-    const rows = await this.pool.query<SessionRow>(
-      'SELECT id, cwd, created_at::text, parent, title, updated_at::text, event_count FROM dsh_sessions ORDER BY updated_at DESC',
+    const rows = await this.pool.query<SessionRow & LeaseColumns>(
+      `SELECT s.id, s.cwd, s.created_at::text, s.parent, s.title, s.updated_at::text, s.event_count,
+         l.token::text, l.host, l.pid, l.boot_id, l.start_time::text, l.acquired_at, l.expires_at,
+         l.expires_at > now() AS live
+       FROM dsh_sessions s LEFT JOIN dsh_leases l ON l.session_id = s.id ORDER BY s.updated_at DESC`,
     )
-    return rows.rows.map((row) => summaryOfRow(row, this.locate(row.id)))
+    const boot = bootId()
+    return rows.rows.map((row) => {
+      const holder = this.#holderOf(row, boot)
+      return { ...summaryOfRow(row, this.locate(row.id)), ...(holder ? { holder } : {}) }
+    })
+  }
+
+  /** The lease row as a list shows it; undefined when there is none or it is this backend's own. */
+  #holderOf(row: SessionRow & LeaseColumns, boot: string | undefined): SessionHolder | undefined {
+    const { token, host, pid, acquired_at, expires_at, live } = row
+    if (token === null || host === null || pid === null || acquired_at === null || expires_at === null) return undefined
+    if (this.#held.get(row.id)?.token === token) return undefined
+    const lease: LeaseRow = {
+      token,
+      host,
+      pid,
+      boot_id: row.boot_id,
+      start_time: row.start_time,
+      acquired_at,
+      live: live === true,
+    }
+    return {
+      host,
+      pid,
+      acquiredAt: acquired_at.getTime(),
+      expiresAt: expires_at.getTime(),
+      live: holderAlive(lease, boot),
+    }
   }
 
   async remove(id: string): Promise<boolean> {

@@ -128,4 +128,32 @@ describe.skipIf(!havePostgres)('leases across hosts', () => {
     await b.dispose()
     await a.dispose()
   })
+  it('lists each session with the lease another process holds on it: busy, then expired', async () => {
+    using dir = tempDir()
+    const schema = fixture.schemaOf(dir.path)
+    const a = await boot(fixture, dir.path)
+    const session = a.sessions.create({ id: 'z' })
+    await a.sessions.flush(session)
+    // The holder's own list does not mark its own lease.
+    expect((await a.sessionStore.summaries()).find((row) => row.id === 'z')?.holder).toBeUndefined()
+    await sql(cluster.url(), schema, `UPDATE dsh_leases SET host = 'elsewhere', pid = 7 WHERE session_id = 'z'`)
+    const b = await boot(fixture, dir.path)
+    const busy = (await b.sessionStore.summaries()).find((row) => row.id === 'z')?.holder
+    expect(busy).toMatchObject({ host: 'elsewhere', pid: 7, live: true })
+    expect(busy?.expiresAt).toBeGreaterThan(busy?.acquiredAt ?? Number.POSITIVE_INFINITY)
+    await sql(
+      cluster.url(),
+      schema,
+      `UPDATE dsh_leases SET expires_at = now() - interval '1 second' WHERE session_id = 'z'`,
+    )
+    expect((await b.sessionStore.summaries()).find((row) => row.id === 'z')?.holder).toMatchObject({
+      pid: 7,
+      live: false,
+    })
+    // Taken over, the lease is B's own and no longer listed as another's.
+    await b.sessionPersistence.resume('z')
+    expect((await b.sessionStore.summaries()).find((row) => row.id === 'z')?.holder).toBeUndefined()
+    await b.dispose()
+    await a.dispose()
+  })
 })

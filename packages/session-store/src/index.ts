@@ -46,6 +46,26 @@ export interface SessionSummary {
   location: string
   /** Set when the log could not be read (`CODE: message`); the other fields are then best effort. */
   error?: string
+  /**
+   * Who else holds the session's lease, from stores that keep leases themselves (`lease`, e.g.
+   * PostgreSQL shared by many hosts); absent when no one does or this process does.
+   */
+  holder?: SessionHolder
+}
+
+/** Another process's lease on a session, as a session list shows it. */
+export interface SessionHolder {
+  host: string
+  pid: number
+  /** Milliseconds since the epoch (the store's clock). */
+  acquiredAt: number
+  /** When the lease lapses unless renewed (the store's clock). */
+  expiresAt: number
+  /**
+   * Whether the holder may still write: false once its lease expired or it is known dead, and then
+   * opening the session takes it over.
+   */
+  live: boolean
 }
 
 /**

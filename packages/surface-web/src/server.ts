@@ -22,6 +22,11 @@ export interface WebHostConfig {
   staticDir?: string
   /** Credential names the settings page offers besides the ones already stored. */
   credentialNames?: string[]
+  /**
+   * How often (ms) an open page's session list is re-read when other hosts share the session store
+   * (PostgreSQL): their new sessions and leases show up within this. Default 2000; 0 turns it off.
+   */
+  listRefreshMs?: number
 }
 
 const MAX_BODY = 1024 * 1024
@@ -76,7 +81,7 @@ export class WebHostService extends WebHost {
     const token = loopback ? undefined : randomBytes(24).toString('base64url')
     const fence: FenceOptions = { trustedHosts: options.trustedHosts ?? [], ...(token ? { token } : {}) }
     const log = options.log ?? (() => {})
-    const state = new HostState(this.home, options.cwd, log, this.clientModules)
+    const state = new HostState(this.home, options.cwd, log, this.clientModules, this.config.listRefreshMs)
     const staticDir = this.config.staticDir ?? defaultStaticDir()
     const api = new Api(this.home, state, this.config)
     const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 })

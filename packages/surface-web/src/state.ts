@@ -37,6 +37,10 @@ export class HostState {
   private readonly sessionLinks = new Map<string, Set<Downlink>>()
   private listTimer: NodeJS.Timeout | undefined
   private listRuns = 0
+  /** Re-reads the list of a store other hosts write too (see `SessionHost.sharedStore`). */
+  private refreshTimer: NodeJS.Timeout | undefined
+  /** The list last broadcast, so an unchanged re-read sends nothing. */
+  private lastList = ''
   private readonly log: (line: string) => void
   /** The last config report, replayed in every host baseline so a page opened later shows it too. */
   private config: ConfigNotice | undefined
@@ -48,6 +52,8 @@ export class HostState {
     defaultCwd: string | undefined,
     log: (line: string) => void,
     readonly clientModules: ClientModules,
+    /** How often the list of a shared store is re-read while a page is open. */
+    private readonly listRefreshMs = 2000,
   ) {
     this.host = new SessionHost(ctx, {
       name: 'the web host',
@@ -110,6 +116,8 @@ export class HostState {
   async subscribeHost(link: Downlink): Promise<() => void> {
     const sessions = await this.list()
     this.hostLinks.add(link)
+    // The new page has the newest list; the next read is sent to every page whatever it holds.
+    this.lastList = ''
     this.sendHost(link, {
       type: 'host/baseline',
       sessions,
@@ -122,7 +130,19 @@ export class HostState {
       ...(this.config ? { config: this.config } : {}),
       clientModules: this.clientModules.manifest(),
     })
-    return () => this.hostLinks.delete(link)
+    if (this.host.sharedStore && !this.refreshTimer && this.listRefreshMs > 0) {
+      this.refreshTimer = setInterval(() => this.scheduleList(), this.listRefreshMs)
+      this.refreshTimer.unref()
+    }
+    return () => {
+      this.hostLinks.delete(link)
+      if (this.hostLinks.size === 0) this.stopRefresh()
+    }
+  }
+
+  private stopRefresh(): void {
+    if (this.refreshTimer) clearInterval(this.refreshTimer)
+    this.refreshTimer = undefined
   }
 
   /** Subscribes a session stream from `since` (see `SessionHost.subscribe`). */
@@ -194,7 +214,10 @@ export class HostState {
       const run = ++this.listRuns
       void this.list()
         .then((sessions) => {
-          if (run === this.listRuns) this.broadcastHost({ type: 'host/sessions', sessions })
+          const json = JSON.stringify(sessions)
+          if (run !== this.listRuns || json === this.lastList) return
+          this.lastList = json
+          this.broadcastHost({ type: 'host/sessions', sessions })
         })
         .catch((error) => this.log(`session list failed: ${String(error)}`))
     }, 50)
@@ -212,6 +235,7 @@ export class HostState {
   /** Cancels pending questions, disposes the agents, flushes and closes their sessions. Idempotent. */
   close(): Promise<void> {
     if (this.listTimer) clearTimeout(this.listTimer)
+    this.stopRefresh()
     this.stopConfig()
     this.stopModules()
     return this.host.close()
