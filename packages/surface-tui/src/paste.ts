@@ -5,6 +5,7 @@
 import { statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { shellWords } from '@dsh/interaction/words'
 
 const PASTE_START = '\x1b[200~'
 const PASTE_END = '\x1b[201~'
@@ -13,7 +14,7 @@ const IMAGE = /\.(png|jpe?g|gif|webp)$/i
 /** The image files a bracketed paste names, or undefined when it is ordinary text. */
 export function pastedImages(data: string, cwd: string): string[] | undefined {
   if (!data.startsWith(PASTE_START) || !data.endsWith(PASTE_END)) return undefined
-  const words = splitWords(data.slice(PASTE_START.length, -PASTE_END.length).trim())
+  const { words } = shellWords(data.slice(PASTE_START.length, -PASTE_END.length).trim())
   if (words.length === 0) return undefined
   const paths: string[] = []
   for (const word of words) {
@@ -22,36 +23,6 @@ export function pastedImages(data: string, cwd: string): string[] | undefined {
     paths.push(path)
   }
   return paths
-}
-
-/** Shell-like words: '…' and "…" quoting, and backslash escapes (how terminals paste dropped files). */
-function splitWords(text: string): string[] {
-  const words: string[] = []
-  let word = ''
-  let quote: string | undefined
-  let started = false
-  for (let i = 0; i < text.length; i++) {
-    const char = text[i] as string
-    if (quote) {
-      if (char === quote) quote = undefined
-      else word += char
-    } else if (char === "'" || char === '"') {
-      quote = char
-      started = true
-    } else if (char === '\\' && i + 1 < text.length) {
-      word += text[++i]
-      started = true
-    } else if (/\s/.test(char)) {
-      if (started) words.push(word)
-      word = ''
-      started = false
-    } else {
-      word += char
-      started = true
-    }
-  }
-  if (started) words.push(word)
-  return words
 }
 
 function safeFileUrl(url: string): string | undefined {
