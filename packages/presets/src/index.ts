@@ -183,7 +183,7 @@ export class PresetsService extends Service {
   /** The preset of sessions that ask for none: the `preset` setting, else the row's `default`, else `code`. */
   defaultName(): string {
     const settings = this.home.get('settings')
-    if (settings?.keys().includes('preset')) return settings.get('preset')
+    if (settings?.has('preset')) return settings.get('preset')
     return this.config.default ?? 'code'
   }
 
@@ -299,7 +299,7 @@ export class PresetsService extends Service {
       return await this.get(name, cwd)
     } catch (error) {
       const settings = this.home.get('settings')
-      const from = settings?.keys().includes('preset') ? settings.resolve('preset') : undefined
+      const from = settings?.has('preset') ? settings.resolve('preset') : undefined
       if (!HarnessError.is(error, 'PRESET_NOT_FOUND') || !from?.location) throw error
       throw new HarnessError(
         'PRESET_NOT_FOUND',

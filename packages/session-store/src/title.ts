@@ -100,7 +100,7 @@ export function apply(ctx: Context, config: SessionTitleConfig = {}): void {
   })
   const enabled = () => {
     const settings = ctx.get('settings')
-    return settings?.keys().includes('session.titles') ? !off(settings.get('session.titles')) : byDefault
+    return settings?.has('session.titles') ? !off(settings.get('session.titles')) : byDefault
   }
   const timeoutMs = config?.timeoutMs ?? 15_000
   ctx.on('agent/turn-stopping', async ({ agent, session, reason }) => {
