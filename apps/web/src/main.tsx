@@ -18,9 +18,12 @@ import { modelChoices, useModels } from './models'
 import { applyManifest } from './plugins'
 import { type ConversationNode, SessionProjection, type ToolNode } from './projection'
 import { nodeRenderers, type RenderContext } from './registry'
+import { jumpTarget, nodeIndexFor, SessionSearch, useJumpHighlight } from './search'
+import { SessionActions } from './session-actions'
 import { Settings } from './settings'
 import { SHORTCUTS, type ShortcutActions, useShortcuts } from './shortcuts'
 import { InSlot, SlotBoundary, slots, useSlots } from './slots'
+import { Workspaces } from './workspaces'
 import './style.css'
 
 // ---- host projection (session list + pending approvals) ----
@@ -108,11 +111,11 @@ function Sidebar({ current }: { current: string | undefined }) {
   const rows = state.sessions.filter((row) =>
     `${row.title ?? ''} ${row.cwd} ${row.sessionId}`.toLowerCase().includes(query.toLowerCase()),
   )
-  const create = async (event: Event) => {
-    event.preventDefault()
+  const create = async (event?: Event, where?: string) => {
+    event?.preventDefault()
     try {
       const created = await api<{ sessionId: string }>('POST', '/api/sessions', {
-        cwd: cwd.trim() || state.defaultCwd,
+        cwd: where ?? (cwd.trim() || state.defaultCwd),
         ...(preset ? { preset } : {}),
       })
       location.hash = `#/s/${created.sessionId}`
@@ -161,6 +164,7 @@ function Sidebar({ current }: { current: string | undefined }) {
         onInput={(e) => setQuery(e.currentTarget.value)}
         aria-label="search sessions"
       />
+      <SessionSearch failed={failed} />
       <ul class="sessions">
         {rows.map((row) => (
           <li key={row.sessionId} class={row.sessionId === current ? 'current' : ''}>
@@ -175,6 +179,11 @@ function Sidebar({ current }: { current: string | undefined }) {
           </li>
         ))}
       </ul>
+      <Workspaces
+        version={state.sessions.map((row) => row.sessionId).join()}
+        start={(where) => void create(undefined, where)}
+        failed={failed}
+      />
       <SidebarSlots current={current} sessions={state.sessions} />
       <details class="shortcuts">
         <summary>Keyboard shortcuts</summary>
@@ -330,8 +339,11 @@ function Conversation({ projection }: { projection: SessionProjection }) {
   const approvals = [...state.approvals.values()].filter((a) => a.sessionId === projection.sessionId)
   const byCall = new Map(approvals.filter((a) => a.toolCallId).map((a) => [a.toolCallId as string, a]))
   const loose = approvals.filter((a) => !a.toolCallId || !projection.toolNodes.has(a.toolCallId))
-  const respond = (requestId: string, decision: 'allowed-once' | 'rejected') =>
-    void api('POST', `/api/approvals/${encodeURIComponent(requestId)}`, { decision }).catch(failed)
+  const respond = (requestId: string, decision: 'allowed-once' | 'rejected', grant?: 'session') =>
+    void api('POST', `/api/approvals/${encodeURIComponent(requestId)}`, {
+      decision,
+      ...(grant ? { grant } : {}),
+    }).catch(failed)
   const ctx: RenderContext = {
     sessionId: projection.sessionId,
     approvalFor: (id) => byCall.get(id),
@@ -342,9 +354,13 @@ function Conversation({ projection }: { projection: SessionProjection }) {
           location.hash = `#/s/${forked.sessionId}`
         })
         .catch(failed),
+    nodes: () => projection.nodes,
   }
   const nodes = projection.nodes
-  const start = Math.max(0, nodes.length - limit)
+  // A search hit opens the session at its event: the pages down to that node are rendered too.
+  const target = jumpTarget(useRoute())
+  const targetIndex = target === undefined ? -1 : nodeIndexFor(nodes, target)
+  const start = Math.min(Math.max(0, nodes.length - limit), targetIndex < 0 ? nodes.length : targetIndex)
   // Incremental rendering: only the newest `limit` nodes are in the DOM; reaching the top adds a page
   // (the scroll position is restored after the prepend, so one scroll adds one page).
   useLayoutEffect(() => {
@@ -355,6 +371,7 @@ function Conversation({ projection }: { projection: SessionProjection }) {
       anchor.current = undefined
     } else if (stick.current) el.scrollTop = el.scrollHeight
   })
+  useJumpHighlight(scroller, stick, nodes, target)
   return (
     <div
       class="conversation"
@@ -792,6 +809,11 @@ function SessionView({ sessionId }: { sessionId: string }) {
         <ModelPicker projection={projection} />
         <Meter projection={projection} />
         <HeaderBadges sessionId={sessionId} />
+        <SessionActions
+          sessionId={sessionId}
+          title={useHost().sessions.find((row) => row.sessionId === sessionId)?.title}
+          failed={failed}
+        />
         <span class="id">{sessionId}</span>
       </header>
       <SessionLease sessionId={sessionId} />
@@ -872,6 +894,7 @@ function shortcutActions(sessionId: string | undefined): ShortcutActions {
   return {
     newSession: () => document.getElementById('new-session')?.click(),
     focusComposer: () => document.querySelector<HTMLTextAreaElement>('textarea[aria-label=message]')?.focus(),
+    focusSearch: () => document.getElementById('full-search')?.focus(),
     cancel: () => {
       const projection = sessionId ? projections.get(sessionId) : undefined
       if (projection?.status !== 'running') return false

@@ -40,7 +40,8 @@ export interface ToolNode extends ConversationNode {
   kind: 'tool'
   call: { id: string; name: string; arguments: Record<string, unknown> }
   result?: { text: string; isError: boolean; code?: string; synthetic?: boolean }
-  decision?: { decision: string; by?: string; reason?: string }
+  /** `grant`: this answer allowed the tool's later calls of the same kind for the session. */
+  decision?: { decision: string; by?: string; reason?: string; grant?: boolean }
 }
 
 /** How events of type `T` change the nodes; `event.data` is that type's declared payload. */
@@ -251,6 +252,7 @@ foldEvent('approval/decided', (p, event) => {
     decision: data.decision,
     ...(data.by ? { by: data.by } : {}),
     ...(data.reason ? { reason: data.reason } : {}),
+    ...(data.grant ? { grant: true } : {}),
   }
   p.touch(node)
 })

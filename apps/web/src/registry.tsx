@@ -4,6 +4,7 @@
 import type { ComponentChildren, VNode } from 'preact'
 import type { ApprovalView, EventEnvelope } from '../../../packages/surface-web/src/protocol.js'
 import { Markdown } from './markdown'
+import { MessageActions } from './message-actions'
 import type { ConversationNode, ToolNode } from './projection'
 import { InSlot, slots } from './slots'
 
@@ -11,8 +12,11 @@ export interface RenderContext {
   sessionId: string
   /** Pending approval questions of this session, by tool call id. */
   approvalFor(toolCallId: string): ApprovalView | undefined
-  respond(requestId: string, decision: 'allowed-once' | 'rejected'): void
+  /** `grant: 'session'` with `allowed-once`: "allow for this chat" (a logged session grant). */
+  respond(requestId: string, decision: 'allowed-once' | 'rejected', grant?: 'session'): void
   fork(seq: number): void
+  /** The open conversation's nodes at the moment of the call. */
+  nodes(): readonly ConversationNode[]
 }
 
 export type NodeRenderer = (node: ConversationNode, ctx: RenderContext) => VNode | null
@@ -33,7 +37,7 @@ export function registerToolCard(toolName: string, card: ToolCard): () => void {
 
 // ---- built-in node renderers ----
 
-registerNodeRenderer('user', (node) => {
+registerNodeRenderer('user', (node, ctx) => {
   const images = (node.images ?? []) as { ref: string; mimeType: string }[]
   return (
     <div class="node user" data-seq={node.seq}>
@@ -53,6 +57,7 @@ registerNodeRenderer('user', (node) => {
           <div class="context-text">{String(node.attached)}</div>
         </details>
       ) : null}
+      <MessageActions text={String(node.text)} node={node} nodes={ctx.nodes} fork={ctx.fork} />
     </div>
   )
 })
@@ -74,10 +79,11 @@ function Reasoning({ text }: { text: string }) {
   )
 }
 
-registerNodeRenderer('assistant', (node) => (
+registerNodeRenderer('assistant', (node, ctx) => (
   <div class="node assistant" data-seq={node.seq}>
     <Reasoning text={String(node.reasoning ?? '')} />
     {node.text ? <Markdown text={String(node.text)} /> : null}
+    {node.text ? <MessageActions text={String(node.text)} node={node} nodes={ctx.nodes} fork={ctx.fork} /> : null}
   </div>
 ))
 
@@ -203,6 +209,14 @@ registerNodeRenderer('tool', (node, ctx) => {
           </button>
           <button
             type="button"
+            class="allow-session"
+            title={`Allow ${tool.call.name} calls of this kind for the rest of this chat (logged)`}
+            onClick={() => ctx.respond(pending.requestId, 'allowed-once', 'session')}
+          >
+            Allow for this chat
+          </button>
+          <button
+            type="button"
             class="reject"
             aria-keyshortcuts="Alt+R"
             onClick={() => ctx.respond(pending.requestId, 'rejected')}
@@ -216,7 +230,14 @@ registerNodeRenderer('tool', (node, ctx) => {
 })
 
 function decisionLabel(decision: NonNullable<ToolNode['decision']>): string {
-  const text = decision.decision === 'allowed-once' ? 'allowed once' : decision.decision
+  const text =
+    decision.decision !== 'allowed-once'
+      ? decision.decision
+      : decision.grant
+        ? 'allowed for this chat'
+        : decision.by === 'grant'
+          ? "allowed by this chat's grant"
+          : 'allowed once'
   return decision.reason ? `${text} (${decision.reason})` : text
 }
 

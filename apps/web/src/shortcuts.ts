@@ -6,6 +6,8 @@ import { useEffect } from 'preact/hooks'
 export interface ShortcutActions {
   newSession(): void
   focusComposer(): void
+  /** Focuses the full-text search over every session. */
+  focusSearch(): void
   /** Returns false when nothing is running (the key is then left to the page). */
   cancel(): boolean
   /** Answers the open session's oldest pending approval; false when there is none. */
@@ -16,6 +18,7 @@ export interface ShortcutActions {
 export const SHORTCUTS: Array<[keys: string, what: string]> = [
   ['Alt+N', 'new session'],
   ['/', 'focus the composer'],
+  ['Alt+S', 'search all sessions'],
   ['Esc', 'cancel the running turn'],
   ['Alt+A', 'allow the pending tool call once'],
   ['Alt+R', 'reject it'],
@@ -33,6 +36,9 @@ export function useShortcuts(actions: ShortcutActions): void {
       if (event.altKey && !event.ctrlKey && !event.metaKey) {
         if (event.code === 'KeyN') {
           actions.newSession()
+          handled = true
+        } else if (event.code === 'KeyS') {
+          actions.focusSearch()
           handled = true
         } else if (event.code === 'KeyA') handled = actions.answerApproval('allowed-once')
         else if (event.code === 'KeyR') handled = actions.answerApproval('rejected')

@@ -15,8 +15,11 @@ import type { Session } from '@dsh/session'
 import type {} from '@dsh/session-store'
 import type {} from '@dsh/session-store/coordinator'
 import type {} from '@dsh/session-store/query'
+import type {} from '@dsh/session-store/title'
+import { type ExportFormat, exportLines } from './export.js'
 import { type Pending, PendingRegistry } from './pending.js'
 import { composePrompt, type PromptInput } from './prompt-input.js'
+import { type RemoveReport, removeSessions } from './remove.js'
 import { type EventSink, type SessionSubscription, Subscriptions } from './subscriptions.js'
 import { type HostedSession, mergeSessionList } from './summaries.js'
 
@@ -94,6 +97,9 @@ interface Attached {
   ownsSession: boolean
   resources: Disposer[]
 }
+
+/** Longest title a person may give (the model's are shorter). */
+const MAX_TITLE = 120
 
 const RESUMABLE_ONLY = 'this profile has no session persistence row; sessions are not durable'
 
@@ -319,6 +325,44 @@ export class SessionHost {
   /** The most recently updated session whose cwd is `cwd`, durable or attached. */
   async latest(cwd: string): Promise<HostedSession | undefined> {
     return (await this.list()).find((session) => session.cwd === cwd)
+  }
+
+  /**
+   * Names a session durably: a `session/title` event (`by: 'user'`) in its log, which every list reads
+   * instead of the first prompt (and which keeps the model from titling it later). Resumes the session
+   * when it is not attached; needs the `session-title` row, which declares the event.
+   */
+  async rename(sessionId: string, title: string): Promise<string> {
+    const clean = title.replace(/\s+/g, ' ').trim()
+    if (!clean || clean.length > MAX_TITLE)
+      throw new HarnessError('INVALID_TITLE', `a title is 1 to ${MAX_TITLE} characters, got ${clean.length}`, {})
+    const session = (await this.resume(sessionId)).session
+    if (!this.ctx.sessions.vocabulary.has('session/title'))
+      throw new HarnessError(
+        'NOT_AVAILABLE',
+        'renaming logs a session/title event, which the session-title row declares; enable that row',
+        {},
+      )
+    session.append('session/title', { title: clean, by: 'user' }, { ignorable: true })
+    await this.ctx.sessions.flush(session)
+    this.listeners.listChanged?.()
+    return clean
+  }
+
+  /** Deletes a durable session (released first when this host drives it); see `removeSessions`. */
+  async remove(sessionId: string): Promise<RemoveReport> {
+    await this.release(sessionId, 'the session was deleted')
+    const report = await removeSessions(this.ctx, [sessionId])
+    this.listeners.listChanged?.()
+    return report
+  }
+
+  /** A session as a file (`exportLines`): the live log when this host drives it, else the durable one. */
+  async export(sessionId: string, format: ExportFormat): Promise<string[]> {
+    const live = this.attachedSessions.get(sessionId)?.agent.session
+    const query = this.ctx.get('sessionQuery')
+    if (!live && !query) throw new HarnessError('NOT_AVAILABLE', 'the profile has no session-query row', {})
+    return exportLines(live ?? (await (query as NonNullable<typeof query>).read(sessionId)), format)
   }
 
   private async attach(session: Session | undefined, cwd: string | undefined, options: AttachOptions): Promise<Agent> {

@@ -22,8 +22,11 @@ export interface SessionTitleConfig {
 
 export interface SessionTitle {
   title: string
-  provider: string
-  model: string
+  /** The model that wrote it (absent when a person named the session). */
+  provider?: string
+  model?: string
+  /** `user`: a person renamed the session (the web page); a model-written title has no `by`. */
+  by?: 'user'
 }
 
 declare module '@dsh/settings' {
@@ -35,7 +38,7 @@ declare module '@dsh/settings' {
 
 declare module '@dsh/session' {
   interface SessionEventMap {
-    /** A short name for the session, written by the model after the first completed turn. */
+    /** A short name for the session: the model's after the first completed turn, or a person's rename. */
     'session/title': SessionTitle
   }
 }

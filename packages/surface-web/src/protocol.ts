@@ -215,3 +215,22 @@ export interface ModelsView {
     models: Array<{ id: string; contextWindow?: number; reasoning?: boolean }>
   }>
 }
+
+/** One hit of `GET /api/search?q=`: an event of a durable session whose text matched. */
+export interface SearchHitView {
+  sessionId: string
+  /** The event's seq in that session's log (the page opens the session at it). */
+  seq: number
+  type: string
+  /** The matching text with the matches in [brackets]. */
+  snippet: string
+  title?: string
+  cwd?: string
+}
+
+/** `GET /api/workspaces`: directories sessions ran in, most recently used first. */
+export interface WorkspacesView {
+  workspaces: { cwd: string; sessions: number; updatedAt: number }[]
+  /** Whether this client may start a session in another directory than the host's (loopback only). */
+  canChoose: boolean
+}

@@ -13,6 +13,7 @@ import { parseAttachments } from '@dsh/session-host'
 import { WebSocketServer } from 'ws'
 import { CLIENT_MODULE_PATH, ClientModules } from './client-modules.js'
 import { type ClientModuleSpec, WebHost, type WebHostHandle, type WebListenOptions } from './index.js'
+import { EXPORT_PATH, NOT_SESSIONS, SessionApi, serveExport } from './session-api.js'
 import { NOT_SETTINGS, SettingsApi } from './settings-api.js'
 import { HostState } from './state.js'
 import { checkRequest, type FenceOptions, hostName, isLoopbackAddress, isLoopbackName } from './trust.js'
@@ -119,6 +120,13 @@ export class WebHostService extends WebHost {
       if (url.pathname.startsWith('/api/blobs/') && (req.method === 'GET' || req.method === 'HEAD')) {
         return serveBlob(this.home, res, decodeURIComponent(url.pathname.slice('/api/blobs/'.length)))
       }
+      const exported = EXPORT_PATH.exec(url.pathname)
+      if (exported && (req.method === 'GET' || req.method === 'HEAD')) {
+        return serveExport(state, req, res, exported[1] as string, url).catch((error) => {
+          const [status, code, message] = describe(error)
+          sendJson(res, status, { error: { code, message } })
+        })
+      }
       if (url.pathname === '/api' || url.pathname.startsWith('/api/')) {
         const loopback = isLoopbackAddress(req.socket.remoteAddress) && isLoopbackName(hostName(req.headers.host) ?? '')
         if (url.pathname.startsWith('/api/settings') && !loopback) {
@@ -219,6 +227,7 @@ export class WebHostService extends WebHost {
 /** The unary API: method + path to a host operation. */
 class Api {
   private readonly settings: SettingsApi
+  private readonly sessions: SessionApi
 
   constructor(
     ctx: Context,
@@ -226,6 +235,7 @@ class Api {
     config: WebHostConfig,
   ) {
     this.settings = new SettingsApi(ctx, config.credentialNames)
+    this.sessions = new SessionApi(ctx, state)
   }
 
   async route(method: string, url: URL, body: Record<string, unknown>, loopback: boolean): Promise<unknown> {
@@ -320,7 +330,15 @@ class Api {
         throw badParams('"decision" must be "allowed-once" or "rejected"')
       }
       const reason = optionalString(body, 'reason')
-      state.host.respond(approval[1] as string, reason === undefined ? { decision } : { decision, reason })
+      // "Allow for this chat": a logged session grant of the approval service (decision 290).
+      const grant = body.grant
+      if (grant !== undefined && (grant !== 'session' || decision !== 'allowed-once'))
+        throw badParams('"grant" can only be "session", with "decision": "allowed-once"')
+      state.host.respond(approval[1] as string, {
+        decision,
+        ...(reason === undefined ? {} : { reason }),
+        ...(grant === 'session' ? { grant } : {}),
+      })
       return {}
     }
     const question = /^\/api\/questions\/([A-Za-z0-9_.:-]+)$/.exec(path)
@@ -330,6 +348,8 @@ class Api {
       state.host.answerQuestion(question[1] as string, answer)
       return {}
     }
+    const managed = await this.sessions.route(method, url, body, loopback)
+    if (managed !== NOT_SESSIONS) return managed
     const settings = await this.settings.route(method, path, body)
     if (settings !== NOT_SETTINGS) return settings
     throw new ApiError(404, 'NOT_FOUND', `no route ${method} ${path}`)

@@ -4,13 +4,13 @@ import { readFile } from 'node:fs/promises'
 import { refsIn } from '@dsh/attachments'
 import { HarnessError } from '@dsh/kernel'
 import { checkSessionId, type SessionEvent } from '@dsh/session'
+import { exportLines, removeSessions, renderTranscript } from '@dsh/session-host'
 import { leaseSession, type SessionSummary } from '@dsh/session-store'
 import type {} from '@dsh/session-store/query'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
 import { type RuntimeScope, withRuntime } from '../runtime.js'
-import { renderTranscript } from '../transcript.js'
 
 type Runtime = RuntimeScope['runtime']
 
@@ -80,17 +80,10 @@ export async function sessionsExport(
   io: Io,
 ): Promise<number> {
   return withRuntime(request, io, async ({ runtime }) => {
-    const session = await query(runtime).read(id)
     if (options.format === 'bundle') {
       await sessionsExportBundle(runtime, id, io)
-    } else if (options.format === 'jsonl') {
-      io.out(JSON.stringify(session.header))
-      for (const event of session.events) io.out(JSON.stringify(event))
     } else {
-      io.out(
-        `# Session ${session.id}\n\n- cwd: \`${session.header.cwd}\`\n- created: ${when(session.header.createdAt)}\n`,
-      )
-      for (const line of renderTranscript(session.events, 'md')) io.out(line)
+      for (const line of exportLines(await query(runtime).read(id), options.format)) io.out(line)
     }
     return ExitCode.OK
   })
@@ -152,55 +145,17 @@ export async function sessionsRepair(request: ComposeRequest, id: string, io: Io
   })
 }
 
-/** The attachment refs of every durable session except `except` (raw records: a damaged log still counts). */
-async function refsInUse(runtime: Runtime, except: ReadonlySet<string>): Promise<Set<string>> {
-  const store = runtime.root.sessionStore
-  const keep = new Set<string>()
-  for (const summary of await store.summaries()) {
-    if (except.has(summary.id)) continue
-    const stored = await store.read(summary.id)
-    if (stored) refsIn(stored.records, keep)
-  }
-  return keep
-}
-
-/** Blobs written within this window stay: a running dsh may be about to log an event that names one. */
-const BLOB_GRACE_MS = 60_000
-
-/**
- * `dsh sessions rm ID...`: under each session's lease, deletes it from the store, then removes the
- * blobs it referenced that no remaining session references.
- */
+/** `dsh sessions rm ID...`: deletes each under its lease, then the blobs no remaining session uses. */
 export async function sessionsRemove(request: ComposeRequest, ids: string[], io: Io): Promise<number> {
   return withRuntime(request, io, async ({ runtime }) => {
-    const store = runtime.root.sessionStore
-    if (!store.remove) {
-      throw new HarnessError('NOT_AVAILABLE', `the ${store.kind} session store cannot delete sessions`, {})
-    }
-    const candidates = new Set<string>()
-    const removed = new Set<string>()
-    for (const id of ids) {
-      const lease = await leaseSession(store, checkSessionId(id))
-      try {
-        const stored = await store.read(id)
-        if (!stored)
-          throw new HarnessError('SESSION_NOT_FOUND', `no durable session ${id} at ${store.locate(id)}`, { id })
-        refsIn(stored.records, candidates)
-        await store.remove(id)
-        removed.add(id)
-      } finally {
-        await lease.release()
-      }
-    }
-    const attachments = runtime.root.get('attachments')
+    const report = await removeSessions(runtime.root, ids)
     let blobs = ''
-    if (attachments && candidates.size > 0) {
-      const keep = await refsInUse(runtime, removed)
-      const report = await attachments.sweep(keep, { candidates, minAgeMs: BLOB_GRACE_MS })
-      blobs = `; removed ${report.removed.length} attachment blob(s) no other session uses`
-      if (report.keptYoung > 0) blobs += ` (kept ${report.keptYoung} written in the last minute; rm again later)`
+    if (report.blobs) {
+      blobs = `; removed ${report.blobs.removed} attachment blob(s) no other session uses`
+      if (report.blobs.keptYoung > 0)
+        blobs += ` (kept ${report.blobs.keptYoung} written in the last minute; rm again later)`
     }
-    io.err(`dsh: removed ${[...removed].join(', ')}${blobs}`)
+    io.err(`dsh: removed ${report.removed.join(', ')}${blobs}`)
     return ExitCode.OK
   })
 }

@@ -1,5 +1,5 @@
-// Readable transcripts of a session for `dsh sessions show|export`: the append-origin nodes (what the
-// user saw happen), tool calls and results abbreviated, turn endings marked.
+// Readable transcripts of a session for `dsh sessions show|export` and the web page's export: the
+// append-origin nodes (what the user saw happen), tool calls and results abbreviated, turn endings marked.
 import type { AnySessionEvent } from '@dsh/session'
 
 function clip(text: string, max: number): string {
