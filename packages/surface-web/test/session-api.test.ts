@@ -1,5 +1,7 @@
 // The session-management routes at the host's edge: the session grant an approval answer may carry,
 // the workspace list and who may choose a directory, and bad input answered with what to send.
+import type {} from '@dsh/approval'
+import { isEvent } from '@dsh/session'
 import { describe, expect, it } from 'vitest'
 import { call, startHost, stream, text } from './harness.js'
 
@@ -32,9 +34,11 @@ describe('web session management routes', () => {
     await agent?.whenIdle()
     expect(host.written).toEqual(['one', 'two'])
     expect(hostStream.frames.filter((f) => f.type === 'approval/requested')).toHaveLength(1)
-    const decided = agent?.session.events.filter((event) => event.type === 'approval/decided') ?? []
-    expect(decided.map((event) => (event.data as { by: string }).by)).toEqual(['answerer', 'grant'])
-    expect((decided[0]?.data as { grant?: unknown }).grant).toMatchObject({ scope: 'session', toolName: 'note' })
+    const decided = (agent?.session.events ?? []).flatMap((event) =>
+      isEvent(event, 'approval/decided') ? [event.data] : [],
+    )
+    expect(decided.map((data) => data.by)).toEqual(['answerer', 'grant'])
+    expect(decided[0]?.grant).toMatchObject({ scope: 'session', toolName: 'note' })
     hostStream.close()
   })
 

@@ -164,7 +164,7 @@ describe('session management in the page', () => {
     const created = openedId()
     await page.locator('.session-head .cwd', { hasText: other }).waitFor()
     // Listing the workspaces answers whether this client may choose; from a loopback page it may.
-    const view = await page.evaluate(async () => (await fetch('/api/workspaces')).json())
+    const view = (await page.evaluate(async () => (await fetch('/api/workspaces')).json())) as { canChoose: boolean }
     expect(view.canChoose).toBe(true)
     await expect.poll(() => existsSync(sessionFile(created)) && header(created).cwd).toBe(other)
   })
@@ -178,8 +178,10 @@ describe('session management in the page', () => {
     await page.waitForURL((url) => !url.href.includes(second))
     await page.locator(`.sessions a[data-session="${second}"]`).waitFor({ state: 'detached' })
     expect(existsSync(sessionFile(second))).toBe(false)
-    const listed = await page.evaluate(async () => (await fetch('/api/sessions')).json())
-    expect(listed.sessions.map((row: { sessionId: string }) => row.sessionId)).not.toContain(second)
+    const listed = (await page.evaluate(async () => (await fetch('/api/sessions')).json())) as {
+      sessions: { sessionId: string }[]
+    }
+    expect(listed.sessions.map((row) => row.sessionId)).not.toContain(second)
   })
 
   it('allows a tool for this chat: the next call of that kind runs without asking, and the grant is logged', async () => {
