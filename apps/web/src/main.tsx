@@ -405,6 +405,13 @@ function Conversation({ projection }: { projection: SessionProjection }) {
           <button type="button" class="allow" onClick={() => respond(approval.requestId, 'allowed-once')}>
             Allow once
           </button>
+          <button
+            type="button"
+            class="allow-session"
+            onClick={() => respond(approval.requestId, 'allowed-once', 'session')}
+          >
+            Allow for this chat
+          </button>
           <button type="button" class="reject" onClick={() => respond(approval.requestId, 'rejected')}>
             Reject
           </button>

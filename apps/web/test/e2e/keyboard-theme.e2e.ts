@@ -1,16 +1,14 @@
 // The page without a mouse and in the dark: a keyboard-only flow from a new session to an answered
 // approval (the file is then on disk), the theme following an emulated `prefers-color-scheme`, and a
 // Markdown answer with a table and a link whose unsafe target stays text.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { launchChromium, shots, startWeb, type WebProcess } from './support'
+import { launchChromium, shots, startAskWriteWeb, type WebProcess } from './support'
 
-const askWrite = fileURLToPath(new URL('./fixtures/ask-write.mjs', import.meta.url))
 let home: string
 let work: string
 let server: MockLlmServer
@@ -21,13 +19,8 @@ beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'dsh-web-keys-'))
   work = join(home, 'work')
   mkdirSync(work)
-  writeFileSync(join(home, 'ask.yml'), `- id: e2e-ask-write\n  use: ${JSON.stringify(askWrite)}\n`)
   server = await startMockLlmServer()
-  web = await startWeb({
-    args: ['--patch', join(home, 'ask.yml')],
-    cwd: work,
-    env: { DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: server.url },
-  })
+  web = await startAskWriteWeb(home, work, server.url)
   browser = await launchChromium()
 })
 

@@ -2,16 +2,14 @@
 // event, rename / export / delete, the workspace list, per-message copy and "fork from here", and the
 // "allow for this chat" session grant. Every check reads the outside world: the durable JSONL logs,
 // the downloaded files, the files the tools wrote.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { launchChromium, loggedEvents, shots, startWeb, type WebProcess } from './support'
+import { launchChromium, loggedEvents, shots, startAskWriteWeb, type WebProcess } from './support'
 
-const askWrite = fileURLToPath(new URL('./fixtures/ask-write.mjs', import.meta.url))
 let home: string
 let work: string
 let other: string
@@ -49,13 +47,8 @@ beforeAll(async () => {
   other = join(home, 'other')
   mkdirSync(work)
   mkdirSync(other)
-  writeFileSync(join(home, 'ask.yml'), `- id: e2e-ask-write\n  use: ${JSON.stringify(askWrite)}\n`)
   server = await startMockLlmServer()
-  web = await startWeb({
-    args: ['--patch', join(home, 'ask.yml')],
-    cwd: work,
-    env: { DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: server.url },
-  })
+  web = await startAskWriteWeb(home, work, server.url)
   browser = await launchChromium()
   context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true })
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(web.url).origin })

@@ -1,7 +1,7 @@
 // Shared by the browser stories (issues 16 and 24): start the built `dsh web` as a child process (its
 // URL read from stdout), launch Debian's Chromium (never a downloaded browser), wait on stderr.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdirSync, readFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type Browser, chromium } from 'playwright-core'
@@ -82,4 +82,18 @@ export function loggedEvents(home: string, id: string): Array<{ type: string; da
     .split('\n')
     .slice(1)
     .map((line) => JSON.parse(line) as { type: string; data: Record<string, unknown> })
+}
+
+/**
+ * `dsh web` in `work` under `DSH_HOME=home`, its model the mock server at `modelUrl`, with the
+ * `e2e-ask-write` fixture row patched in (the real `write` tool asks for approval before it runs).
+ */
+export function startAskWriteWeb(home: string, work: string, modelUrl: string): Promise<WebProcess> {
+  const fixture = fileURLToPath(new URL('./fixtures/ask-write.mjs', import.meta.url))
+  writeFileSync(join(home, 'ask.yml'), `- id: e2e-ask-write\n  use: ${JSON.stringify(fixture)}\n`)
+  return startWeb({
+    args: ['--patch', join(home, 'ask.yml')],
+    cwd: work,
+    env: { DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: modelUrl },
+  })
 }
