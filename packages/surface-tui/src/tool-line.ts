@@ -2,7 +2,9 @@
 // the outcome under it (a coloured diff for file changes, the tail of command output, errors in red,
 // "outcome unknown" for a call a crash interrupted). Output is cut to a few lines, so a command that
 // prints 50,000 lines costs the screen no more than one that prints five. A `task` call's line also
-// holds the child agent's calls, indented under it, from the child session's events.
+// holds the child agent's calls, indented under it, from the child session's events, or for a child
+// in another process (an ACP agent) from the `subagent/progress` events the parent's log holds: its
+// calls by state, and the last piece of text or thought it produced.
 import type { ToolResultMessage } from '@dsh/llm'
 import type { ToolPresentation } from '@dsh/tools'
 import { type Component, truncateToWidth, wrapTextWithAnsi } from '@mariozechner/pi-tui'
@@ -23,6 +25,8 @@ export class ToolLine implements Component {
   private cache: { width: number; lines: string[] } | undefined
   private readonly nested: ToolLine[] = []
   private parent: ToolLine | undefined
+  /** A remote child's last piece of text or thought, shown under its calls. */
+  private said: { kind: 'message' | 'thought'; text: string } | undefined
 
   constructor(
     private readonly theme: Theme,
@@ -34,6 +38,18 @@ export class ToolLine implements Component {
   nest(line: ToolLine): void {
     line.parent = this
     this.nested.push(line)
+    this.invalidate()
+  }
+
+  /** A remote child's call changed state (it has no result message, only its state). */
+  progress(status: 'pending' | 'in_progress' | 'completed' | 'failed'): void {
+    this.state = status === 'completed' ? 'done' : status === 'failed' ? 'failed' : 'running'
+    this.invalidate()
+  }
+
+  /** A remote child's latest piece of text (`message`) or reasoning (`thought`). */
+  childSaid(kind: 'message' | 'thought', text: string): void {
+    this.said = { kind, text }
     this.invalidate()
   }
 
@@ -104,6 +120,11 @@ export class ToolLine implements Component {
     const lines = hidden > 0 ? [truncateToWidth(`  ${this.theme.dim(`… ${hidden} earlier calls`)}`, width)] : []
     for (const line of this.nested.slice(hidden)) {
       for (const row of line.render(Math.max(1, width - 2))) lines.push(`  ${row}`)
+    }
+    if (this.said) {
+      const mark = this.said.kind === 'thought' ? '∴' : '»'
+      const text = this.said.text.replace(/\s+/g, ' ').trim()
+      lines.push(truncateToWidth(`  ${this.theme.dim(`${mark} ${text}`)}`, width))
     }
     return lines
   }

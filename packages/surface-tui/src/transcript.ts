@@ -1,6 +1,6 @@
 // The transcript: committed session events become components of the scrollback, in log order. The
 // same code renders a resumed session's history and the live turn, so both look alike.
-import type { AnySessionEvent } from '@dsh/session'
+import type { AnySessionEvent, SessionEventMap } from '@dsh/session'
 import { isEvent } from '@dsh/session'
 import type {} from '@dsh/subagents'
 import type { ToolPresentation } from '@dsh/tools'
@@ -36,6 +36,10 @@ export class Transcript extends Container {
   private readonly subagents = new Map<string, ToolLine>()
   /** A subagent's calls still running, by `session|callId` (ids are only unique within a session). */
   private readonly nestedCalls = new Map<string, ToolLine>()
+  /** A subagent (by id) to the line of the call that runs it: a remote child's progress goes there. */
+  private readonly runners = new Map<string, ToolLine>()
+  /** A remote child's calls, by `subagentId|toolCallId`, as its progress reported them. */
+  private readonly remoteCalls = new Map<string, ToolLine>()
   private expandReasoning = false
 
   constructor(
@@ -90,6 +94,8 @@ export class Transcript extends Container {
       this.tools.delete(event.data.message.toolCallId)
     } else if (isEvent(event, 'subagent/started')) {
       this.adopt(event.data, this.tools)
+    } else if (isEvent(event, 'subagent/progress')) {
+      this.progress(event.data)
     } else if (isEvent(event, 'turn/end')) {
       this.endAnswer()
       const { reason, message } = event.data
@@ -127,6 +133,8 @@ export class Transcript extends Container {
         ),
       )
       this.adopt(event.data, own)
+    } else if (isEvent(event, 'subagent/progress')) {
+      this.progress(event.data)
     } else {
       return false
     }
@@ -134,9 +142,33 @@ export class Transcript extends Container {
   }
 
   /** A `subagent/started` names the call that runs the child: the child's calls go under that call's line. */
-  private adopt(started: { callId?: string; childSession: string }, lines: ReadonlyMap<string, ToolLine>): void {
+  private adopt(
+    started: { subagentId: string; callId?: string; childSession: string },
+    lines: ReadonlyMap<string, ToolLine>,
+  ): void {
     const line = started.callId === undefined ? undefined : lines.get(started.callId)
-    if (line) this.subagents.set(started.childSession, line)
+    if (!line) return
+    this.subagents.set(started.childSession, line)
+    this.runners.set(started.subagentId, line)
+  }
+
+  /** What a child in another process did (decision 301): its calls and words under the call that runs it. */
+  private progress(progress: SessionEventMap['subagent/progress']): void {
+    const runner = this.runners.get(progress.subagentId)
+    if (!runner) return
+    if (progress.kind !== 'tool') {
+      runner.childSaid(progress.kind, progress.text)
+      return
+    }
+    const key = `${progress.subagentId}|${progress.toolCallId}`
+    let line = this.remoteCalls.get(key)
+    if (!line) {
+      line = new ToolLine(this.theme, progress.toolCallId, { kind: 'generic', title: progress.title })
+      this.remoteCalls.set(key, line)
+      runner.nest(line)
+    }
+    line.progress(progress.status)
+    if (line.settled) this.remoteCalls.delete(key)
   }
 
   private openAnswer(): Answer {
