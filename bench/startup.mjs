@@ -1,9 +1,11 @@
 // Start-up of the CLI, each figure beside `node -e 0` measured in the same run: `dsh --help`
 // (spawn -> exit) and `dsh run` (spawn -> its first request reaching a local mock model, the
-// headless profile with the loop benchmark's echo row, a fresh DSH_HOME). Medians of BENCH_RUNS
-// (default 5) fresh processes. DSH_BIN measures another checkout's bin/dsh.js. Needs `npm run build`.
-import { spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+// headless profile with the loop benchmark's echo row) in a fresh DSH_HOME, and again in a home that
+// one run already used (a user's every later start: the parse cache filled, decision 391). Medians of
+// BENCH_RUNS (default 5) fresh processes. DSH_BIN measures another checkout's bin/dsh.js. Needs
+// `npm run build`.
+import { execFileSync, spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -13,7 +15,28 @@ const here = dirname(fileURLToPath(import.meta.url))
 const bin = process.env.DSH_BIN ?? join(here, '..', 'apps', 'cli', 'bin', 'dsh.js')
 const runs = Number(process.env.BENCH_RUNS ?? 5)
 
-/** Spawns node with `args`; resolves with ms from spawn to exit (or to `until()` resolving, when given). */
+const ticksPerSecond = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' })) || 100
+  } catch {
+    return 100
+  }
+})()
+
+/**
+ * CPU ms (user + system) a running process has used so far, from /proc (Linux; undefined elsewhere):
+ * less disturbed than wall time by other work on a loaded machine.
+ */
+function cpuOf(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond
+  } catch {
+    return undefined
+  }
+}
+
+/** Spawns node with `args`; resolves with ms from spawn to exit (or to `until(child)` resolving, when given). */
 async function time(args, env = process.env, until) {
   const start = performance.now()
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'] })
@@ -22,13 +45,14 @@ async function time(args, env = process.env, until) {
     stderr += data
   })
   const exited = new Promise((resolve) => child.on('exit', resolve))
-  const at = until ? await until() : undefined
+  const at = until ? await until(child) : undefined
   const code = await exited
   if (code !== 0) throw new Error(`node ${args.join(' ')} exited ${code}: ${stderr.slice(-500)}`)
   return (at ?? performance.now()) - start
 }
 
-async function firstRequest() {
+/** ms to the first request of a fresh home; with `warm`, of the second run in one home. */
+async function firstRequest(warm = false) {
   const mock = await startEchoMock(0)
   const dir = mkdtempSync(join(tmpdir(), 'dsh-startup-bench-'))
   mkdirSync(join(dir, 'home'))
@@ -37,10 +61,17 @@ async function firstRequest() {
   for (const key of ['DSH_PROFILE', 'DSH_MODEL']) delete env[key]
   const args = [bin, '--patch', join(here, 'loop', 'echo.yml'), 'run', '--cwd', join(dir, 'work'), 'Run the scenario.']
   try {
-    return await time(args, env, async () => {
-      await mock.waitForRequests(1, 60_000)
-      return performance.now()
-    })
+    let seen = 0
+    let cpu
+    const measure = () =>
+      time(args, env, async (child) => {
+        await mock.waitForRequests(++seen, 60_000)
+        const at = performance.now()
+        cpu = cpuOf(child.pid)
+        return at
+      })
+    if (warm) await measure()
+    return { ms: await measure(), cpu }
   } finally {
     await mock.close()
     rmSync(dir, { recursive: true, force: true })
@@ -48,16 +79,23 @@ async function firstRequest() {
 }
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
-const samples = { node: [], help: [], first: [] }
+const samples = { node: [], help: [], first: [], warm: [], firstCpu: [], warmCpu: [] }
 for (let run = 0; run < runs; run++) {
   samples.node.push(await time(['-e', '0']))
   samples.help.push(await time([bin, '--help']))
-  samples.first.push(await firstRequest())
+  const first = await firstRequest()
+  const warm = await firstRequest(true)
+  samples.first.push(first.ms)
+  samples.warm.push(warm.ms)
+  if (first.cpu !== undefined && warm.cpu !== undefined) {
+    samples.firstCpu.push(first.cpu)
+    samples.warmCpu.push(warm.cpu)
+  }
 }
 const node = median(samples.node)
-const help = median(samples.help)
-const first = median(samples.first)
+const ratio = (key) => `${median(samples[key]).toFixed(0)} ms (${(median(samples[key]) / node).toFixed(2)}x)`
+const cpu = (key) => (samples[key].length ? `, cpu ${median(samples[key]).toFixed(0)} ms` : '')
 console.log(
-  `start-up (median of ${runs}): node -e 0 ${node.toFixed(0)} ms; dsh --help ${help.toFixed(0)} ms (${(help / node).toFixed(2)}x); ` +
-    `dsh run spawn -> first model request ${first.toFixed(0)} ms (${(first / node).toFixed(2)}x)`,
+  `start-up (median of ${runs}): node -e 0 ${node.toFixed(0)} ms; dsh --help ${ratio('help')}; ` +
+    `dsh run spawn -> first model request ${ratio('first')}${cpu('firstCpu')}, in a used home ${ratio('warm')}${cpu('warmCpu')}`,
 )

@@ -1,8 +1,8 @@
 // Start-up cost: libraries only some sessions need are loaded when first used, not by every `dsh run`
-// (decision 350). The built CLI runs under a module recorder (fixtures/record-modules.mjs); a turn that
+// (decisions 350, 390); config files a start already parsed are read from the parse cache (391). The built CLI runs under a module recorder (fixtures/record-modules.mjs); a turn that
 // only answers must not load them, and a turn that edits a file loads the diff library (the recorder
 // and the lazy load both work).
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -33,8 +33,8 @@ afterEach(() => {
 async function loadedBy(
   respond: NonNullable<Parameters<typeof startMockLlmServer>[0]>['respond'],
   setup?: (home: string) => void,
+  home = mkdtempSync(join(tmpdir(), 'dsh-lazy-')),
 ) {
-  const home = mkdtempSync(join(tmpdir(), 'dsh-lazy-'))
   dirs.push(home)
   setup?.(home)
   await using server = await startMockLlmServer({ respond })
@@ -54,6 +54,26 @@ it('a run that only answers loads none of the libraries that tools, terminals, s
   const { loaded, heavy } = await loadedBy(() => completionResponse({ text: 'nothing to do' }))
   expect(loaded.some((path) => path.includes('/cli/dist/commands/run.js'))).toBe(true)
   expect(heavy).toEqual([])
+})
+
+it('a second start in the same home reads its profile, patches and presets from the parse cache: no YAML library', async () => {
+  const answer = () => completionResponse({ text: 'nothing to do' })
+  // A home patch of the user's own (never in the cache dsh ships) with a config expression in it.
+  const patch = (home: string) =>
+    writeFileSync(
+      join(home, 'patch.yml'),
+      '- id: guard-repeat\n  config: { warnAfter: 3, stopAfter: 5 }\n  disabled: !platform win32\n',
+    )
+  const first = await loadedBy(answer, patch)
+  expect(readdirSync(join(first.home, 'cache', 'parsed')).length).toBeGreaterThan(0)
+  const second = await loadedBy(answer, undefined, first.home)
+  expect(second.loaded.some((path) => path.includes('/cli/dist/commands/run.js'))).toBe(true)
+  expect(second.loaded.filter((path) => path.includes('node_modules/yaml/'))).toEqual([])
+
+  // An edit of the patch is a miss: it is parsed again (the YAML library loads).
+  writeFileSync(join(first.home, 'patch.yml'), '- id: guard-repeat\n  disabled: true\n')
+  const edited = await loadedBy(answer, undefined, first.home)
+  expect(edited.loaded.some((path) => path.includes('node_modules/yaml/'))).toBe(true)
 })
 
 it('the first edit loads the diff library, and the file is edited', async () => {

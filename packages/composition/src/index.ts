@@ -19,6 +19,8 @@ export {
   readLayer,
   readLayerEntries,
 } from './layers.js'
+export type { ParseCache, ParseMode } from './parse-cache.js'
+export { cachedParse, parseCacheOf } from './parse-cache.js'
 export type { LayerOptions, ProfileManifest } from './profile.js'
 export {
   dshHome,

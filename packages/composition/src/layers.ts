@@ -8,6 +8,7 @@ import type { ErrorObject } from 'ajv'
 import { ConfigExpr, configTags } from './expressions.js'
 import rowListValidator from './generated/rows-validator.js'
 import { loadYaml } from './lazy.js'
+import { cachedParse, type ParseCache } from './parse-cache.js'
 
 export type LayerKind = 'bundle' | 'profile' | 'home' | 'patch' | 'launcher'
 
@@ -128,7 +129,14 @@ function rowsOnly(entries: LayerEntry[], source: string): RowSpec[] {
 }
 
 /** Parses YAML layer text (rows and bundle references). Throws `CONFIG_INVALID` with line numbers. */
-export function parseLayerEntries(text: string, source: string): LayerEntry[] {
+export function parseLayerEntries(text: string, source: string, cache?: ParseCache): LayerEntry[] {
+  return checkEntries(
+    cachedParse(cache, 'layer', text, () => parseYaml(text, source)),
+    source,
+  )
+}
+
+function parseYaml(text: string, source: string): unknown {
   const { LineCounter, parseDocument } = loadYaml()
   const lineCounter = new LineCounter()
   const doc = parseDocument(text, { customTags: configTags, lineCounter, prettyErrors: true })
@@ -137,7 +145,7 @@ export function parseLayerEntries(text: string, source: string): LayerEntry[] {
     const lines = problems.map((e) => `  - ${e.message.split('\n')[0]}`)
     throw new HarnessError('CONFIG_INVALID', `${source}: invalid YAML:\n${lines.join('\n')}`, { source })
   }
-  return checkEntries(doc.toJS(), source)
+  return doc.toJS()
 }
 
 /** Parses YAML layer text that holds rows only (with the config tags). */
@@ -145,13 +153,16 @@ export function parseLayerText(text: string, source: string): RowSpec[] {
   return rowsOnly(parseLayerEntries(text, source), source)
 }
 
-/** Reads a rows-only layer file. Throws `CONFIG_NOT_FOUND` when missing, `CONFIG_INVALID` when malformed. */
-export function readLayer(kind: LayerKind, label: string, file: string): Layer {
-  return { kind, label, file, rows: rowsOnly(readLayerEntries(label, file), file) }
+/**
+ * Reads a rows-only layer file. Throws `CONFIG_NOT_FOUND` when missing, `CONFIG_INVALID` when malformed.
+ * With a `cache`, an unchanged file is not parsed again (parse-cache.ts).
+ */
+export function readLayer(kind: LayerKind, label: string, file: string, cache?: ParseCache): Layer {
+  return { kind, label, file, rows: rowsOnly(readLayerEntries(label, file, cache), file) }
 }
 
 /** Reads a layer file's rows and bundle references. */
-export function readLayerEntries(label: string, file: string): LayerEntry[] {
+export function readLayerEntries(label: string, file: string, cache?: ParseCache): LayerEntry[] {
   let text: string
   try {
     text = readFileSync(file, 'utf8')
@@ -163,7 +174,7 @@ export function readLayerEntries(label: string, file: string): LayerEntry[] {
       { file, label },
     )
   }
-  return parseLayerEntries(text, file)
+  return parseLayerEntries(text, file, cache)
 }
 
 /** Applies layers in order to an empty list. Pure: the same layers always give the same tree. */

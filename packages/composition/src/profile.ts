@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { HarnessError } from '@dsh/kernel'
 import { isBundleRef, type Layer, type LayerKind, type RowSpec, readLayer, readLayerEntries } from './layers.js'
 import { loadYaml } from './lazy.js'
+import { cachedParse, parseCacheOf, Uncached } from './parse-cache.js'
 
 /** `$DSH_HOME`, or `~/.dsh` when unset. */
 export function dshHome(env: Readonly<Record<string, string | undefined>> = process.env): string {
@@ -30,6 +31,12 @@ export function listTemplates(templatesDir: string): string[] {
     .filter((entry) => entry.isDirectory())
     .map((entry) => entry.name)
     .sort()
+}
+
+/** The YAML of a profile.yml. `parse` prints a document's warnings: such a file is not cached, so they stay. */
+export function parseProfileText(text: string): unknown {
+  const yaml = loadYaml()
+  return yaml.parseDocument(text).warnings.length > 0 ? new Uncached(yaml.parse(text)) : yaml.parse(text)
 }
 
 /**
@@ -57,7 +64,8 @@ export function loadProfile(home: string, name: string, templatesDir: string): P
   }
   let manifest: unknown
   try {
-    manifest = loadYaml().parse(readFileSync(file, 'utf8'))
+    const text = readFileSync(file, 'utf8')
+    manifest = cachedParse(parseCacheOf(home), 'profile', text, () => parseProfileText(text))
   } catch (error) {
     throw new HarnessError('PROFILE_INVALID', `${file}: ${(error as Error).message.split('\n')[0]}`, { file })
   }
@@ -137,12 +145,13 @@ function bundleFileOf(packageJson: string): string {
  */
 export function readUserLayers(kind: LayerKind, label: string, file: string, home: string): Layer[] {
   const layers: Layer[] = []
+  const cache = parseCacheOf(home)
   let rows: RowSpec[] = []
   const flush = () => {
     if (rows.length > 0) layers.push({ kind, label, file, rows })
     rows = []
   }
-  for (const entry of readLayerEntries(label, file)) {
+  for (const entry of readLayerEntries(label, file, cache)) {
     if (!isBundleRef(entry)) {
       rows.push(entry)
       continue
@@ -150,7 +159,7 @@ export function readUserLayers(kind: LayerKind, label: string, file: string, hom
     if (entry.disabled === true) continue
     flush()
     const rowsFile = resolveBundle(entry.bundle, dirname(file), [home])
-    layers.push(readLayer('bundle', `bundle ${entry.bundle} (named by ${label})`, rowsFile))
+    layers.push(readLayer('bundle', `bundle ${entry.bundle} (named by ${label})`, rowsFile, cache))
   }
   flush()
   // An empty patch still shows in the provenance header, as before bundles could be named.
@@ -173,8 +182,9 @@ export interface LayerOptions {
 /** The ordered layers for a profile: bundles, profile patch, home patch, each --patch, launcher rows. */
 export function profileLayers(options: LayerOptions): Layer[] {
   const { home, profile, cwd = process.cwd() } = options
+  const cache = parseCacheOf(home)
   const layers: Layer[] = profile.bundles.map((reference) =>
-    readLayer('bundle', `bundle ${reference}`, resolveBundle(reference, profile.dir, [home])),
+    readLayer('bundle', `bundle ${reference}`, resolveBundle(reference, profile.dir, [home]), cache),
   )
   if (options.defaultsOnly) return layers
   const profilePatch = join(profile.dir, 'patch.yml')

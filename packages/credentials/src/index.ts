@@ -4,11 +4,16 @@
 // $DSH_HOME/.env. Values never appear in logs, errors or facts.
 import { randomBytes } from 'node:crypto'
 import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type {} from '@dsh/composition'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
-import { parse, stringify } from 'yaml'
+
+// The YAML library loads with the first read of a credentials file: a start whose keys come from the
+// environment never needs it (decision 391).
+const require = createRequire(import.meta.url)
+const yaml = (): typeof import('yaml') => require('yaml')
 
 declare module 'cordis' {
   interface Context {
@@ -199,7 +204,7 @@ export class CredentialsService extends Service {
     }
     let data: unknown
     try {
-      data = parse(text)
+      data = yaml().parse(text)
     } catch (error) {
       const line = (error as { linePos?: { line: number }[] }).linePos?.[0]?.line
       throw new HarnessError('CREDENTIALS_FILE_INVALID', `${path} is not valid YAML${line ? ` (line ${line})` : ''}`, {
@@ -219,7 +224,7 @@ export class CredentialsService extends Service {
     await mkdir(this.home, { recursive: true, mode: 0o700 })
     const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
     try {
-      await writeFile(temp, Object.keys(store).length ? stringify(store) : '', { mode: 0o600, flag: 'wx' })
+      await writeFile(temp, Object.keys(store).length ? yaml().stringify(store) : '', { mode: 0o600, flag: 'wx' })
       await chmod(temp, 0o600)
       await rename(temp, path)
     } catch (error) {

@@ -2,11 +2,14 @@
 // prompt entries name. Every problem is one PRESET_INVALID error naming the file, the key and what is
 // allowed there.
 import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
 import { join, relative, sep } from 'node:path'
-import { configTags } from '@dsh/composition'
+import { cachedParse, configTags, type ParseCache } from '@dsh/composition'
 import { HarnessError } from '@dsh/kernel'
-import { parseDocument } from 'yaml'
 import type { Preset, PresetPromptSection, PresetRow, PresetSource } from './index.js'
+
+const require = createRequire(import.meta.url)
+const loadYaml = (): typeof import('yaml') => require('yaml')
 
 export const PRESET_FILE = 'preset.yml'
 export const PRESET_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/
@@ -69,13 +72,17 @@ export function parseModel(value: string): { provider?: string; model: string } 
  * Reads one preset directory. `name` is the directory's name; `source` where it was found. Throws
  * `PRESET_INVALID` (YAML, keys, values, a prompt file outside the directory or missing).
  */
-export async function readPreset(name: string, source: PresetSource): Promise<Preset> {
+export async function readPreset(name: string, source: PresetSource, cache?: ParseCache): Promise<Preset> {
   const problems = new Problems(source.file)
   const text = await readFile(source.file, 'utf8')
-  const doc = parseDocument(text, { customTags: configTags, prettyErrors: true })
-  if (doc.errors.length > 0) problems.add('(file)', `not valid YAML: ${doc.errors[0]?.message.split('\n')[0]}`)
-  problems.throwIfAny()
-  const data: unknown = doc.toJS() ?? {}
+  // An unchanged preset.yml is read from the parse cache, without the YAML library (decision 391).
+  const data: unknown =
+    cachedParse(cache, 'preset', text, () => {
+      const doc = loadYaml().parseDocument(text, { customTags: configTags, prettyErrors: true })
+      if (doc.errors.length > 0) problems.add('(file)', `not valid YAML: ${doc.errors[0]?.message.split('\n')[0]}`)
+      problems.throwIfAny()
+      return doc.toJS()
+    }) ?? {}
   if (!isRecord(data)) {
     problems.add('(file)', 'must be a mapping of preset keys')
     problems.throwIfAny()

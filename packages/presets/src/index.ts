@@ -6,7 +6,7 @@
 // of its own never changes preset.
 import { readdir } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { dshHome } from '@dsh/composition'
+import { dshHome, parseCacheOf } from '@dsh/composition'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type { LlmCallConfig } from '@dsh/llm'
 import { isEvent, type Session } from '@dsh/session'
@@ -187,10 +187,13 @@ export class PresetsService extends Service {
     return this.config.default ?? 'code'
   }
 
+  private homeDir(): string {
+    return this.config.home ?? this.home.get('launcher')?.config.home ?? dshHome()
+  }
+
   /** The roots searched for `cwd`, highest priority first. */
   roots(cwd: string): Array<{ dir: string; origin: PresetOrigin }> {
-    const launcher = this.home.get('launcher')
-    const home = this.config.home ?? launcher?.config.home ?? dshHome()
+    const home = this.homeDir()
     const roots: Array<{ dir: string; origin: PresetOrigin }> = []
     if (this.config.project !== false) roots.push({ dir: join(cwd, '.dsh', 'presets'), origin: 'project' })
     if (this.config.user !== false) roots.push({ dir: join(home, 'presets'), origin: 'user' })
@@ -206,6 +209,7 @@ export class PresetsService extends Service {
   async scan(cwd = this.defaultCwd()): Promise<{ presets: Preset[]; problems: PresetProblem[] }> {
     const byName = new Map<string, Preset>()
     const problems: PresetProblem[] = []
+    const cache = parseCacheOf(this.homeDir())
     for (const root of this.roots(cwd)) {
       let entries: import('node:fs').Dirent[]
       try {
@@ -224,7 +228,7 @@ export class PresetsService extends Service {
         }
         if (!PRESET_NAME.test(entry.name)) continue
         try {
-          byName.set(entry.name, await readPreset(entry.name, source))
+          byName.set(entry.name, await readPreset(entry.name, source, cache))
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue
           problems.push({ file: source.file, message: (error as Error).message })

@@ -3,12 +3,16 @@
 // a name clash: the project's `.dsh/skills`, the project's `.claude/skills` (compatibility), the user's
 // `$DSH_HOME/skills`, then any configured directories.
 import { readdir, readFile, stat } from 'node:fs/promises'
+import { createRequire } from 'node:module'
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type {} from '@dsh/composition'
 import { agentScopeOf, type Context, HarnessError, Service } from '@dsh/kernel'
 import { matchesToolPattern } from '@dsh/tools'
-import { parse } from 'yaml'
+
+// The YAML library loads with the first skill file read: a session with no skills never needs it.
+const require = createRequire(import.meta.url)
+const parse = (text: string): unknown => (require('yaml') as typeof import('yaml')).parse(text)
 
 declare module 'cordis' {
   interface Context {
