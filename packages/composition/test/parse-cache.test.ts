@@ -11,6 +11,7 @@ import {
   type ParseCache,
   parseCacheOf,
   parseLayerEntries,
+  readLayer,
   readLayerEntries,
 } from '../src/index.js'
 
@@ -65,7 +66,7 @@ it('reads an unchanged file back from the cache, expressions included; an edit p
 it('parses again what JSON cannot keep, a damaged entry, and a file that fails', () => {
   const infinite = write('inf.yml', '- id: a\n  use: x\n  config: { limit: .inf, zero: -0 }\n')
   for (let i = 0; i < 2; i++)
-    expect(readLayerEntries('inf', infinite, cache)[0]?.config).toEqual({ limit: Infinity, zero: -0 })
+    expect(readLayer('patch', 'inf', infinite, cache).rows[0]?.config).toEqual({ limit: Infinity, zero: -0 })
   expect(() => entries()).toThrow() // nothing was written, not even the directory
 
   const file = write('patch.yml', LAYER)
