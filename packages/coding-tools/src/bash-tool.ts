@@ -5,7 +5,7 @@
 import type {} from '@dsh/approval'
 import type { JobOwner, JobProducer } from '@dsh/jobs'
 import type { Context } from '@dsh/kernel'
-import { HarnessError } from '@dsh/kernel'
+import { directService, HarnessError } from '@dsh/kernel'
 import { sandboxDenialHint } from '@dsh/sandbox'
 import { type Shell, type ShellProcess, statusMarkers } from '@dsh/shell'
 import type {} from '@dsh/system-prompt'
@@ -159,12 +159,14 @@ export function apply(ctx: Context, config: BashToolConfig = {}): void {
   const prompt = ctx.get('systemPrompt')
   const policies = ctx.get('sandboxPolicy')
   if (prompt && policies && ctx.shell.confines) {
+    // Rendered before every request: the provider's own object, not Cordis's per-call proxies (decision 351).
+    const direct = directService(ctx, 'sandboxPolicy')
     prompt.register({
       name: 'sandbox',
       kind: 'dynamic',
       order: 900,
       render: (scope) => {
-        const policy = policies.resolve(scope.sessionId)
+        const policy = (direct() ?? policies).resolve(scope.sessionId)
         // A remote execution world: say which machine the tools act on before anything else.
         const where = policy.location
           ? ` Every tool (bash, the file tools, background jobs) runs ${policy.location}; all paths are that machine's.`

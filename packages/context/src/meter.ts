@@ -109,7 +109,7 @@ export class TokenMeterService extends Service implements TokenMeter {
     this.config = checked
     this.thresholds = Object.freeze([...(checked.thresholds ?? [0.5, 0.75, 0.9])])
     this.charsPerToken = checked.charsPerToken ?? CHARS_PER_TOKEN
-    ctx.on('session/event', (session, event) => {
+    ctx.sessions.watch((session, event) => {
       if (WATCHED.has(event.type)) this.observe(session)
     })
     // `/context` on `ctx.commands` whenever that service is active (typed structurally: this package

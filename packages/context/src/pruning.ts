@@ -4,7 +4,7 @@
 // raw result stays in the log and in the user transcript. A result the model has not answered yet is
 // sent whole, unless the request would then take `freshLimit` of the context window or more.
 import type { RequestDraft } from '@dsh/agent'
-import { type Context, HarnessError } from '@dsh/kernel'
+import { type Context, directService, HarnessError } from '@dsh/kernel'
 import type { ToolResultContent, ToolResultMessage } from '@dsh/llm'
 import type { AnySessionEvent, Session } from '@dsh/session'
 import type {} from './index.js'
@@ -127,13 +127,15 @@ export function apply(ctx: Context, config: PruningConfig = {}): void {
   // A single-node replacement keeps every position, so pruning's own replacements keep the prefix;
   // anyone else's replacement (compaction) moves the generation and the next request scans again.
   const settled = new WeakMap<Session, { generation: number; upTo: number }>()
+  // Asked before every request: the provider's own object, not Cordis's per-call proxies (decision 351).
+  const tokenMeter = directService(ctx, 'tokenMeter')
   ctx.on('agent/request', async (draft: RequestDraft, next: () => Promise<RequestDraft>) => {
     const session = draft.session
     const known = settled.get(session)
     const from = known && known.generation === session.generation ? known.upTo : 0
     const pass = prune(session, resolved, { includeFresh: false, from })
     settled.set(session, { generation: session.generation, upTo: pass.settled })
-    const meter = ctx.get('tokenMeter')
+    const meter = tokenMeter()
     if (meter) {
       const { provider, model } = draft.config
       const window = meter.measure(session, { provider, model }).window

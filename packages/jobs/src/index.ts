@@ -129,9 +129,11 @@ export class JobsService extends Service {
     })
     // A user message (not one of our notices, not loop context) resets the wake-up budget of the
     // session's agents.
-    ctx.on('session/event', (session, event) => {
-      if (!isEvent(event, 'user/message') || isNotice(event.data)) return
-      for (const key of this.wakeups.keys()) if (key.startsWith(`${session.id}\u0000`)) this.wakeups.delete(key)
+    ctx.inject(['sessions'], (inner) => {
+      inner.sessions.watch((session, event) => {
+        if (!isEvent(event, 'user/message') || isNotice(event.data)) return
+        for (const key of this.wakeups.keys()) if (key.startsWith(`${session.id}\u0000`)) this.wakeups.delete(key)
+      })
     })
   }
 

@@ -1,4 +1,5 @@
 import { Context, HarnessError, Service } from '@dsh/kernel'
+import SessionService from '@dsh/session'
 import { describe, expect, it } from 'vitest'
 import JobsService, { type JobOutcome, type JobProducer } from '../src/index.js'
 
@@ -134,19 +135,20 @@ describe('ctx.jobs', () => {
       p.finish({ status: 'completed', summary: 'exit code 0' })
       await root.jobs.wait(job.id, alice)
     }
-    const userEvent = (text: string) => ({
-      type: 'user/message',
-      data: { message: { role: 'user', content: [{ type: 'text', text }] } },
-    })
+    // The budget is refilled from the session log: real commits, through the sessions service.
+    await root.plugin(SessionService)
+    const session = root.sessions.create({ id: 's1' })
+    const userMessage = (text: string) =>
+      session.append(
+        'user/message',
+        { message: { role: 'user', content: [{ type: 'text', text }] } },
+        { surfaceOp: { op: 'append' } },
+      )
     // A notice entering the log does not refill the budget; a real user message does.
-    root.emit(
-      'session/event' as never,
-      { id: 's1' } as never,
-      userEvent('[job job-1 completed: exit code 0] t') as never,
-    )
+    userMessage('[job job-1 completed: exit code 0] t')
     await finishOne()
     expect(calls.at(-1)).toBe('inject')
-    root.emit('session/event' as never, { id: 's1' } as never, userEvent('thanks, go on') as never)
+    userMessage('thanks, go on')
     await finishOne()
     expect(calls.at(-1)).toBe('followup')
   })

@@ -2,25 +2,14 @@
 // request body from dsh messages, POSTs it with fetch, reads the SSE stream and normalizes it into
 // stream chunks. Every failure (HTTP status, transport, malformed frame, timeout, abort) ends the
 // stream with a terminal chunk; nothing here throws to the consumer and nothing retries.
-import type { LlmAdapter, LlmDispatch, LlmRequest, ModelInfo, ProviderCatalog, ToolChoice } from './adapter.js'
+import type { LlmAdapter, LlmDispatch, ModelInfo, ProviderCatalog, ToolChoice } from './adapter.js'
 import { errorFinish, llmError } from './adapter.js'
-import { acceptsImages, imageMissing, imagePlaceholder } from './images.js'
-import type {
-  AssistantMessage,
-  FinishReason,
-  ImageBlock,
-  LlmErrorCode,
-  LlmErrorData,
-  Message,
-  ReasoningEffort,
-  StreamChunk,
-  ToolResultContent,
-  Usage,
-  UserContent,
-} from './messages.js'
+import type { FinishReason, LlmErrorCode, LlmErrorData, ReasoningEffort, StreamChunk, Usage } from './messages.js'
 import { readSse } from './sse.js'
 import { type BodyPrefix, looksLikeSse, readPrefix } from './stream-body.js'
 import { type ModelTransport, timeoutOfCause } from './transport.js'
+import { bodyText } from './wire-json.js'
+import { wireMessages, wireText } from './wire-messages.js'
 
 export type Dialect = 'deepseek' | 'openai'
 
@@ -85,98 +74,6 @@ function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-function bytesToBase64(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
-}
-
-/** How this request sends images: loaded as data URLs, or as a placeholder for a text-only model. */
-interface ImageWire {
-  load?: (ref: string) => Promise<Uint8Array>
-  /** Set when the model takes text only: its name, for the placeholder. */
-  textOnly?: string
-}
-
-async function imagePart(block: ImageBlock, images: ImageWire): Promise<Json> {
-  if (images.textOnly !== undefined) return { type: 'text', text: imagePlaceholder(block, images.textOnly) }
-  if (!images.load) return { type: 'text', text: imageMissing(block, 'no image loader for this request') }
-  try {
-    const data = bytesToBase64(await images.load(block.ref))
-    return { type: 'image_url', image_url: { url: `data:${block.mimeType};base64,${data}` } }
-  } catch (error) {
-    return { type: 'text', text: imageMissing(block, error instanceof Error ? error.message : String(error)) }
-  }
-}
-
-async function userContent(content: readonly UserContent[], images: ImageWire) {
-  if (content.every((block) => block.type === 'text')) return content.map((block) => block.text).join('\n')
-  const parts: Json[] = []
-  for (const block of content) {
-    parts.push(block.type === 'text' ? { type: 'text', text: block.text } : await imagePart(block, images))
-  }
-  return parts
-}
-
-function toolResultText(content: readonly ToolResultContent[]): string {
-  return content
-    .map((block) =>
-      block.type === 'text' ? block.text : `[image ${block.mimeType} ${block.ref}: shown in the next message]`,
-    )
-    .join('\n')
-}
-
-function assistantMessage(message: AssistantMessage, options: ChatCompletionsOptions): Json {
-  const text = message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('')
-  const calls = message.content.flatMap((block) => (block.type === 'tool-call' ? [block] : []))
-  const out: Json = { role: 'assistant', content: text === '' ? null : text }
-  if (options.dialect === 'deepseek') {
-    // Reasoning of tool-call turns must go back verbatim (HTTP 400 otherwise); other adapters' reasoning
-    // is their replay state, not ours, so it is replaced by the documented empty string.
-    const own = message.provider === undefined || options.providers.includes(message.provider)
-    const reasoning = own
-      ? message.content.flatMap((block) => (block.type === 'reasoning' ? [block.text] : [])).join('')
-      : ''
-    if (calls.length > 0 || reasoning !== '') out.reasoning_content = reasoning
-  }
-  if (calls.length > 0) {
-    out.tool_calls = calls.map((call) => ({
-      id: call.id,
-      type: 'function',
-      function: { name: call.name, arguments: call.rawArguments ?? JSON.stringify(call.arguments) },
-    }))
-  }
-  return out
-}
-
-async function wireMessages(request: LlmRequest, options: ChatCompletionsOptions, model: string): Promise<Json[]> {
-  const images: ImageWire = acceptsImages(options.models, model)
-    ? request.loadImage
-      ? { load: request.loadImage }
-      : {}
-    : { textOnly: model }
-  const out: Json[] = []
-  if (request.system) out.push({ role: 'system', content: request.system })
-  // Tool messages carry text only on this wire: the images of a run of tool results follow it as one
-  // user message, so the next assistant turn still sees them.
-  let toolImages: ImageBlock[] = []
-  const flushToolImages = async () => {
-    if (toolImages.length === 0) return
-    const content = [{ type: 'text' as const, text: 'Images from the tool results above:' }, ...toolImages]
-    toolImages = []
-    out.push({ role: 'user', content: await userContent(content, images) })
-  }
-  for (const message of request.messages as readonly Message[]) {
-    if (message.role !== 'tool') await flushToolImages()
-    if (message.role === 'user') out.push({ role: 'user', content: await userContent(message.content, images) })
-    else if (message.role === 'assistant') out.push(assistantMessage(message, options))
-    else {
-      out.push({ role: 'tool', tool_call_id: message.toolCallId, content: toolResultText(message.content) })
-      for (const block of message.content) if (block.type === 'image') toolImages.push(block)
-    }
-  }
-  await flushToolImages()
-  return out
-}
-
 function wireToolChoice(choice: ToolChoice): unknown {
   return typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } }
 }
@@ -209,11 +106,14 @@ export async function buildBody(
   if (call.maxTokens !== undefined) body.max_tokens = call.maxTokens
   if (call.temperature !== undefined) body.temperature = call.temperature
   if (call.stop !== undefined && call.stop.length > 0) body.stop = [...call.stop]
-  if (request.tools && request.tools.length > 0) {
-    body.tools = request.tools.map((tool) => ({
-      type: 'function',
-      function: { name: tool.name, description: tool.description, parameters: tool.parameters },
-    }))
+  const tools = request.tools
+  if (tools && tools.length > 0) {
+    body.tools = wireText.of(options, tools, () =>
+      tools.map((tool) => ({
+        type: 'function',
+        function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+      })),
+    )
   }
   if (request.toolChoice !== undefined) body.tool_choice = wireToolChoice(request.toolChoice)
   return { body }
@@ -536,7 +436,7 @@ async function* streamCompletion(dispatch: LlmDispatch, options: ChatCompletions
           ...options.headers,
         },
         // Bytes, not a string: fetch would first re-scan a string body for lone surrogates (toUSVString).
-        body: Buffer.from(JSON.stringify(body)),
+        body: Buffer.from(bodyText(body)),
         signal: controller.signal,
       })
     } catch (error) {

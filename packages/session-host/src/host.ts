@@ -140,7 +140,7 @@ export class SessionHost {
     const ctx = this.ctx
     const changed = (sessionId: string) => queueMicrotask(() => this.listeners.stateChanged?.(sessionId))
     this.disposers.push(
-      ctx.on('session/event', (session, event) => {
+      ctx.sessions.watch((session, event) => {
         this.subscriptions.deliver(session)
         // The splice is logged before the inbox changes in memory; a tool result may start a job.
         if (event.type === 'agent/inbox/spliced' || event.type === 'tool/result') changed(session.id)

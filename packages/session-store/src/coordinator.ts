@@ -291,7 +291,7 @@ export class SessionPersistence extends Service {
     ctx.on('session/created', (session) => {
       core.track(session, 0, session.header)
     })
-    ctx.on('session/event', (session, event) => {
+    ctx.sessions.watch((session, event) => {
       core.enqueue(session, event)
     })
     ctx.on('session/closed', (session) => core.close(session))

@@ -2,7 +2,7 @@
 // the typed event vocabulary, and the pure pieces persistence builds on (format checks, repair).
 import { randomUUID } from 'node:crypto'
 import type {} from '@dsh/composition'
-import { type Context, HarnessError, Service } from '@dsh/kernel'
+import { type Context, eventsOf, HarnessError, Service } from '@dsh/kernel'
 import {
   type AppendOptions,
   BUILTIN_EVENT_TYPES,
@@ -116,7 +116,12 @@ interface State {
   owners: Map<Session, () => unknown>
   defined: Map<string, number>
   participants: Set<FlushParticipant>
+  /** `watch` listeners, replaced (never changed in place) on each registration and removal. */
+  watchers: readonly SessionEventListener[]
 }
+
+/** A `session/event` listener called directly (see `SessionService.watch`). */
+export type SessionEventListener = (session: Session, event: SessionEvent) => void | Promise<void>
 
 /**
  * `ctx.sessions`: the live sessions of this process. Sessions created through a plugin's context
@@ -125,7 +130,13 @@ interface State {
 export class SessionService extends Service {
   static readonly provide = 'sessions'
   // Plain fields, not #private: Cordis calls service methods through a proxy.
-  readonly state: State = { live: new Map(), owners: new Map(), defined: new Map(), participants: new Set() }
+  readonly state: State = {
+    live: new Map(),
+    owners: new Map(),
+    defined: new Map(),
+    participants: new Set(),
+    watchers: [],
+  }
   readonly vocabulary: Vocabulary
   readonly home: Context
   readonly config: SessionsConfig
@@ -148,9 +159,20 @@ export class SessionService extends Service {
         for (const item of errors) logger.warn(`a ${name} listener failed:`, item)
       })
     }
-    const live = this.state.live
+    const state = this.state
+    const hooks = ctx.events._hooks
+    const failed = (error: unknown) => logger.warn('a session/event listener failed:', error)
     this.onCommit = (session, event) => {
-      if (live.get(session.id) === session) this.dispatch('session/event', session, event)
+      if (state.live.get(session.id) !== session) return
+      for (const watcher of state.watchers) {
+        try {
+          const result = watcher(session, event)
+          if (result instanceof Promise) result.catch(failed)
+        } catch (error) {
+          failed(error)
+        }
+      }
+      if (hooks['session/event']?.length) this.dispatch('session/event', session, event)
     }
     // Optional: when an invariants registry is loaded, it can check every live projection.
     ctx.inject(['invariants'], (inner) => {
@@ -282,7 +304,23 @@ export class SessionService extends Service {
    * the action may proceed; rejects (typically SESSION_CHECKPOINT_FAILED) when it must not.
    */
   async checkpoint(session: Session, boundary: CheckpointBoundary, detail?: string): Promise<void> {
-    await this.home.serial('session/checkpoint', { session, boundary, detail })
+    await eventsOf(this.home).serial('session/checkpoint', { session, boundary, detail })
+  }
+
+  /**
+   * `ctx.on('session/event', listener)` for listeners on the per-event path: called directly after each
+   * commit, in registration order and before the Cordis listeners of the event, without Cordis's
+   * per-call tracing (decision 352). Registered for the caller's lifetime; a throwing or rejecting
+   * listener is logged, as on the event.
+   */
+  watch(listener: SessionEventListener): () => void {
+    const state = this.state
+    return this.ctx.effect(() => {
+      state.watchers = [...state.watchers, listener]
+      return () => {
+        state.watchers = state.watchers.filter((item) => item !== listener)
+      }
+    }, 'sessions.watch')
   }
 
   /** Removes a live session and emits `session/closed` (persistence flushes and releases its lease). */

@@ -1,7 +1,7 @@
 // @dsh/skills/tool: the model-facing half of skills. A system prompt section lists the catalog (names
 // and descriptions); the `skill` tool loads a body on demand. The tool result is the durable, logged
 // record of the load (a `tool/result` in the session).
-import { type Context, HarnessError } from '@dsh/kernel'
+import { type Context, directService, HarnessError } from '@dsh/kernel'
 import type {} from '@dsh/system-prompt'
 import { defineTool, ToolError } from '@dsh/tools'
 import type {} from './index.js'
@@ -23,14 +23,16 @@ export function apply(ctx: Context, config: SkillToolConfig = {}): void {
   if (!Number.isInteger(order)) {
     throw new HarnessError('INVALID_SKILLS_CONFIG', 'skill-tool: order must be an integer', { order: String(order) })
   }
+  // Rendered before every request: the provider's own object, not Cordis's per-call proxies (decision 351).
+  const skills = directService(ctx, 'skills')
   ctx.systemPrompt.register({
     name: 'skills',
     kind: 'section',
     order,
     render: async (scope) => {
-      const skills = await ctx.skills.list(scope.agentId === undefined ? {} : { agentId: scope.agentId })
-      if (skills.length === 0) return undefined
-      const lines = skills.map((skill) => `- ${skill.name}: ${skill.description}`)
+      const listed = await (skills() ?? ctx.skills).list(scope.agentId === undefined ? {} : { agentId: scope.agentId })
+      if (listed.length === 0) return undefined
+      const lines = listed.map((skill) => `- ${skill.name}: ${skill.description}`)
       return `# Skills\nLoad a skill with the skill tool when the task matches its description:\n${lines.join('\n')}`
     },
   })

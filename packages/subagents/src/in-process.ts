@@ -139,7 +139,7 @@ class InProcessChild implements SubagentChild {
     readonly agent: Agent,
   ) {
     this.childSession = agent.session.id
-    ctx.on('session/event', (session, event) => {
+    ctx.sessions.watch((session, event) => {
       if (session !== agent.session) return
       if (event.type === 'turn/start') this.turnStart = event.seq
       if (event.type !== 'turn/end') return

@@ -90,7 +90,7 @@ export class HeadlessRunnerService extends HeadlessRunner {
       // before this listener: they are part of the run's stream too.
       if (!request.resume && !request.continue) for (const event of agent.session.events) request.onEvent?.(event)
       disposers.push(
-        this.ctx.on('session/event', (source, event) => {
+        this.ctx.sessions.watch((source, event) => {
           if (source !== agent.session) return
           request.onEvent?.(event)
           if (event.type === 'turn/end' && ++turns >= (request.maxTurns ?? Number.POSITIVE_INFINITY)) {

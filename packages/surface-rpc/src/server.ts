@@ -130,7 +130,7 @@ class Connection implements RpcConnection {
   private listen(): void {
     const ctx = this.ctx
     this.disposers.push(
-      ctx.on('session/event', (session, event) => {
+      ctx.sessions.watch((session, event) => {
         const parentSessionId = session.header.parentSession
         this.notify('session/event', {
           sessionId: session.id,

@@ -76,7 +76,7 @@ export class Conversation {
     this.tui.setFocus(this.editor)
     this.tui.addInputListener((data) => this.key(data))
     // A subagent's own session is not this chat's: its calls are shown nested under the task call.
-    this.stopChildEvents = ctx.on('session/event', (session, event) => {
+    this.stopChildEvents = ctx.sessions.watch((session, event) => {
       if (this.transcript.childEvent(session.id, event)) this.tui.requestRender()
     })
   }

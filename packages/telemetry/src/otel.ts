@@ -178,7 +178,7 @@ export function startTracing(ctx: Context, options: TracingOptions): void {
     open.clear()
   }
 
-  ctx.on('session/event', observe)
+  ctx.sessions.watch(observe)
   ctx.on('session/closed', (session) => {
     const state = open.get(session.id)
     if (!state) return

@@ -2,7 +2,7 @@
 // the guarded per-call pipeline (pipeline.ts) and the scheduler for a model's batch of calls
 // (scheduler.ts). Approval is consumed through the optional `ctx.approval` service (@dsh/approval).
 import type {} from '@dsh/approval'
-import { agentScopeOf, type Context, deepFreeze, HarnessError, Service } from '@dsh/kernel'
+import { agentScopeOf, type Context, deepFreeze, directService, eventsOf, HarnessError, Service } from '@dsh/kernel'
 import type { ToolCallBlock, ToolSchema } from '@dsh/llm'
 import type { ToolDefinition } from './define.js'
 import { abortedBeforeDispatch, gate, type PipelineHost, runBody } from './pipeline.js'
@@ -80,6 +80,9 @@ export class ToolsService extends Service {
   private readonly layers = new Map<string, Map<string, Entry>>()
   private readonly guardList: { name: string; guard: ToolGuard }[] = []
   private readonly concurrency: number
+  /** Per-call paths read these, not Cordis's per-access proxies (decision 351). */
+  private readonly bus: Context['events']
+  private readonly approval: () => Context['approval'] | undefined
   /** `version` is bumped by every registration and removal: cached schema lists of older ones are stale. */
   private readonly listed = {
     version: 0,
@@ -90,6 +93,8 @@ export class ToolsService extends Service {
     const concurrency = checkConcurrency(config?.concurrency ?? 4, 'tools config')
     super(ctx, 'tools')
     this.concurrency = concurrency
+    this.bus = eventsOf(ctx)
+    this.approval = directService(ctx, 'approval')
   }
 
   /**
@@ -228,10 +233,12 @@ export class ToolsService extends Service {
   private host(scope: ToolScope): PipelineHost {
     // `this.ctx` is the caller's context here: hooks dispatch through it.
     const ctx = this.ctx
+    const approval = this.approval
     return {
       ctx,
+      events: this.bus,
       guards: () => [...this.guardList],
-      approval: () => ctx.get('approval'),
+      approval: () => approval() ?? ctx.get('approval'),
       available: () => this.tools(scope).map((tool) => tool.name),
       restricted: (name) => this.restricted(name, scope),
     }

@@ -24,6 +24,8 @@ import type {
 /** What the pipeline needs from the service. `ctx` is the caller's context: hooks dispatch through it. */
 export interface PipelineHost {
   readonly ctx: Context
+  /** The event bus without the context proxy (decision 351): per-call hooks dispatch through it. */
+  readonly events: Context['events']
   guards(): readonly { name: string; guard: ToolGuard }[]
   approval(): ApprovalService | undefined
   /** Tool names visible in the caller's scope, for "unknown tool" messages. */
@@ -151,7 +153,7 @@ export function finish(
     presentation: toJsonSafe(presentation) as unknown as ToolPresentation,
   })
   try {
-    host.ctx.emit('tools/result', result)
+    host.events.emit('tools/result', result)
   } catch {
     // Observers cannot change or fail a finished call.
   }
@@ -238,7 +240,7 @@ export async function gate(
   // tools/pre-execute: the policy layer. A throwing listener denies (fail closed).
   let decision: ToolPreExecuteDecision
   try {
-    decision = await host.ctx.waterfall('tools/pre-execute', input, async () => ({ action: 'allow' }) as const)
+    decision = await host.events.waterfall('tools/pre-execute', input, async () => ({ action: 'allow' }) as const)
   } catch (error) {
     return done(
       'PIPELINE_FAILED',
@@ -371,8 +373,8 @@ export async function runBody(
 
   let outcome: ToolOutcome
   try {
-    const executed = await host.ctx.waterfall('tools/execute', execution, body)
-    outcome = await host.ctx.waterfall('tools/post-execute', execution, async () => executed)
+    const executed = await host.events.waterfall('tools/execute', execution, body)
+    outcome = await host.events.waterfall('tools/post-execute', execution, async () => executed)
     if (!outcome || !Array.isArray(outcome.content)) throw new Error('a listener returned no outcome')
     outcome = { ...outcome, additionalContext: outcome.additionalContext ?? [] }
   } catch (error) {
