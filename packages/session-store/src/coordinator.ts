@@ -1,7 +1,7 @@
 // The persistence coordinator `ctx.sessionPersistence`: subscribes to the session log, keeps one
 // write-behind queue per session with bounded batching, takes each session's lease, answers
 // `ctx.sessions.flush()`, and performs cold resume (validate, repair, commit, re-read).
-import { type Context, HarnessError, Service } from '@dsh/kernel'
+import { type Context, directService, HarnessError, Service } from '@dsh/kernel'
 import { type FlushOptions, repairEvents, type Session, type SessionEvent, type SessionHeader } from '@dsh/session'
 import { leaseSession, type SessionStore, type StoredSession } from './index.js'
 import { acquireLease, type Lease } from './lease.js'
@@ -286,7 +286,9 @@ export class SessionPersistence extends Service {
   constructor(ctx: Context, config: PersistenceConfig = {}) {
     super(ctx, 'sessionPersistence')
     this.home = ctx
-    const core = new Coordinator(ctx, ctx.sessionStore, config ?? {})
+    // The store's own object: every append batch calls it, and Cordis's tracing proxies cost more than
+    // the write's bookkeeping (decision 351). This service is rebuilt when the store provider changes.
+    const core = new Coordinator(ctx, directService(ctx, 'sessionStore')() ?? ctx.sessionStore, config ?? {})
     this.core = core
     ctx.on('session/created', (session) => {
       core.track(session, 0, session.header)

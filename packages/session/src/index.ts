@@ -143,10 +143,13 @@ export class SessionService extends Service {
   /** Hot-path closures made in the constructor, so appends never go through Cordis's context proxies. */
   readonly dispatch: (name: Notification, ...args: unknown[]) => void
   readonly onCommit: (session: Session, event: SessionEvent) => void
+  /** The event bus without the context proxy (decision 351). */
+  readonly bus: Context['events']
 
   constructor(ctx: Context, config: SessionsConfig = {}) {
     super(ctx, 'sessions')
     this.home = ctx
+    this.bus = eventsOf(ctx)
     this.config = config ?? {}
     const builtin = new Set(BUILTIN_EVENT_TYPES)
     const defined = this.state.defined
@@ -304,7 +307,7 @@ export class SessionService extends Service {
    * the action may proceed; rejects (typically SESSION_CHECKPOINT_FAILED) when it must not.
    */
   async checkpoint(session: Session, boundary: CheckpointBoundary, detail?: string): Promise<void> {
-    await eventsOf(this.home).serial('session/checkpoint', { session, boundary, detail })
+    await this.bus.serial('session/checkpoint', { session, boundary, detail })
   }
 
   /**

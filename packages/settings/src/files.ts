@@ -27,13 +27,14 @@ export class SettingsFiles {
 
   /** The file's top-level values; `{}` when it does not exist. Throws `CONFIG_SETTINGS_INVALID` for bad YAML. */
   read(path: string): FileValues {
-    let stats: { mtimeMs: number; size: number }
+    let stats: { mtimeMs: number; size: number } | undefined
     try {
-      stats = statSync(path)
+      // Read on every settings lookup; a missing file (the usual project case) must not cost an exception.
+      stats = statSync(path, { throwIfNoEntry: false })
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {}
       throw unreadable(path, error)
     }
+    if (!stats) return {}
     const cached = this._cache.get(path)
     if (cached && cached.mtimeMs === stats.mtimeMs && cached.size === stats.size) return cached.values
     const values = toValues(path, parseFile(path))

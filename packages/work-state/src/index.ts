@@ -244,7 +244,7 @@ export class WorkStateService extends Service {
       kind: 'dynamic',
       order: 50,
       render: (scope: PromptScope) => {
-        const session = scope.sessionId === undefined ? undefined : ctx.sessions.get(scope.sessionId)
+        const session = scope.sessionId === undefined ? undefined : this.sessions().get(scope.sessionId)
         return session ? renderWorkState(this.state(session)) : undefined
       },
     })
