@@ -11,7 +11,7 @@ import {
   userPatchFiles,
 } from '@dsh/composition'
 import { peekStringSetting } from '@dsh/settings'
-import { parseRemote, REMOTE_ENV, type RemoteTarget } from '@dsh/ssh'
+import { parseRemote, REMOTE_ENV, type RemoteSpec } from '@dsh/ssh'
 import { remoteWorldRows } from '@dsh/ssh/world'
 
 export interface GlobalOptions {
@@ -36,7 +36,7 @@ export interface Composition {
   tree: EffectiveTree
   /** The user patch files (existing or not) that `--watch-config` watches. */
   patchFiles: string[] /** The remote machine the execution world runs on (`--remote` or the `remote` setting). */
-  remote?: RemoteTarget
+  remote?: RemoteSpec
 }
 
 export interface ComposeRequest {

@@ -149,7 +149,7 @@ ${exitCodeHelp()}`,
     .option('--continue', 'continue the latest session of this directory')
     .option(
       '--remote <target>',
-      'run every tool on another machine over SSH: user@host:/path or ssh://user@host:port/path (default: the remote setting)',
+      'run every tool on another machine over SSH: user@host:/path, an ~/.ssh/config alias as alias:/path, or ssh://user@host:port/path (default: the remote setting)',
     )
     .addOption(
       new Option(

@@ -128,6 +128,67 @@ describe('dsh run --remote (the SSH execution world)', () => {
     expect(spawnSync('pgrep', ['-f', 'sleep 34[78]']).status).toBe(1)
   })
 
+  it('a SIGKILLed dsh leaves no remote process behind: the remote watcher kills the tree when the connection drops', async () => {
+    const marker = join(project, 'sleep-started')
+    server.enqueue(call('c1', 'bash', { command: `sleep 357 & touch ${marker}; sleep 358; echo never` }))
+    // Unsandboxed: bubblewrap there (--die-with-parent) would end the tree with the SSH session by itself.
+    const args = ['run', '--permission-mode', 'danger-full-access', '--remote', remote(), 'run the long command']
+    const proc = spawn(process.execPath, [bin, ...args], {
+      cwd: home,
+      env: {
+        PATH: process.env.PATH,
+        DSH_HOME: home,
+        DEEPSEEK_API_KEY: 'sk-test',
+        DEEPSEEK_BASE_URL: server.url,
+        DSH_SSH_KNOWN_HOSTS: sshd.knownHosts,
+        DSH_SSH_IDENTITY: sshd.identity,
+      },
+    })
+    const exited = collectExit(proc)
+    const started = Date.now()
+    while (!existsSync(marker)) {
+      if (Date.now() - started > 30_000) throw new Error(`the tool never started:\n${(await exited).stderr}`)
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    expect(spawnSync('pgrep', ['-f', 'sleep 35[78]']).status).toBe(0)
+    proc.kill('SIGKILL')
+    await exited
+    // No terminate() ran: only the remote side can end them. TERM, then KILL after the grace.
+    const deadline = Date.now() + 20_000
+    while (spawnSync('pgrep', ['-f', 'sleep 35[78]']).status === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    expect(spawnSync('pgrep', ['-f', 'sleep 35[78]']).status).toBe(1)
+  })
+
+  it('reads a Host alias from the SSH client config: dsh run --remote alias:/path', async () => {
+    const config = join(home, 'ssh_config')
+    writeFileSync(
+      config,
+      `Host dsh-test-box\n  HostName 127.0.0.1\n  Port ${sshd.port}\n  User ${sshd.user}\n  IdentityFile ${sshd.identity}\n`,
+    )
+    server.enqueue(
+      call('c1', 'bash', { command: 'echo "$SSH_CONNECTION" > via-alias' }),
+      completionResponse({ text: 'Done through the alias.' }),
+    )
+    // No DSH_SSH_IDENTITY: the key comes from the config's IdentityFile.
+    const result = await runDsh(['run', '--remote', `dsh-test-box:${project}`, 'note the connection'], {
+      home,
+      modelUrl: server.url,
+      env: { DSH_SSH_KNOWN_HOSTS: sshd.knownHosts, DSH_SSH_CONFIG: config },
+    })
+    expect(result.stderr).not.toMatch(/did not activate/)
+    expect(result.code).toBe(0)
+    expect(result.stdout).toBe('Done through the alias.\n')
+    expect(readFileSync(join(project, 'via-alias'), 'utf8').trim()).toMatch(
+      new RegExp(` 127\\.0\\.0\\.1 ${sshd.port}$`),
+    )
+    // The model is told the machine it works on, by its real name.
+    expect(JSON.stringify(server.requests[0]?.body.messages)).toContain(
+      `runs on the remote machine ${sshd.user}@127.0.0.1:${sshd.port}:${project} over SSH`,
+    )
+  })
+
   it('refuses an unknown host key with the way to trust it, before any model request', async () => {
     const empty = join(home, 'known_hosts')
     writeFileSync(empty, '')

@@ -1,8 +1,10 @@
 // @dsh/ssh/connection: `ctx.ssh` over the ssh2 library. One TCP connection per process, opened and
 // verified when the row starts (rows of the remote world inject `ssh`, so none of them activates
 // before a verified login); commands are exec channels and file operations one SFTP session on it.
-// Host keys: only a key listed for the host in known_hosts is accepted. Auth: the `ssh.identity` key
-// file, else the ssh-agent, else ~/.ssh/id_ed25519, id_ecdsa, id_rsa.
+// The remote's host may be an alias of the SSH client config (HostName, User, Port, IdentityFile; see
+// ssh-config.ts). Host keys: only a key listed for the host in known_hosts is accepted. Auth: the
+// `ssh.identity` key file, else the config's IdentityFile, else the ssh-agent, else ~/.ssh/id_ed25519,
+// id_ecdsa, id_rsa.
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { homedir } from 'node:os'
@@ -19,10 +21,13 @@ import {
 } from './index.js'
 import { type HostKeyVerdict, hostName, verifyHostKey } from './known-hosts.js'
 import type {} from './settings.js'
+import { readHostConfig, resolveTarget } from './ssh-config.js'
 
 export interface SshConnectionConfig {
-  /** `user@host:/path` or `ssh://user@host:port/path`. Default: the `remote` setting. */
+  /** `[user@]host:/path` (host may be an SSH config alias) or `ssh://user@host:port/path`. Default: the `remote` setting. */
   target?: string
+  /** The OpenSSH client config to read; false reads none. Default: the `ssh.config` setting, else ~/.ssh/config. */
+  sshConfig?: string | false
   /** known_hosts files. Default: the `ssh.knownHosts` setting, else ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts. */
   knownHosts?: string[]
   /** A private key file. Default: the `ssh.identity` setting, else the agent, else ~/.ssh/id_*. */
@@ -66,10 +71,15 @@ export class SshConnectionService extends Service implements SshConnection {
         {},
       )
     }
-    this.target = parseRemote(spec)
+    const remote = parseRemote(spec)
+    const configFile = this.config.sshConfig === undefined ? settings.sshConfig : this.config.sshConfig || undefined
+    const hostConfig = configFile ? readHostConfig(configFile, remote) : { identityFiles: [] }
+    this.target = resolveTarget(remote, hostConfig)
     const file = settings.knownHosts
     this.knownHosts = this.config.knownHosts ?? (file ? [file] : DEFAULT_KNOWN_HOSTS())
-    this.identity = this.config.identity ?? settings.identity
+    // As with `ssh -i`, an explicit key wins over the config's; of the config's, the first that exists.
+    this.identity =
+      this.config.identity ?? settings.identity ?? hostConfig.identityFiles.find((path) => existsSync(path))
     ctx.effect(
       () => () => {
         this.client?.end()

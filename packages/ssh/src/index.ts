@@ -16,10 +16,23 @@ declare module '@dsh/settings' {
     remote: string
     'ssh.knownHosts': string
     'ssh.identity': string
+    'ssh.config': string
   }
 }
 
-/** Where the remote world works: `user@host:port` and the workspace directory there. */
+/**
+ * The remote as written (`--remote`, the `remote` setting): the host may be an alias of the SSH client
+ * config, and user and port may be left to it (see ssh-config.ts).
+ */
+export interface RemoteSpec {
+  user?: string
+  host: string
+  port?: number
+  /** Absolute directory on the remote machine. */
+  path: string
+}
+
+/** Where the remote world works: `user@host:port` (the SSH config applied) and the workspace directory there. */
 export interface RemoteTarget {
   user: string
   host: string
@@ -58,14 +71,17 @@ export interface SshConnection {
 export const REMOTE_ENV = 'DSH_REMOTE'
 
 const SPEC_HELP =
-  'give the remote as user@host:/absolute/path or ssh://user@host:port/absolute/path (the directory where tools work)'
+  'give the remote as user@host:/absolute/path, a Host alias of ~/.ssh/config as alias:/absolute/path, or ssh://user@host:port/absolute/path (the directory where tools work)'
 
-/** Parses `user@host:/path`, `user@host:port:/path` or `ssh://user@host:port/path`. Throws `SSH_TARGET_INVALID`. */
-export function parseRemote(spec: string): RemoteTarget {
+/**
+ * Parses `[user@]host:/path`, `[user@]host:port:/path` or `ssh://[user@]host[:port]/path`; the host may
+ * be an alias of the SSH client config. Throws `SSH_TARGET_INVALID`.
+ */
+export function parseRemote(spec: string): RemoteSpec {
   const text = spec.trim()
   let user: string | undefined
   let host: string | undefined
-  let port = 22
+  let port: number | undefined
   let path: string | undefined
   const url = /^ssh:\/\/(?:([^@/]+)@)?(\[[^\]]+\]|[^:/]+)(?::(\d+))?(\/.*)$/.exec(text)
   const scp = /^(?:([^@/]+)@)?(\[[^\]]+\]|[^:/]+):(?:(\d+):)?(\/.*)$/.exec(text)
@@ -76,13 +92,15 @@ export function parseRemote(spec: string): RemoteTarget {
     if (match[3]) port = Number(match[3])
     path = match[4]
   }
-  if (!match || !host || !path || !(port > 0 && port < 65536)) {
+  if (!match || !host || !path || (port !== undefined && !(port > 0 && port < 65536))) {
     throw new HarnessError('SSH_TARGET_INVALID', `cannot read the remote "${spec}": ${SPEC_HELP}`, { spec })
   }
-  if (!user) {
-    throw new HarnessError('SSH_TARGET_INVALID', `the remote "${spec}" names no user: ${SPEC_HELP}`, { spec })
+  return {
+    ...(user ? { user } : {}),
+    host,
+    ...(port !== undefined ? { port } : {}),
+    path: path.length > 1 ? path.replace(/\/+$/, '') : path,
   }
-  return { user, host, port, path: path.length > 1 ? path.replace(/\/+$/, '') : path }
 }
 
 /** `user@host[:port]:/path`. */
@@ -98,6 +116,7 @@ export function shellQuote(word: string): string {
 /** Error codes of the seam. */
 export const SSH_ERROR_CODES = [
   'SSH_TARGET_INVALID',
+  'SSH_CONFIG_INVALID',
   'SSH_HOST_KEY_UNKNOWN',
   'SSH_HOST_KEY_CHANGED',
   'SSH_HOST_KEY_REVOKED',

@@ -2,6 +2,9 @@
 // that `dsh config` knows them in every profile, with typed getters for the connection row (which
 // injects this service, so it reads the keys only once they are declared). `remote` is also read
 // before boot: it decides which rows compose.
+
+import { homedir } from 'node:os'
+import { join } from 'node:path'
 import { type Context, Service } from '@dsh/kernel'
 import type {} from '@dsh/settings'
 import { parseRemote, REMOTE_ENV } from './index.js'
@@ -23,9 +26,10 @@ export class SshSettings extends Service {
     ctx.settings.define('remote', {
       schema: { type: 'string' },
       description:
-        'run every tool on a remote machine over SSH (the execution world): user@host:/path or ssh://user@host:port/path',
+        'run every tool on a remote machine over SSH (the execution world): user@host:/path, an ~/.ssh/config alias as alias:/path, or ssh://user@host:port/path',
       env: REMOTE_ENV,
-      allowed: 'user@host:/absolute/path or ssh://user@host:port/absolute/path',
+      allowed:
+        '[user@]host:/absolute/path (host may be a Host alias of ~/.ssh/config) or ssh://[user@]host[:port]/absolute/path',
       check: (value) => {
         try {
           parseRemote(value)
@@ -44,8 +48,14 @@ export class SshSettings extends Service {
     ctx.settings.define('ssh.identity', {
       schema: { type: 'string' },
       description:
-        'the private key file for SSH logins (default: the ssh-agent, else ~/.ssh/id_ed25519, id_ecdsa, id_rsa)',
+        'the private key file for SSH logins (default: the IdentityFile of ~/.ssh/config for the host, else the ssh-agent, else ~/.ssh/id_ed25519, id_ecdsa, id_rsa)',
       env: 'DSH_SSH_IDENTITY',
+    })
+    ctx.settings.define('ssh.config', {
+      schema: { type: 'string' },
+      description:
+        'the OpenSSH client config whose Host/Match sections give the remote host its HostName, User, Port and IdentityFile (default ~/.ssh/config; none: read no file)',
+      env: 'DSH_SSH_CONFIG',
     })
   }
 
@@ -59,6 +69,12 @@ export class SshSettings extends Service {
 
   get identity(): string | undefined {
     return this.home.settings.get('ssh.identity') || undefined
+  }
+
+  /** The SSH client config file, or undefined for `none` (no file is read). */
+  get sshConfig(): string | undefined {
+    const value = this.home.settings.get('ssh.config') || join(homedir(), '.ssh', 'config')
+    return value === 'none' ? undefined : value
   }
 }
 

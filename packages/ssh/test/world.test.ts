@@ -2,7 +2,7 @@
 // its own known_hosts): the connection refuses unknown keys, processes run there and their trees die
 // on terminate, files are read and written over SFTP with versions and the sandbox fence.
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from '@dsh/kernel'
@@ -31,6 +31,21 @@ afterAll(async () => {
 /** True while a process whose command line matches `pattern` runs. */
 function running(pattern: string): boolean {
   return spawnSync('pgrep', ['-f', pattern]).status === 0
+}
+
+/** The pids of remote watchers of the command whose group is `pgid` (the sshd runs on this machine). */
+function watchers(pgid: number): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+        return argv[0] === '/bin/sh' && argv[2]?.startsWith('p=$1') && argv[4] === String(pgid)
+      } catch {
+        return false
+      }
+    })
+    .map(Number)
 }
 
 const target = () => `ssh://${sshd.user}@127.0.0.1:${sshd.port}${work}`
@@ -94,9 +109,27 @@ describe('the SSH execution world', () => {
       }
     }
     expect(running('sleep 31[12]')).toBe(true)
+    // One watcher, in a session of its own, waits for the channel to drop (see the SIGKILL test of the CLI).
+    expect(watchers(handle.pid)).toHaveLength(1)
     const exit = await handle.terminate()
     expect(exit).toMatchObject({ terminated: true, survivors: 0 })
     expect(running('sleep 31[12]')).toBe(false)
+    await root.close()
+  })
+
+  it('gives a command its stdin text, and leaves no watcher behind after a normal exit', async () => {
+    const root = await world()
+    const handle = await root.subprocess.spawn({
+      ...spec('tr a-z A-Z; echo " pgid=$(ps -o pgid= -p $$ | tr -d \\ )"'),
+      stdio: { stdin: { text: 'from stdin' }, stdout: 'pipe', stderr: 'pipe' },
+    })
+    const exit = await handle.done
+    expect(exit).toMatchObject({ exitCode: 0, survivors: 0 })
+    expect(exit.output.text).toBe(`FROM STDIN pgid=${handle.pid}\n`)
+    // The watcher of that command (its own session, `sh <pgid>`) leaves once the leader exited.
+    const deadline = Date.now() + 5000
+    while (watchers(handle.pid).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+    expect(watchers(handle.pid)).toEqual([])
     await root.close()
   })
 
