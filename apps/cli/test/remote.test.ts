@@ -98,10 +98,14 @@ describe('dsh run --remote (the SSH execution world)', () => {
     )
   })
 
-  it('cancel kills the remote process tree', async () => {
+  /**
+   * `dsh run --remote ... <extra args>` whose one bash call sleeps in the background and foreground (`sleep
+   * <n>7` and `<n>8`), returned once the command runs on the remote machine.
+   */
+  async function runLongCommand(n: number, extra: string[] = []) {
     const marker = join(project, 'sleep-started')
-    server.enqueue(call('c1', 'bash', { command: `sleep 347 & touch ${marker}; sleep 348; echo never` }))
-    const proc = spawn(process.execPath, [bin, 'run', '--remote', remote(), 'run the long command'], {
+    server.enqueue(call('c1', 'bash', { command: `sleep ${n}7 & touch ${marker}; sleep ${n}8; echo never` }))
+    const proc = spawn(process.execPath, [bin, 'run', ...extra, '--remote', remote(), 'run the long command'], {
       cwd: home,
       env: {
         PATH: process.env.PATH,
@@ -118,47 +122,33 @@ describe('dsh run --remote (the SSH execution world)', () => {
       if (Date.now() - started > 30_000) throw new Error(`the tool never started:\n${(await exited).stderr}`)
       await new Promise((resolve) => setTimeout(resolve, 25))
     }
-    expect(spawnSync('pgrep', ['-f', 'sleep 34[78]']).status).toBe(0)
+    const sleeps = `sleep ${n}[78]`
+    expect(spawnSync('pgrep', ['-f', sleeps]).status).toBe(0)
+    return { proc, exited, sleeps }
+  }
+
+  it('cancel kills the remote process tree', async () => {
+    const { proc, exited, sleeps } = await runLongCommand(34)
     proc.kill('SIGINT')
     expect((await exited).code).toBe(130)
     const events = durableEvents(home)
     expect(toolResults(events)[0]).toMatch(/\[aborted: the command was cancelled and its process tree was killed\]/)
     expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'aborted' } })
     // Neither sleep survives on the remote machine.
-    expect(spawnSync('pgrep', ['-f', 'sleep 34[78]']).status).toBe(1)
+    expect(spawnSync('pgrep', ['-f', sleeps]).status).toBe(1)
   })
 
   it('a SIGKILLed dsh leaves no remote process behind: the remote watcher kills the tree when the connection drops', async () => {
-    const marker = join(project, 'sleep-started')
-    server.enqueue(call('c1', 'bash', { command: `sleep 357 & touch ${marker}; sleep 358; echo never` }))
     // Unsandboxed: bubblewrap there (--die-with-parent) would end the tree with the SSH session by itself.
-    const args = ['run', '--permission-mode', 'danger-full-access', '--remote', remote(), 'run the long command']
-    const proc = spawn(process.execPath, [bin, ...args], {
-      cwd: home,
-      env: {
-        PATH: process.env.PATH,
-        DSH_HOME: home,
-        DEEPSEEK_API_KEY: 'sk-test',
-        DEEPSEEK_BASE_URL: server.url,
-        DSH_SSH_KNOWN_HOSTS: sshd.knownHosts,
-        DSH_SSH_IDENTITY: sshd.identity,
-      },
-    })
-    const exited = collectExit(proc)
-    const started = Date.now()
-    while (!existsSync(marker)) {
-      if (Date.now() - started > 30_000) throw new Error(`the tool never started:\n${(await exited).stderr}`)
-      await new Promise((resolve) => setTimeout(resolve, 25))
-    }
-    expect(spawnSync('pgrep', ['-f', 'sleep 35[78]']).status).toBe(0)
+    const { proc, exited, sleeps } = await runLongCommand(35, ['--permission-mode', 'danger-full-access'])
     proc.kill('SIGKILL')
     await exited
     // No terminate() ran: only the remote side can end them. TERM, then KILL after the grace.
     const deadline = Date.now() + 20_000
-    while (spawnSync('pgrep', ['-f', 'sleep 35[78]']).status === 0 && Date.now() < deadline) {
+    while (spawnSync('pgrep', ['-f', sleeps]).status === 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
-    expect(spawnSync('pgrep', ['-f', 'sleep 35[78]']).status).toBe(1)
+    expect(spawnSync('pgrep', ['-f', sleeps]).status).toBe(1)
   })
 
   it('reads a Host alias from the SSH client config: dsh run --remote alias:/path', async () => {
