@@ -15,6 +15,7 @@ import type {
 import { ApiFailure, api, openStream } from './connection'
 import { LeaseBadge, LeaseNotice, leasedElsewhere } from './lease'
 import { modelChoices, useModels } from './models'
+import { Jobs } from './jobs-view'
 import { applyManifest } from './plugins'
 import { type ConversationNode, SessionProjection, type ToolNode } from './projection'
 import { nodeRenderers, type RenderContext } from './registry'
@@ -503,34 +504,6 @@ function Todos({ projection }: { projection: SessionProjection }) {
   )
 }
 
-/** Background jobs of the session's agent; output is left to the model (reading moves its cursor). */
-function Jobs({ projection }: { projection: SessionProjection }) {
-  if (!projection.jobs.length) return null
-  return (
-    <details class="jobs" open={projection.jobs.some((job) => job.status === 'running')}>
-      <summary>Background jobs ({projection.jobs.filter((job) => job.status === 'running').length} running)</summary>
-      <ul>
-        {projection.jobs.map((job) => (
-          <li key={job.id} class={`job ${job.status}`}>
-            <code>{job.id}</code> {job.title} <span class="job-status">{job.summary ?? job.status}</span>
-            {job.status === 'running' ? (
-              <button
-                type="button"
-                class="link"
-                onClick={() =>
-                  void api('POST', `/api/sessions/${projection.sessionId}/jobs/${job.id}/kill`).catch(failed)
-                }
-              >
-                kill
-              </button>
-            ) : null}
-          </li>
-        ))}
-      </ul>
-    </details>
-  )
-}
-
 function Queue({ projection }: { projection: SessionProjection }) {
   const [editing, setEditing] = useState<{ id: string; text: string } | undefined>()
   const queue = projection.inbox['next-turn']
@@ -826,7 +799,7 @@ function SessionView({ sessionId }: { sessionId: string }) {
       <SessionLease sessionId={sessionId} />
       <Conversation projection={projection} />
       <Todos projection={projection} />
-      <Jobs projection={projection} />
+      <Jobs sessionId={sessionId} jobs={projection.jobs} failed={failed} />
       <Queue projection={projection} />
       <Composer projection={projection} />
     </main>

@@ -68,6 +68,16 @@ export interface JobOutputRead {
   more: boolean
 }
 
+/** A read from a byte offset that leaves the cursor alone (`JobsService.peek`). */
+export interface JobOutputPeek {
+  job: JobInfo
+  text: string
+  /** The offset to peek from next. */
+  next: number
+  /** Bytes between `start` and `next` that were no longer readable. */
+  lost: number
+}
+
 export interface JobsConfig {
   /** Running jobs one owner may have at once. Default 8. */
   maxRunningPerOwner?: number
@@ -202,6 +212,16 @@ export class JobsService extends Service {
     entry.cursor = range.next
     const job = this.snapshot(entry)
     return { job, text: range.text, lost: range.lost, more: job.unreadBytes > 0 }
+  }
+
+  /**
+   * Reads output from byte `start` (at most `maxBytes`) without moving the job's cursor: a person
+   * watching the output must not change what the model reads next. Throws `JOB_NOT_FOUND`.
+   */
+  peek(id: string, owner: JobOwner, start: number, maxBytes = 32_768): JobOutputPeek {
+    const entry = this.entry(id, owner)
+    const range = entry.producer.read(Math.max(0, start), maxBytes)
+    return { job: this.snapshot(entry), text: range.text, next: range.next, lost: range.lost }
   }
 
   /**

@@ -54,6 +54,19 @@ describe('ctx.jobs', () => {
     expect(await root.jobs.wait(job.id, alice)).toMatchObject({ status: 'completed', summary: 'exit code 0' })
   })
 
+  it('peeks from any offset without moving the cursor the model reads through', async () => {
+    const root = await setup()
+    const p = producer()
+    const job = await root.jobs.start({ owner: alice, kind: 'bash', title: 'tail', start: async () => p })
+    p.write('line 1\nline 2\n')
+    expect(root.jobs.peek(job.id, alice, 0)).toMatchObject({ text: 'line 1\nline 2\n', next: 14, lost: 0 })
+    expect(root.jobs.peek(job.id, alice, 7, 3)).toMatchObject({ text: 'lin', next: 10 })
+    expect(root.jobs.get(job.id, alice).unreadBytes).toBe(14)
+    expect(() => root.jobs.peek(job.id, bob, 0)).toThrow(/no job job-1/)
+    // The cursor still starts at the first byte.
+    expect(root.jobs.read(job.id, alice).text).toBe('line 1\nline 2\n')
+  })
+
   it('refuses beyond capacity before starting anything, and kill is idempotent', async () => {
     const root = await setup({ maxRunningPerOwner: 1 })
     const p = producer()

@@ -6,7 +6,7 @@ import { type Agent, type InboxReceipt, type InboxState, releaseAgent, releaseAg
 import type { ApprovalAnswer, ApprovalQuestion } from '@dsh/approval'
 import type {} from '@dsh/composition'
 import type { AskedQuestion, CommandOutcome, UserAnswer } from '@dsh/interaction'
-import type { JobInfo } from '@dsh/jobs'
+import type { JobInfo, JobOutputPeek } from '@dsh/jobs'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { LlmCallConfig } from '@dsh/llm'
 import { hasOwnTurn, type PresetOrigin } from '@dsh/presets'
@@ -451,6 +451,17 @@ export class SessionHost {
     const jobs = this.ctx.get('jobs')
     if (!agent || !jobs) return []
     return jobs.list({ sessionId, agentId: agent.id })
+  }
+
+  /**
+   * Output of one of the session's jobs from byte `from`, for a person watching it: the model's read
+   * cursor does not move. Throws `JOB_NOT_FOUND`, `SESSION_NOT_ATTACHED`.
+   */
+  jobOutput(sessionId: string, jobId: string, from: number, maxBytes?: number): JobOutputPeek {
+    const agent = this.agent(sessionId)
+    const jobs = this.ctx.get('jobs')
+    if (!jobs) throw new HarnessError('JOB_NOT_FOUND', `no job ${jobId}`, { jobId })
+    return jobs.peek(jobId, { sessionId, agentId: agent.id }, from, maxBytes)
   }
 
   /** Kills one of the session's jobs and waits until it is gone. Throws `JOB_NOT_FOUND`. */

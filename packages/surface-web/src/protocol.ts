@@ -30,6 +30,17 @@ export interface JobView {
   startedAt: number
 }
 
+/** `GET /api/sessions/:id/jobs/:jobId/output?from=N`: output from byte `from`; the model's read cursor does not move. */
+export interface JobOutputView {
+  text: string
+  /** The `from` of the next read. */
+  next: number
+  /** Bytes before `next` no longer readable (the job's output buffer dropped them). */
+  lost: number
+  status: string
+  summary?: string
+}
+
 /** A pending approval question, as the browser shows it. */
 export interface ApprovalView {
   requestId: string

@@ -14,6 +14,7 @@ import { WebSocketServer } from 'ws'
 import { CLIENT_MODULE_PATH, ClientModules } from './client-modules.js'
 import { type ClientModuleSpec, WebHost, type WebHostHandle, type WebListenOptions } from './index.js'
 import { EXPORT_PATH, NOT_SESSIONS, SessionApi, serveExport } from './session-api.js'
+import type { JobOutputView } from './protocol.js'
 import { NOT_SETTINGS, SettingsApi } from './settings-api.js'
 import { HostState } from './state.js'
 import { checkRequest, type FenceOptions, hostName, isLoopbackAddress, isLoopbackName } from './trust.js'
@@ -323,6 +324,8 @@ class Api {
       await state.host.killJob(job[1] as string, job[2] as string)
       return {}
     }
+    const output = /^\/api\/sessions\/([A-Za-z0-9_.-]+)\/jobs\/([A-Za-z0-9_-]+)\/output$/.exec(path)
+    if (method === 'GET' && output) return jobOutput(state, output[1] as string, output[2] as string, url)
     const approval = /^\/api\/approvals\/([A-Za-z0-9_.:-]+)$/.exec(path)
     if (method === 'POST' && approval) {
       const decision = body.decision
@@ -388,6 +391,20 @@ function checkCwd(cwd: string | undefined, defaultCwd: string): string {
       `"cwd" ${JSON.stringify(cwd)} is not an existing directory; create it first or send another (${hint})`,
     )
   return cwd
+}
+
+/** `GET .../jobs/:jobId/output?from=<byte>`: a person's read of a job's output; the model's cursor stays. */
+function jobOutput(state: HostState, sessionId: string, jobId: string, url: URL): JobOutputView {
+  const from = Number(url.searchParams.get('from') ?? 0)
+  if (!Number.isInteger(from) || from < 0) throw badParams('"from" must be a byte offset (an integer >= 0)')
+  const read = state.host.jobOutput(sessionId, jobId, from)
+  return {
+    text: read.text,
+    next: read.next,
+    lost: read.lost,
+    status: read.job.status,
+    ...(read.job.summary ? { summary: read.job.summary } : {}),
+  }
 }
 
 function sinceOf(url: URL): number {

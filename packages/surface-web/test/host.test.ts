@@ -247,6 +247,42 @@ describe('web host', () => {
     s.close()
   })
 
+  it("serves a job's output from any byte without moving the model's cursor", async () => {
+    await using host = await startHost()
+    const id = (await call(host.base, 'POST', '/api/sessions', { cwd: host.cwd })).body.sessionId as string
+    const agent = host.root.agents.list()[0]
+    if (!agent) throw new Error('no agent')
+    const owner = { sessionId: id, agentId: agent.id }
+    let output = ''
+    let stop!: (outcome: { status: 'killed'; summary: string }) => void
+    const done = new Promise<{ status: 'killed'; summary: string }>((resolve) => {
+      stop = resolve
+    })
+    const job = await host.root.jobs.start({
+      owner,
+      kind: 'test',
+      title: 'tail',
+      start: async () => ({
+        read: (start: number, max: number) => {
+          const text = output.slice(start, start + max)
+          return { text, next: start + text.length, lost: 0 }
+        },
+        totalBytes: () => output.length,
+        done,
+        cancel: async () => stop({ status: 'killed', summary: 'killed' }),
+      }),
+    })
+    output = 'one\ntwo\n'
+    const first = await call(host.base, 'GET', `/api/sessions/${id}/jobs/${job.id}/output`)
+    expect(first.body).toEqual({ text: 'one\ntwo\n', next: 8, lost: 0, status: 'running' })
+    output += 'three\n'
+    const second = await call(host.base, 'GET', `/api/sessions/${id}/jobs/${job.id}/output?from=8`)
+    expect(second.body).toMatchObject({ text: 'three\n', next: 14 })
+    expect(host.root.jobs.get(job.id, owner).unreadBytes).toBe(14)
+    expect((await call(host.base, 'GET', `/api/sessions/${id}/jobs/${job.id}/output?from=-1`)).status).toBe(400)
+    expect((await call(host.base, 'GET', `/api/sessions/${id}/jobs/job-99/output`)).status).toBe(404)
+  })
+
   it('creates a session with a preset, switches it while empty, and refuses once it has a turn', async () => {
     await using host = await startHost([text('planned')], {}, { presets: true })
     const h = stream(host.base, '/api/streams/host')

@@ -315,7 +315,7 @@ describe('dsh web in Chromium', () => {
     // The session list converges on the idle agent too.
     await page.locator('.sessions li.current .status.idle').waitFor({ state: 'attached' })
     await shot('10-jobs')
-    await page.click('.jobs .job.running button')
+    await page.click('.jobs .job.running button.job-kill')
     await page.locator('.jobs .job.killed').waitFor({ state: 'attached' })
   })
 })
