@@ -93,11 +93,9 @@ function JobOutput({ sessionId, jobId, running }: { sessionId: string; jobId: st
     if (el) el.scrollTop = el.scrollHeight
   }, [text])
   return (
-    <div class="job-output" id={`job-output-${jobId}`}>
+    <div class="job-output" id={`job-output-${jobId}`} role="log" aria-label={`output of ${jobId}`}>
       {note ? <div class="job-note">{note}</div> : null}
-      <pre ref={box} aria-label={`output of ${jobId}`} tabIndex={0}>
-        {text || (running ? '(no output yet)' : '(no output)')}
-      </pre>
+      <pre ref={box}>{text || (running ? '(no output yet)' : '(no output)')}</pre>
     </div>
   )
 }

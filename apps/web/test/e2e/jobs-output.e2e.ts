@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { launchChromium, loggedEvents, shots, startWeb, type WebProcess } from './support'
+import { launchChromium, loggedToolResult, newSession, shots, startWeb, type WebProcess } from './support'
 
 let home: string
 let work: string
@@ -45,11 +45,7 @@ it("streams a background job's output into the page without moving the model's c
     completionResponse({ text: 'Read the output.' }),
   )
   const page = await browser.newPage({ viewport: { width: 1280, height: 860 } })
-  await page.goto(web.url)
-  await page.locator('.dot.on').waitFor()
-  await page.click('#new-session')
-  await page.waitForURL(/#\/s\//)
-  const sessionId = /#\/s\/(.+)$/.exec(page.url())?.[1] as string
+  const sessionId = await newSession(page, web.url, work)
   await page.fill('textarea[aria-label=message]', 'Count in the background')
   await page.click('button.send')
   const row = page.locator('.jobs .job[data-job=job-1]')
@@ -65,12 +61,7 @@ it("streams a background job's output into the page without moving the model's c
   expect(((await output.textContent()) ?? '').match(/tick \d/g)).toEqual([1, 2, 3, 4, 5, 6].map((i) => `tick ${i}`))
   // The model's read after the page watched the whole run still starts at the first byte.
   await page.locator('.node.assistant', { hasText: 'Read the output.' }).waitFor({ timeout: 30_000 })
-  const result = loggedEvents(home, sessionId).find(
-    (event) =>
-      event.type === 'tool/result' &&
-      (event.data.message as { toolCallId: string }).toolCallId === 'call_out',
-  )
-  const text = (result?.data.message as { content: Array<{ text: string }> }).content.map((b) => b.text).join('')
+  const text = loggedToolResult(home, sessionId, 'call_out')
   expect(text).toContain('tick 1\ntick 2\ntick 3\ntick 4\ntick 5\ntick 6')
   await page.close()
 })

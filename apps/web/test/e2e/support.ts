@@ -4,7 +4,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { type Browser, chromium } from 'playwright-core'
+import { type Browser, chromium, type Page } from 'playwright-core'
 
 export const repo = fileURLToPath(new URL('../../../../', import.meta.url))
 export const shots = join(repo, '.artifacts/screenshots')
@@ -96,4 +96,32 @@ export function startAskWriteWeb(home: string, work: string, modelUrl: string): 
     cwd: work,
     env: { DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: modelUrl },
   })
+}
+
+/** The text of the tool result for call `callId` in session `id`'s durable log ('' when there is none). */
+export function loggedToolResult(home: string, id: string, callId: string): string {
+  for (const line of readFileSync(join(home, 'sessions', `${id}.jsonl`), 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)) {
+    const event = JSON.parse(line) as {
+      type: string
+      data: { message?: { toolCallId?: string; content?: Array<{ type: string; text?: string }> } }
+    }
+    if (event.type === 'tool/result' && event.data.message?.toolCallId === callId)
+      return (event.data.message.content ?? []).map((block) => block.text ?? '').join('')
+  }
+  return ''
+}
+
+/**
+ * Opens the page and creates a session in the host's directory once the host baseline is in (the
+ * new-session form names that directory); resolves with the new session's id.
+ */
+export async function newSession(page: Page, url: string, cwd: string): Promise<string> {
+  await page.goto(url)
+  await page.locator(`input[aria-label="working directory"][placeholder*=${JSON.stringify(cwd)}]`).waitFor()
+  await page.click('#new-session')
+  await page.waitForURL(/#\/s\//)
+  return /#\/s\/(.+)$/.exec(page.url())?.[1] as string
 }
