@@ -13,10 +13,15 @@ const KEEP_CHARS = 256 * 1024
 
 export function Jobs(props: { sessionId: string; jobs: JobView[]; failed: (error: unknown) => void }) {
   const { sessionId, jobs, failed } = props
-  if (!jobs.length) return null
+  // Opens when a job starts; closes only when the person closes it (finished output stays readable).
   const running = jobs.filter((job) => job.status === 'running').length
+  const [shown, setShown] = useState(running > 0)
+  useEffect(() => {
+    if (running > 0) setShown(true)
+  }, [running])
+  if (!jobs.length) return null
   return (
-    <details class="jobs" open={running > 0}>
+    <details class="jobs" open={shown} onToggle={(e) => setShown(e.currentTarget.open)}>
       <summary>Background jobs ({running} running)</summary>
       <ul>
         {jobs.map((job) => (

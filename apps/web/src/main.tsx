@@ -155,7 +155,8 @@ function Sidebar({ current }: { current: string | undefined }) {
             ))}
           </select>
         )}
-        <button type="submit" id="new-session">
+        {/* Until the host baseline names its directory there is nothing to create a session in. */}
+        <button type="submit" id="new-session" disabled={!cwd.trim() && !state.defaultCwd}>
           New session
         </button>
       </form>
