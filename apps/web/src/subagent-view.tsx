@@ -102,6 +102,7 @@ function ChildTranscript({ childSession }: { childSession: string }) {
           location.hash = `#/s/${forked.sessionId}`
         })
         .catch((error: unknown) => setFailure(String(error))),
+    nodes: () => projection.nodes,
   }
   const nodes = projection.nodes.slice(-TRANSCRIPT_NODES)
   return (
