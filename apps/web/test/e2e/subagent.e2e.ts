@@ -103,6 +103,8 @@ it("opens a subagent's transcript read-only from the parent's task card while th
   expect(asked.join('')).toContain('Count the files in the project.')
   expect(await transcript.locator('.node.user .bubble').allTextContents()).toEqual(asked)
   expect(answered).toEqual(['The child counted three files.'])
-  expect((await transcript.locator('.node.assistant').allTextContents()).map((text) => text.trim())).toEqual(answered)
+  expect((await transcript.locator('.node.assistant .md').allTextContents()).map((text) => text.trim())).toEqual(
+    answered,
+  )
   await page.close()
 })

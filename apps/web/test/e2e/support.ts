@@ -125,3 +125,36 @@ export async function newSession(page: Page, url: string, cwd: string): Promise<
   await page.waitForURL(/#\/s\//)
   return /#\/s\/(.+)$/.exec(page.url())?.[1] as string
 }
+
+/**
+ * Writes a durable session of `turns` plain turns (4 events each: `question N` / `answer N`) straight
+ * into `home`'s store, the way a long-lived session looks to the page; returns its id.
+ */
+export function writeBigSession(home: string, cwd: string, id: string, turns = 1250): string {
+  const createdAt = Date.now() - 60_000
+  const lines = [JSON.stringify({ type: 'session', version: 0, id, createdAt, cwd })]
+  let seq = 0
+  const event = (type: string, data: unknown, surface = false) =>
+    lines.push(
+      JSON.stringify({
+        type,
+        seq: seq++,
+        time: createdAt + seq,
+        data,
+        ...(surface ? { surfaceOp: { op: 'append' } } : {}),
+      }),
+    )
+  for (let turn = 0; turn < turns; turn++) {
+    event('turn/start', { turn })
+    event('user/message', { message: { role: 'user', content: [{ type: 'text', text: `question ${turn}` }] } }, true)
+    event(
+      'assistant/message',
+      { message: { role: 'assistant', content: [{ type: 'text', text: `answer ${turn}` }], finishReason: 'stop' } },
+      true,
+    )
+    event('turn/end', { reason: 'completed' })
+  }
+  mkdirSync(join(home, 'sessions'), { recursive: true })
+  writeFileSync(join(home, 'sessions', `${id}.jsonl`), `${lines.join('\n')}\n`)
+  return id
+}

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { shots, startWeb } from './support'
+import { shots, startWeb, writeBigSession } from './support'
 
 const fixture = fileURLToPath(new URL('./fixtures/ask-write.mjs', import.meta.url))
 
@@ -223,32 +223,7 @@ describe('dsh web in Chromium', () => {
   })
 
   it('opens a 5,000-event session in a few seconds and scrolls back through it', async () => {
-    const id = 'big-session-5000'
-    const createdAt = Date.now() - 60_000
-    const lines = [JSON.stringify({ type: 'session', version: 0, id, createdAt, cwd: work })]
-    let seq = 0
-    const event = (type: string, data: unknown, surface = false) =>
-      lines.push(
-        JSON.stringify({
-          type,
-          seq: seq++,
-          time: createdAt + seq,
-          data,
-          ...(surface ? { surfaceOp: { op: 'append' } } : {}),
-        }),
-      )
-    for (let turn = 0; turn < 1250; turn++) {
-      event('turn/start', { turn })
-      event('user/message', { message: { role: 'user', content: [{ type: 'text', text: `question ${turn}` }] } }, true)
-      event(
-        'assistant/message',
-        { message: { role: 'assistant', content: [{ type: 'text', text: `answer ${turn}` }], finishReason: 'stop' } },
-        true,
-      )
-      event('turn/end', { reason: 'completed' })
-    }
-    expect(seq).toBe(5000)
-    writeFileSync(join(home, 'sessions', `${id}.jsonl`), `${lines.join('\n')}\n`)
+    const id = writeBigSession(home, work, 'big-session-5000')
     const started = Date.now()
     await page.goto(`${host?.url}#/s/${id}`)
     await page.locator('.node.assistant', { hasText: 'answer 1249' }).waitFor()
