@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context, type Plugin } from '@dsh/kernel'
-import type { AssistantMessage, ToolResultMessage, UserMessage } from '@dsh/llm'
 import SessionService from '@dsh/session'
 import SessionPersistence, { type PersistenceConfig } from '../src/coordinator.js'
 import JsonlSessionStore from '../src/jsonl.js'
@@ -99,23 +98,6 @@ export async function boot(
 /** A booted root; `dispose()` disposes its plugins in reverse order, like the composition runtime. */
 export type Booted = Context & { dispose(): Promise<void> }
 
-export const user = (text: string): UserMessage => ({ role: 'user', content: [{ type: 'text', text }] })
-
-export const assistant = (text: string, calls: { id: string; name: string }[] = []): AssistantMessage => ({
-  role: 'assistant',
-  content: [
-    ...(text ? [{ type: 'text' as const, text }] : []),
-    ...calls.map((call) => ({ type: 'tool-call' as const, id: call.id, name: call.name, arguments: {} })),
-  ],
-  finishReason: calls.length ? 'tool-calls' : 'stop',
-})
-
-export const toolResult = (id: string, text: string): ToolResultMessage => ({
-  role: 'tool',
-  toolCallId: id,
-  toolName: 'echo',
-  content: [{ type: 'text', text }],
-  isError: false,
-})
+export { assistant, toolResult, user } from '../../session/test/helpers.js'
 
 export const append = { surfaceOp: { op: 'append' as const } }
