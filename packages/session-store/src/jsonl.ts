@@ -78,7 +78,7 @@ export function parseJsonl(buffer: Buffer, location: string): StoredSession {
   while (position < buffer.length) {
     const end = buffer.indexOf(NEWLINE, position)
     if (end < 0) break
-    const opened = openLine(buffer.toString('utf8', position, end))
+    const opened = openLine(buffer, position, end)
     if ('mismatch' in opened) {
       throw corrupt(location, `line ${line + 1} was changed after it was written (${opened.mismatch})`, {
         line: line + 1,
@@ -129,7 +129,7 @@ export function goodPrefix(buffer: Buffer): { bytes: number; lines: number } {
   while (position < buffer.length) {
     const end = buffer.indexOf(NEWLINE, position)
     if (end < 0) break
-    const opened = openLine(buffer.toString('utf8', position, end))
+    const opened = openLine(buffer, position, end)
     if ('mismatch' in opened || (sealedSeen && !opened.sealed)) break
     sealedSeen ||= opened.sealed
     let value: { type?: unknown; seq?: unknown } | undefined

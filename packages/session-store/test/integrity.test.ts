@@ -9,6 +9,12 @@ import { JsonlBackend } from '../src/jsonl.js'
 import { openLine, sealLine } from '../src/line-seal.js'
 import { append, assistant, boot, tempDir, user } from './helpers.js'
 
+/** `openLine` over a whole string, as the reader calls it over a file's bytes. */
+const openText = (line: string) => {
+  const bytes = Buffer.from(line)
+  return openLine(bytes, 0, bytes.length)
+}
+
 const refused = (error: unknown) =>
   HarnessError.is(error) && ['SESSION_CORRUPT', 'SESSION_FORMAT_UNSUPPORTED'].includes(error.code)
 
@@ -84,7 +90,7 @@ describe('JSONL integrity', () => {
       .split('\n')
       .filter(Boolean)
       .map((line) => {
-        const opened = openLine(line)
+        const opened = openText(line)
         if ('mismatch' in opened || !opened.sealed) throw new Error('expected a sealed line')
         return opened.body
       })
@@ -95,7 +101,7 @@ describe('JSONL integrity', () => {
     resumed.append('turn/start', {})
     await ctx.sessions.flush(resumed)
     const last = readFileSync(path, 'utf8').trim().split('\n').at(-1) as string
-    expect(openLine(last)).toMatchObject({ sealed: true })
+    expect(openText(last)).toMatchObject({ sealed: true })
     expect(readFileSync(path, 'utf8').startsWith(`${plain.join('\n')}\n`)).toBe(true)
     await ctx.sessionPersistence.close(resumed)
     await ctx.dispose()
@@ -126,7 +132,20 @@ describe('JSONL integrity', () => {
     const value = { type: 'turn/start', seq: 0, time: 1, data: { note: 'crc "quoted" ünï' } }
     const line = sealLine(value)
     expect(JSON.parse(line)).toMatchObject(value)
-    expect(openLine(line)).toEqual({ body: JSON.stringify(value), sealed: true })
-    expect(openLine(JSON.stringify(value))).toEqual({ body: JSON.stringify(value), sealed: false })
+    expect(openText(line)).toEqual({ body: JSON.stringify(value), sealed: true })
+    expect(openText(JSON.stringify(value))).toEqual({ body: JSON.stringify(value), sealed: false })
+    // A line inside a larger buffer, as in a file.
+    const file = Buffer.from(`x\n${line}\ny`)
+    expect(openLine(file, 2, file.length - 2)).toEqual({ body: JSON.stringify(value), sealed: true })
+    // One changed character (here inside a multi-byte one) no longer matches its checksum.
+    expect(openText(line.replace('ü', 'ö'))).toMatchObject({
+      mismatch: expect.stringMatching(/^checksum [0-9a-f]{8}, recorded [0-9a-f]{8}$/),
+    })
+    // A seal that is not eight lower-case hex digits is not a seal: the line is read as it is.
+    const upper = line.replace(
+      /"crc":"([0-9a-f]{8})"/,
+      (_, hex: string) => `"crc":"${hex.toUpperCase().replace(/[0-9]/g, 'A')}"`,
+    )
+    expect(openText(upper)).toMatchObject({ sealed: false, body: upper })
   })
 })

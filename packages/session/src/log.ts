@@ -1,7 +1,7 @@
 // The in-memory log of one session: accepted events, the model surface with its incremental message
 // projection, and the turn/step/tool-call structure that fork and cold resume reason about.
 // Pure data structure; the Cordis service in index.ts owns emission and lifetimes.
-import { deepFreeze, HarnessError, type JsonValue } from '@dsh/kernel'
+import { freezeTree, HarnessError, type JsonValue } from '@dsh/kernel'
 import type { Message } from '@dsh/llm'
 import {
   type AnySessionEvent,
@@ -188,7 +188,7 @@ export class SessionLog {
     }
     const problem = this.#check(raw as unknown as UnknownSessionEvent)
     if (problem) throw corrupt(`event ${seq} (${raw.type}): ${problem}`, where, { seq, type: raw.type })
-    this.#accept(deepFreeze(raw) as unknown as AnySessionEvent)
+    this.#accept(freezeTree(raw) as unknown as AnySessionEvent)
   }
 
   /** The structural problem of `event` against the current state, or undefined when it is fine. */
