@@ -2,16 +2,8 @@
 // of the log (no open turn), so the point is a turn boundary: after an answer, the end of its turn;
 // before a person's message, the end of the turn before it (an empty fork before the first one).
 import { useState } from 'preact/hooks'
+import { forkPoint } from './navigation'
 import type { ConversationNode } from './projection'
-
-/** The seq to fork at for a message node: the turn end after an answer, the one before a user message. */
-export function forkPoint(nodes: readonly ConversationNode[], node: ConversationNode): number | undefined {
-  if (node.kind === 'user') {
-    const before = nodes.findLast((other) => other.kind === 'turn-end' && other.seq < node.seq)
-    return before ? before.seq : -1
-  }
-  return nodes.find((other) => other.kind === 'turn-end' && other.seq > node.seq)?.seq
-}
 
 export function MessageActions(props: {
   text: string

@@ -5,25 +5,8 @@ import type { RefObject } from 'preact'
 import { useLayoutEffect, useRef, useState } from 'preact/hooks'
 import type { SearchHitView } from '../../../packages/surface-web/src/protocol.js'
 import { api } from './connection'
+import { eventRoute, nodeIndexFor } from './navigation'
 import type { ConversationNode } from './projection'
-
-/** The route of session `sessionId` opened at event `seq`. */
-export function eventRoute(sessionId: string, seq: number): string {
-  return `#/s/${sessionId}/at/${seq}`
-}
-
-/** The event seq a route asks to show, if any. */
-export function jumpTarget(route: string): number | undefined {
-  const seq = /^#\/s\/[A-Za-z0-9_.-]+\/at\/(\d+)$/.exec(route)?.[1]
-  return seq === undefined ? undefined : Number(seq)
-}
-
-/** The node showing event `seq`: the last node that starts at or before it (a tool result folds into its call). */
-export function nodeIndexFor(nodes: readonly ConversationNode[], seq: number): number {
-  for (let index = nodes.length - 1; index >= 0; index--)
-    if ((nodes[index] as ConversationNode).seq <= seq) return index
-  return -1
-}
 
 /**
  * Scrolls the target event's node into view once it is rendered and marks it (`.hit`, with the event's
