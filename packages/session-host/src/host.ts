@@ -336,13 +336,13 @@ export class SessionHost {
     const clean = title.replace(/\s+/g, ' ').trim()
     if (!clean || clean.length > MAX_TITLE)
       throw new HarnessError('INVALID_TITLE', `a title is 1 to ${MAX_TITLE} characters, got ${clean.length}`, {})
-    const session = (await this.resume(sessionId)).session
     if (!this.ctx.sessions.vocabulary.has('session/title'))
       throw new HarnessError(
         'NOT_AVAILABLE',
         'renaming logs a session/title event, which the session-title row declares; enable that row',
         {},
       )
+    const session = (await this.resume(sessionId)).session
     session.append('session/title', { title: clean, by: 'user' }, { ignorable: true })
     await this.ctx.sessions.flush(session)
     this.listeners.listChanged?.()
@@ -360,9 +360,10 @@ export class SessionHost {
   /** A session as a file (`exportLines`): the live log when this host drives it, else the durable one. */
   async export(sessionId: string, format: ExportFormat): Promise<string[]> {
     const live = this.attachedSessions.get(sessionId)?.agent.session
+    if (live) return exportLines(live, format)
     const query = this.ctx.get('sessionQuery')
-    if (!live && !query) throw new HarnessError('NOT_AVAILABLE', 'the profile has no session-query row', {})
-    return exportLines(live ?? (await (query as NonNullable<typeof query>).read(sessionId)), format)
+    if (!query) throw new HarnessError('NOT_AVAILABLE', 'the profile has no session-query row to read sessions', {})
+    return exportLines(await query.read(sessionId), format)
   }
 
   private async attach(session: Session | undefined, cwd: string | undefined, options: AttachOptions): Promise<Agent> {
