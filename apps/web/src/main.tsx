@@ -14,6 +14,7 @@ import type {
 } from '../../../packages/surface-web/src/protocol.js'
 import { ApiFailure, api, openStream } from './connection'
 import { Jobs } from './jobs-view'
+import { NavToggle } from './layout'
 import { LeaseBadge, LeaseNotice, leasedElsewhere } from './lease'
 import { modelChoices, useModels } from './models'
 import { jumpTarget, nodeIndexFor } from './navigation'
@@ -127,7 +128,7 @@ function Sidebar({ current }: { current: string | undefined }) {
     }
   }
   return (
-    <aside class="sidebar">
+    <aside class="sidebar" id="sidebar">
       <header>
         <strong>dsh</strong>
         <span class={`dot ${state.connected ? 'on' : 'off'}`} title={state.connected ? 'connected' : 'reconnecting'} />
@@ -902,6 +903,7 @@ function App() {
   return (
     <div class="app">
       <ConfigBanner />
+      <NavToggle />
       <Sidebar current={session} />
       {session ? (
         <SessionView key={session} sessionId={session} />
