@@ -1,41 +1,15 @@
 // A background job's output streams into the page while it runs, and watching it does not move the
 // model's read cursor: the model's later `job_output` (in the durable log) still starts at line 1.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
-import type { Browser } from 'playwright-core'
-import { afterAll, beforeAll, expect, it } from 'vitest'
-import { launchChromium, loggedToolResult, newSession, shots, startWeb, type WebProcess } from './support'
+import { completionResponse } from '@dsh/test-support'
+import { expect, it } from 'vitest'
+import { loggedToolResult, newSession, shots, webFixture } from './support'
 
-let home: string
-let work: string
-let server: MockLlmServer
-let web: WebProcess
-let browser: Browser
-
-beforeAll(async () => {
-  home = mkdtempSync(join(tmpdir(), 'dsh-web-jobs-'))
-  work = join(home, 'work')
-  mkdirSync(work)
-  server = await startMockLlmServer()
-  web = await startWeb({
-    cwd: work,
-    env: { DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: server.url },
-  })
-  browser = await launchChromium()
-})
-
-afterAll(async () => {
-  await browser?.close()
-  await web?.stop()
-  await server?.close()
-  rmSync(home, { recursive: true, force: true })
-})
+const fixture = webFixture('dsh-web-jobs-')
 
 it("streams a background job's output into the page without moving the model's cursor", async () => {
   const command = 'for i in 1 2 3 4 5 6; do echo "tick $i"; sleep 0.6; done'
-  server.enqueue(
+  fixture.server.enqueue(
     completionResponse({
       toolCalls: [{ id: 'call_bg', name: 'bash', arguments: JSON.stringify({ command, run_in_background: true }) }],
     }),
@@ -44,8 +18,8 @@ it("streams a background job's output into the page without moving the model's c
     completionResponse({ toolCalls: [{ id: 'call_out', name: 'job_output', arguments: '{"job_id":"job-1"}' }] }),
     completionResponse({ text: 'Read the output.' }),
   )
-  const page = await browser.newPage({ viewport: { width: 1280, height: 860 } })
-  const sessionId = await newSession(page, web.url, work)
+  const page = await fixture.browser.newPage({ viewport: { width: 1280, height: 860 } })
+  const sessionId = await newSession(page, fixture.web.url, fixture.work)
   await page.fill('textarea[aria-label=message]', 'Count in the background')
   await page.click('button.send')
   const row = page.locator('.jobs .job[data-job=job-1]')
@@ -61,7 +35,7 @@ it("streams a background job's output into the page without moving the model's c
   expect(((await output.textContent()) ?? '').match(/tick \d/g)).toEqual([1, 2, 3, 4, 5, 6].map((i) => `tick ${i}`))
   // The model's read after the page watched the whole run still starts at the first byte.
   await page.locator('.node.assistant', { hasText: 'Read the output.' }).waitFor({ timeout: 30_000 })
-  const text = loggedToolResult(home, sessionId, 'call_out')
+  const text = loggedToolResult(fixture.home, sessionId, 'call_out')
   expect(text).toContain('tick 1\ntick 2\ntick 3\ntick 4\ntick 5\ntick 6')
   await page.close()
 })

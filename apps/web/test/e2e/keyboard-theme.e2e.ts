@@ -1,41 +1,19 @@
 // The page without a mouse and in the dark: a keyboard-only flow from a new session to an answered
 // approval (the file is then on disk), the theme following an emulated `prefers-color-scheme`, and a
 // Markdown answer with a table and a link whose unsafe target stays text.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
-import type { Browser } from 'playwright-core'
-import { afterAll, beforeAll, expect, it } from 'vitest'
-import { launchChromium, shots, startAskWriteWeb, type WebProcess } from './support'
+import { completionResponse } from '@dsh/test-support'
+import { expect, it } from 'vitest'
+import { shots, startAskWriteWeb, webFixture } from './support'
 
-let home: string
-let work: string
-let server: MockLlmServer
-let web: WebProcess
-let browser: Browser
-
-beforeAll(async () => {
-  home = mkdtempSync(join(tmpdir(), 'dsh-web-keys-'))
-  work = join(home, 'work')
-  mkdirSync(work)
-  server = await startMockLlmServer()
-  web = await startAskWriteWeb(home, work, server.url)
-  browser = await launchChromium()
-})
-
-afterAll(async () => {
-  await browser?.close()
-  await web?.stop()
-  await server?.close()
-  rmSync(home, { recursive: true, force: true })
-})
+const fixture = webFixture('dsh-web-keys-', startAskWriteWeb)
 
 it('goes from a new session to an approved write with the keyboard only', async () => {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
-  await page.goto(web.url)
+  const page = await fixture.browser.newPage({ viewport: { width: 1280, height: 800 } })
+  await page.goto(fixture.web.url)
   await page.locator('.dot.on').waitFor()
-  server.enqueue(
+  fixture.server.enqueue(
     completionResponse({
       toolCalls: [{ id: 'call_k', name: 'write', arguments: JSON.stringify({ path: 'keys.txt', content: 'typed\n' }) }],
     }),
@@ -50,13 +28,13 @@ it('goes from a new session to an approved write with the keyboard only', async 
   await page.keyboard.type('Write keys.txt')
   await page.keyboard.press('Enter')
   await page.locator('.node.tool[data-tool=write] button.allow').waitFor()
-  expect(existsSync(join(work, 'keys.txt'))).toBe(false)
+  expect(existsSync(join(fixture.work, 'keys.txt'))).toBe(false)
   await page.keyboard.press('Alt+KeyA')
   await page.locator('.node.tool[data-tool=write] .decision', { hasText: 'allowed once' }).waitFor()
   // The answer is Markdown: a table (alignment kept) and one safe link; the javascript: one is text.
   const answer = page.locator('.node.assistant:not(.streaming) .md').last()
   await answer.locator('table').waitFor()
-  expect(readFileSync(join(work, 'keys.txt'), 'utf8')).toBe('typed\n')
+  expect(readFileSync(join(fixture.work, 'keys.txt'), 'utf8')).toBe('typed\n')
   await expect(answer.locator('td').allTextContents()).resolves.toEqual(['keys.txt', '1'])
   expect(await answer.locator('td').nth(1).getAttribute('style')).toMatch(/text-align: right/)
   await expect(answer.locator('a').evaluateAll((links) => links.map((a) => a.getAttribute('href')))).resolves.toEqual([
@@ -68,8 +46,8 @@ it('goes from a new session to an approved write with the keyboard only', async 
 
 it('follows the system theme: dark when prefers-color-scheme is dark', async () => {
   const background = async (colorScheme: 'light' | 'dark') => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 }, colorScheme })
-    await page.goto(web.url)
+    const page = await fixture.browser.newPage({ viewport: { width: 1280, height: 800 }, colorScheme })
+    await page.goto(fixture.web.url)
     await page.locator('.sessions a').first().click()
     await page.locator('.node.assistant').first().waitFor()
     await page.screenshot({ path: join(shots, `theme-${colorScheme}.png`) })

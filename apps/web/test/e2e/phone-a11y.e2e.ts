@@ -2,38 +2,13 @@
 // created and used from the composer, and nothing scrolls sideways, even with a wide code block and
 // table. Then every control has an accessible name as Chromium computes it (its accessibility tree),
 // and Tab walks the controls in the order they are on the page.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
-import type { Browser, Page } from 'playwright-core'
-import { afterAll, beforeAll, expect, it } from 'vitest'
-import { launchChromium, shots, startWeb, type WebProcess } from './support'
+import { completionResponse } from '@dsh/test-support'
+import type { Page } from 'playwright-core'
+import { expect, it } from 'vitest'
+import { shots, webFixture } from './support'
 
-let home: string
-let work: string
-let server: MockLlmServer
-let web: WebProcess
-let browser: Browser
-
-beforeAll(async () => {
-  home = mkdtempSync(join(tmpdir(), 'dsh-web-phone-'))
-  work = join(home, 'work')
-  mkdirSync(work)
-  server = await startMockLlmServer()
-  web = await startWeb({
-    cwd: work,
-    env: { DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: server.url },
-  })
-  browser = await launchChromium()
-})
-
-afterAll(async () => {
-  await browser?.close()
-  await web?.stop()
-  await server?.close()
-  rmSync(home, { recursive: true, force: true })
-})
+const fixture = webFixture('dsh-web-phone-')
 
 /** How far the page scrolls sideways (0 when it does not). */
 const sideways = (page: Page) =>
@@ -47,8 +22,8 @@ const sideways = (page: Page) =>
 const WIDE = `${'x'.repeat(300)}`
 
 it('is usable at phone width: a toggle for the session list, the composer, no sideways scroll', async () => {
-  const page = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true })
-  await page.goto(web.url)
+  const page = await fixture.browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true })
+  await page.goto(fixture.web.url)
   const toggle = page.getByRole('button', { name: 'open the session list' })
   await toggle.waitFor()
   expect(await page.locator('.sidebar').isVisible()).toBe(false)
@@ -56,12 +31,12 @@ it('is usable at phone width: a toggle for the session list, the composer, no si
   await toggle.click()
   await page.locator('.sidebar').waitFor()
   expect(await page.getByRole('button', { name: 'close the session list' }).getAttribute('aria-expanded')).toBe('true')
-  await page.locator(`input[aria-label="working directory"][placeholder*=${JSON.stringify(work)}]`).waitFor()
+  await page.locator(`input[aria-label="working directory"][placeholder*=${JSON.stringify(fixture.work)}]`).waitFor()
   await page.getByRole('button', { name: 'New session' }).click()
   await page.waitForURL(/#\/s\//)
   // Opening a session closes the panel.
   await page.locator('.sidebar').waitFor({ state: 'hidden' })
-  server.enqueue(
+  fixture.server.enqueue(
     completionResponse({
       text: `A wide answer:\n\n\`\`\`\n${WIDE}\n\`\`\`\n\n| a | b |\n| --- | --- |\n| ${WIDE} | ${WIDE} |\n\nand ${WIDE}`,
     }),
@@ -79,7 +54,7 @@ it('is usable at phone width: a toggle for the session list, the composer, no si
   expect(send && send.y + send.height <= 844).toBe(true)
   await page.screenshot({ path: join(shots, 'phone-390.png') })
   // The settings page fits too.
-  await page.goto(`${web.url}#/settings`)
+  await page.goto(`${fixture.web.url}#/settings`)
   await page.locator('.settings').waitFor()
   expect(await sideways(page)).toBeLessThanOrEqual(0)
   await page.close()
@@ -99,7 +74,7 @@ async function unnamedControls(page: Page): Promise<string[]> {
 }
 
 it('names every control and moves focus in page order', async () => {
-  server.enqueue(
+  fixture.server.enqueue(
     completionResponse({
       toolCalls: [
         { id: 'call_bg', name: 'bash', arguments: JSON.stringify({ command: 'sleep 30', run_in_background: true }) },
@@ -107,9 +82,9 @@ it('names every control and moves focus in page order', async () => {
     }),
     completionResponse({ text: 'Running.' }),
   )
-  const page = await browser.newPage({ viewport: { width: 1280, height: 860 } })
-  await page.goto(web.url)
-  await page.locator(`input[aria-label="working directory"][placeholder*=${JSON.stringify(work)}]`).waitFor()
+  const page = await fixture.browser.newPage({ viewport: { width: 1280, height: 860 } })
+  await page.goto(fixture.web.url)
+  await page.locator(`input[aria-label="working directory"][placeholder*=${JSON.stringify(fixture.work)}]`).waitFor()
   await page.click('#new-session')
   await page.waitForURL(/#\/s\//)
   await page.fill('textarea[aria-label=message]', 'Start something')
@@ -118,7 +93,7 @@ it('names every control and moves focus in page order', async () => {
   await page.locator('.jobs .job button.job-toggle').click()
   await page.locator('.job-output').waitFor()
   expect(await unnamedControls(page)).toEqual([])
-  await page.goto(`${web.url}#/settings`)
+  await page.goto(`${fixture.web.url}#/settings`)
   await page.locator('.settings').waitFor()
   await page.waitForTimeout(300)
   expect(await unnamedControls(page)).toEqual([])

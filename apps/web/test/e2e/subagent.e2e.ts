@@ -1,38 +1,13 @@
 // A subagent's transcript opens from the parent's `task` card while the parent still runs: the
 // child's session is followed read-only (no resume, so no SESSION_BUSY), and what the page shows is
 // what the child's durable log holds.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
-import type { Browser } from 'playwright-core'
-import { afterAll, beforeAll, expect, it } from 'vitest'
-import { launchChromium, newSession, shots, startWeb, type WebProcess } from './support'
+import { completionResponse } from '@dsh/test-support'
+import { expect, it } from 'vitest'
+import { newSession, shots, webFixture } from './support'
 
-let home: string
-let work: string
-let server: MockLlmServer
-let web: WebProcess
-let browser: Browser
-
-beforeAll(async () => {
-  home = mkdtempSync(join(tmpdir(), 'dsh-web-subagent-'))
-  work = join(home, 'work')
-  mkdirSync(work)
-  server = await startMockLlmServer()
-  web = await startWeb({
-    cwd: work,
-    env: { DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: server.url },
-  })
-  browser = await launchChromium()
-})
-
-afterAll(async () => {
-  await browser?.close()
-  await web?.stop()
-  await server?.close()
-  rmSync(home, { recursive: true, force: true })
-})
+const fixture = webFixture('dsh-web-subagent-')
 
 /** The text blocks of a logged message, joined. */
 function textOf(message: { content?: Array<{ type: string; text?: string }> } | undefined): string {
@@ -50,7 +25,7 @@ interface LoggedLine {
 }
 
 function logOf(id: string): LoggedLine[] {
-  return readFileSync(join(home, 'sessions', `${id}.jsonl`), 'utf8')
+  return readFileSync(join(fixture.home, 'sessions', `${id}.jsonl`), 'utf8')
     .trim()
     .split('\n')
     .slice(1)
@@ -58,7 +33,7 @@ function logOf(id: string): LoggedLine[] {
 }
 
 it("opens a subagent's transcript read-only from the parent's task card while the parent runs", async () => {
-  server.enqueue(
+  fixture.server.enqueue(
     completionResponse({
       toolCalls: [
         {
@@ -72,8 +47,8 @@ it("opens a subagent's transcript read-only from the parent's task card while th
     completionResponse({ text: ['The child ', 'counted ', 'three ', 'files.'], delayMs: 700 }),
     completionResponse({ text: 'The subagent counted three files.' }),
   )
-  const page = await browser.newPage({ viewport: { width: 1280, height: 860 } })
-  const parentId = await newSession(page, web.url, work)
+  const page = await fixture.browser.newPage({ viewport: { width: 1280, height: 860 } })
+  const parentId = await newSession(page, fixture.web.url, fixture.work)
   await page.fill('textarea[aria-label=message]', 'Delegate the counting')
   await page.click('button.send')
   const card = page.locator('.node.tool[data-tool=task]')

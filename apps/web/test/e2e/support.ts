@@ -1,10 +1,13 @@
 // Shared by the browser stories (issues 16 and 24): start the built `dsh web` as a child process (its
 // URL read from stdout), launch Debian's Chromium (never a downloaded browser), wait on stderr.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import { type Browser, chromium, type Page } from 'playwright-core'
+import { afterAll, beforeAll } from 'vitest'
 
 export const repo = fileURLToPath(new URL('../../../../', import.meta.url))
 export const shots = join(repo, '.artifacts/screenshots')
@@ -157,4 +160,41 @@ export function writeBigSession(home: string, cwd: string, id: string, turns = 1
   mkdirSync(join(home, 'sessions'), { recursive: true })
   writeFileSync(join(home, 'sessions', `${id}.jsonl`), `${lines.join('\n')}\n`)
   return id
+}
+
+/** What a story file shares between its tests: a home, its work directory, the mock model, the host, Chromium. */
+export interface WebFixture {
+  home: string
+  work: string
+  server: MockLlmServer
+  web: WebProcess
+  browser: Browser
+}
+
+/**
+ * Registers the file's beforeAll/afterAll: a fresh home (named after `prefix`) with a `work` directory,
+ * a mock model, `dsh web` started there by `start` (default: plain `startWeb` with the mock's key) and
+ * Chromium; all stopped and removed after the file. Read the fields inside tests, not at import.
+ */
+export function webFixture(
+  prefix: string,
+  start: (home: string, work: string, modelUrl: string) => Promise<WebProcess> = (home, work, modelUrl) =>
+    startWeb({ cwd: work, env: { DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: modelUrl } }),
+): WebFixture {
+  const fixture = {} as WebFixture
+  beforeAll(async () => {
+    fixture.home = mkdtempSync(join(tmpdir(), prefix))
+    fixture.work = join(fixture.home, 'work')
+    mkdirSync(fixture.work)
+    fixture.server = await startMockLlmServer()
+    fixture.web = await start(fixture.home, fixture.work, fixture.server.url)
+    fixture.browser = await launchChromium()
+  })
+  afterAll(async () => {
+    await fixture.browser?.close()
+    await fixture.web?.stop()
+    await fixture.server?.close()
+    if (fixture.home) rmSync(fixture.home, { recursive: true, force: true })
+  })
+  return fixture
 }
