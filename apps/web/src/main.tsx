@@ -75,6 +75,12 @@ openStream<HostFrame>(
   },
   (connected) => {
     host.connected = connected
+    // A call that failed while the host was away is stale once it is back: the toast would only cover
+    // the composer (and the send button under it) until clicked.
+    if (connected && unreachableShown) {
+      unreachableShown = false
+      reportError('')
+    }
     host.changed()
   },
 )
@@ -101,7 +107,10 @@ function useRoute(): string {
 
 /** Shows a failed call to the person instead of swallowing it. */
 let reportError: (message: string) => void = () => {}
+/** Whether the toast shows a call that never reached the host (fetch's TypeError), not an answer. */
+let unreachableShown = false
 function failed(error: unknown) {
+  unreachableShown = error instanceof TypeError
   reportError(error instanceof ApiFailure ? `${error.code}: ${error.message}` : String(error))
 }
 
