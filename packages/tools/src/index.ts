@@ -233,12 +233,12 @@ export class ToolsService extends Service {
   private host(scope: ToolScope): PipelineHost {
     // `this.ctx` is the caller's context here: hooks dispatch through it.
     const ctx = this.ctx
-    const approval = this.approval
     return {
       ctx,
       events: this.bus,
       guards: () => [...this.guardList],
-      approval: () => approval() ?? ctx.get('approval'),
+      // The direct reader already looks the service up through `ctx`: no second lookup when it is absent.
+      approval: this.approval,
       available: () => this.tools(scope).map((tool) => tool.name),
       restricted: (name) => this.restricted(name, scope),
     }
