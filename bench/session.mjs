@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from '@dsh/kernel'
 import SessionService from '@dsh/session'
-import SessionPersistence from '@dsh/session-store/coordinator'
-import JsonlSessionStore from '@dsh/session-store/jsonl'
-import SqliteSessionStore from '@dsh/session-store/sqlite'
+import SessionPersistence from '@dsh/session/store/coordinator'
+import JsonlSessionStore from '@dsh/session/store/jsonl'
+import SqliteSessionStore from '@dsh/session/store/sqlite'
 
 const tick = () => new Promise((resolve) => setImmediate(resolve))
 const now = () => Number(process.hrtime.bigint()) / 1e6

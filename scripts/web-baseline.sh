@@ -9,6 +9,6 @@ commit=$(git -C "$repo" rev-parse --short "${1:-main}")
 tree="$repo/.artifacts/web-baseline/$commit"
 rm -rf "$tree"
 mkdir -p "$tree"
-git -C "$repo" archive "$commit" tsconfig.base.json apps/web packages/surface-web/src | tar -x -C "$tree"
+git -C "$repo" archive "$commit" tsconfig.base.json apps/web packages/surfaces/src | tar -x -C "$tree"
 (cd "$tree/apps/web" && "$repo/node_modules/.bin/vite" build --logLevel warn --outDir "$tree/dist" --emptyOutDir)
 echo "$tree/dist"

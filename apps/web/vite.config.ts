@@ -1,4 +1,4 @@
-// Builds the browser client into dist/ (served by @dsh/surface-web). Preact via esbuild's automatic JSX.
+// Builds the browser client into dist/ (served by @dsh/surfaces/web). Preact via esbuild's automatic JSX.
 import { defineConfig } from 'vite'
 
 export default defineConfig({

@@ -1,5 +1,5 @@
 // Row module for the loop benchmark: the one tool every run gets, `echo` ({text} -> text).
-import { defineTool } from '@dsh/tools'
+import { defineTool } from '@dsh/agent/tools'
 
 export const echoTool = defineTool({
   name: 'echo',

@@ -1,7 +1,7 @@
 // The `hello` tool: writes "<greeting>, NAME!" to hello-NAME.txt in the session's working directory,
 // through the host's ctx.fs (so the sandbox policy and the tool pipeline apply as to built-in tools).
-// `@dsh/tools` is a peer dependency: it resolves to the copy of the dsh that loads this plugin.
-import { defineTool } from '@dsh/tools'
+// `@dsh/agent/tools` is a peer dependency: it resolves to the copy of the dsh that loads this plugin.
+import { defineTool } from '@dsh/agent/tools'
 
 export default {
   name: 'hello-tool',

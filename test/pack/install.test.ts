@@ -117,7 +117,7 @@ it('dsh plugin add installs an example plugin from its tarball; its tool runs on
     })
   const added = await plugin(['add', './dsh-plugin-hello-1.0.0.tgz'])
   expect(added.code, added.stderr).toBe(0)
-  // The plugin's @dsh/tools is the installed dsh's copy.
+  // The plugin's @dsh/agent/tools is the installed dsh's copy.
   expect(realpathSync(join(home, 'node_modules', '@dsh', 'tools'))).toBe(
     realpathSync(join(prefix, 'lib', 'node_modules', '@dsh', 'cli', 'node_modules', '@dsh', 'tools')),
   )

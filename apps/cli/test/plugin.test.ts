@@ -71,9 +71,9 @@ it(
     expect(added.code).toBe(0)
     expect(added.stdout).toContain('installed dsh-plugin-hello@1.0.0')
     expect(readFileSync(join(home, 'patch.yml'), 'utf8')).toMatch(/^- bundle: dsh-plugin-hello$/m)
-    // The plugin's @dsh/tools is this dsh's own package, not a second copy.
-    const linked = realpathSync(join(home, 'node_modules', '@dsh', 'tools'))
-    expect(linked).toBe(realpathSync(join(checkout, 'packages', 'tools')))
+    // The plugin's @dsh/agent is this dsh's own package, not a second copy.
+    const linked = realpathSync(join(home, 'node_modules', '@dsh', 'agent'))
+    expect(linked).toBe(realpathSync(join(checkout, 'packages', 'agent')))
     expect(existsSync(join(home, 'node_modules', 'dsh-plugin-hello', 'hello.js'))).toBe(true)
 
     // Adding it again (the same file) is no error and names it once.
@@ -112,7 +112,7 @@ it(
     expect(removed.code).toBe(0)
     expect(readFileSync(join(home, 'patch.yml'), 'utf8')).not.toContain('dsh-plugin-hello')
     expect(existsSync(join(home, 'node_modules', 'dsh-plugin-hello'))).toBe(false)
-    expect(existsSync(join(home, 'node_modules', '@dsh', 'tools'))).toBe(false)
+    expect(existsSync(join(home, 'node_modules', '@dsh', 'agent'))).toBe(false)
     expect(JSON.parse(readFileSync(join(home, 'package.json'), 'utf8')).dependencies ?? {}).toEqual({})
     expect((await dsh(['plugin', 'ls'])).stdout).toContain('no plugins in')
 
@@ -151,10 +151,10 @@ it(
     const newer = await dsh([
       'plugin',
       'add',
-      fake('needs-newer-dsh', { dsh: { bundle: 'rows.yml' }, peerDependencies: { '@dsh/tools': '^9.0.0' } }),
+      fake('needs-newer-dsh', { dsh: { bundle: 'rows.yml' }, peerDependencies: { '@dsh/agent': '^9.0.0' } }),
     ])
     expect(newer.code).toBe(3)
-    expect(newer.stderr).toContain('needs-newer-dsh@2.0.0 needs @dsh/tools@^9.0.0, but this dsh is 0.1.0')
+    expect(newer.stderr).toContain('needs-newer-dsh@2.0.0 needs @dsh/agent@^9.0.0, but this dsh is 0.1.0')
 
     expect(JSON.parse(readFileSync(join(errorsHome, 'package.json'), 'utf8')).dependencies ?? {}).toEqual({})
     expect(readdirSync(join(errorsHome, 'node_modules')).filter((name) => !name.startsWith('.'))).toEqual([])

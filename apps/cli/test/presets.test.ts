@@ -6,9 +6,9 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type {} from '@dsh/presets'
-import type {} from '@dsh/sandbox'
 import { eventData } from '@dsh/session'
 import { completionResponse, type RecordedRequest, startMockLlmServer } from '@dsh/test-support'
+import type {} from '@dsh/world/sandbox'
 import { afterEach, expect, it } from 'vitest'
 import { durableEvents, runDsh } from './dsh-child.js'
 

@@ -4,7 +4,7 @@
 import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type {} from '@dsh/code-mode'
+import type {} from '@dsh/coding-tools/code-mode'
 import { eventData } from '@dsh/session'
 import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -75,7 +75,10 @@ describe('run_code through dsh run', () => {
     ].join('\n')
     server.enqueue(runCode('p1', code), completionResponse({ text: 'done' }))
     const patch = join(home, 'small-writes.yml')
-    writeFileSync(patch, '- id: guard-large-write\n  use: "@dsh/guards/large-write"\n  config: { maxBytes: 10 }\n')
+    writeFileSync(
+      patch,
+      '- id: guard-large-write\n  use: "@dsh/agent/guards/large-write"\n  config: { maxBytes: 10 }\n',
+    )
     const result = await runDsh(['--patch', patch, 'run', '--yes', 'write it'], { home, cwd: ws, modelUrl: server.url })
     expect(result.code).toBe(0)
     const events = durableEvents(home)

@@ -8,8 +8,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { collectExit } from '@dsh/test-support'
 import { afterAll, describe, expect, it } from 'vitest'
-import { append, assistant, boot, type StoreFixture, user } from '../../../packages/session-store/test/helpers.js'
-import { havePostgres, pgFixture, useCluster } from '../../../packages/session-store-pg/test/fixture.js'
+import { append, assistant, boot, type StoreFixture, user } from '../../../packages/session/test/store/helpers.js'
+import { havePostgres, pgFixture, useCluster } from '../../../packages/session/test/store-pg/fixture.js'
 import { ExitCode } from '../src/exit-codes.js'
 
 const bin = fileURLToPath(new URL('../bin/dsh.js', import.meta.url))

@@ -5,7 +5,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { acquireLease } from '@dsh/session-store'
+import { acquireLease } from '@dsh/session/store'
 import { collectExit, completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ExitCode } from '../src/exit-codes.js'

@@ -2,7 +2,7 @@
 // from a byte offset of its own (`GET .../jobs/:id/output?from=N`): the model's one read cursor is
 // the model's, so watching a job never changes what `job_output` returns next (decision 366).
 import { useEffect, useRef, useState } from 'preact/hooks'
-import type { JobOutputView, JobView } from '../../../packages/surface-web/src/protocol.js'
+import type { JobOutputView, JobView } from '../../../packages/surfaces/src/web/protocol.js'
 import { api } from './connection'
 import './views.css'
 

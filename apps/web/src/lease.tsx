@@ -3,7 +3,7 @@
 // its lease expired, offers to take it over here. Taking over is resuming: the store hands the lease
 // to this host with a new fencing token, so the old holder can no longer append.
 import { useState } from 'preact/hooks'
-import type { SessionSummary } from '../../../packages/surface-web/src/protocol.js'
+import type { SessionSummary } from '../../../packages/surfaces/src/web/protocol.js'
 import { ApiFailure, api } from './connection'
 import './lease.css'
 

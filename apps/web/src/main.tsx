@@ -11,7 +11,7 @@ import type {
   QuestionView,
   SessionFrame,
   SessionSummary,
-} from '../../../packages/surface-web/src/protocol.js'
+} from '../../../packages/surfaces/src/web/protocol.js'
 import { ApiFailure, api, openStream } from './connection'
 import { Jobs } from './jobs-view'
 import { NavToggle } from './layout'

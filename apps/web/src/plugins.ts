@@ -4,8 +4,8 @@
 // load is listed in `slots.failures` (shown in the sidebar), never a blank page.
 import { Fragment, h } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import type { ClientApi, ClientModule, Unregister } from '../../../packages/surface-web/src/client-api.js'
-import type { ClientModuleEntry } from '../../../packages/surface-web/src/protocol.js'
+import type { ClientApi, ClientModule, Unregister } from '../../../packages/surfaces/src/web/client-api.js'
+import type { ClientModuleEntry } from '../../../packages/surfaces/src/web/protocol.js'
 import { api } from './connection'
 import { slots } from './slots'
 

@@ -3,11 +3,11 @@
 // folder here and a renderer in `registry.ts`; nothing switches over all kinds in one place.
 // Payload types come from the packages that declare the events (type-only imports, erased from the
 // bundle); `@dsh/session/events` is the one runtime import, pure code with no Node dependency.
-import type {} from '@dsh/approval'
+import type {} from '@dsh/agent/approval'
 import type {} from '@dsh/context'
-import type {} from '@dsh/sandbox'
+import type {} from '@dsh/interaction/work-state'
 import { isEvent, type SessionEvent, type SessionEventType } from '@dsh/session/events'
-import type {} from '@dsh/work-state'
+import type {} from '@dsh/world/sandbox'
 import type {
   AgentStatus,
   EventEnvelope,
@@ -15,7 +15,7 @@ import type {
   JobView,
   SessionFrame,
   SessionHeaderView,
-} from '../../../packages/surface-web/src/protocol.js'
+} from '../../../packages/surfaces/src/web/protocol.js'
 
 export interface Block {
   type: string

@@ -2,7 +2,7 @@
 // (falling back to `generic`). Built-ins register here like any plugin would; the conversation view
 // only looks renderers up, it never switches over kinds.
 import type { ComponentChildren, VNode } from 'preact'
-import type { ApprovalView, EventEnvelope } from '../../../packages/surface-web/src/protocol.js'
+import type { ApprovalView, EventEnvelope } from '../../../packages/surfaces/src/web/protocol.js'
 import { Markdown } from './markdown'
 import { MessageActions } from './message-actions'
 import type { ConversationNode, ToolNode } from './projection'

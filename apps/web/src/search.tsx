@@ -3,7 +3,7 @@
 // marked, so a person lands on the sentence they searched for.
 import type { RefObject } from 'preact'
 import { useLayoutEffect, useRef, useState } from 'preact/hooks'
-import type { SearchHitView } from '../../../packages/surface-web/src/protocol.js'
+import type { SearchHitView } from '../../../packages/surfaces/src/web/protocol.js'
 import { api } from './connection'
 import { eventRoute, nodeIndexFor } from './navigation'
 import type { ConversationNode } from './projection'

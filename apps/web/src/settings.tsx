@@ -3,7 +3,7 @@
 // change is one call to the host's settings service, the same writes as `dsh config set`.
 import type { ComponentChildren } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import type { PresetSummary, SettingsView, SettingView } from '../../../packages/surface-web/src/protocol.js'
+import type { PresetSummary, SettingsView, SettingView } from '../../../packages/surfaces/src/web/protocol.js'
 import { api } from './connection'
 import { modelChoices, reloadModels, useModels } from './models'
 

@@ -12,7 +12,7 @@ import type {
   SidebarItem,
   ToolRenderProps,
   Unregister,
-} from '../../../packages/surface-web/src/client-api.js'
+} from '../../../packages/surfaces/src/web/client-api.js'
 import { eventNodeTypes } from './projection'
 
 /** A registration and the module that made it ("dsh" for the page's own). */

@@ -1,7 +1,7 @@
 // The parent's `subagent/*` events folded onto the tool card of the call that started each child
 // (`subagent/started.callId`): which child session it runs, what a remote child reported doing
 // (`subagent/progress`, decision 301) and how each run ended. Pure folding, no rendering.
-import type {} from '@dsh/subagents'
+import type {} from '@dsh/orchestration/subagents'
 import { foldEvent, type SessionProjection, type ToolNode } from './projection'
 
 /** One line of a remote child's progress (a tool call keeps one line, updated in place). */

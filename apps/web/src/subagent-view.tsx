@@ -3,7 +3,7 @@
 // session stream without resuming it (a child runs under its parent's agent, and the stream never
 // takes the session's lease), so it can be watched while the parent runs (decision 365).
 import { useEffect, useMemo, useState } from 'preact/hooks'
-import type { SessionFrame } from '../../../packages/surface-web/src/protocol.js'
+import type { SessionFrame } from '../../../packages/surfaces/src/web/protocol.js'
 import { api, openStream } from './connection'
 import { SessionProjection, type ToolNode } from './projection'
 import { nodeRenderers, type RenderContext, registerToolCard } from './registry'

@@ -2,7 +2,7 @@
 // /api/workspaces`, derived from the sessions' cwd). Starting a session in one is loopback-only, like
 // typing a directory: the host says whether this client may, and refuses it otherwise.
 import { useEffect, useState } from 'preact/hooks'
-import type { WorkspacesView } from '../../../packages/surface-web/src/protocol.js'
+import type { WorkspacesView } from '../../../packages/surfaces/src/web/protocol.js'
 import { api } from './connection'
 
 export function Workspaces(props: {

@@ -2,7 +2,7 @@
 // session, a remote child's progress (one line per piece, one per tool call updated in place,
 // bounded), and the run's outcome.
 import { expect, it } from 'vitest'
-import type { EventEnvelope } from '../../../packages/surface-web/src/protocol.js'
+import type { EventEnvelope } from '../../../packages/surfaces/src/web/protocol.js'
 import { SessionProjection, type ToolNode } from '../src/projection'
 import { MAX_PROGRESS, subagentOf } from '../src/subagent-fold'
 

@@ -19,11 +19,11 @@ import {
   type SendOptions,
   toUserMessage,
 } from '@dsh/agent'
+import type { ToolRestriction } from '@dsh/agent/tools'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { LlmCallConfig, Message, ToolSchema } from '@dsh/llm'
 import type { PresetComposition } from '@dsh/presets'
 import type { Session } from '@dsh/session'
-import type { ToolRestriction } from '@dsh/tools'
 
 /** What the turn runner needs from its agent; implemented by LoopAgent. */
 export interface TurnHost {

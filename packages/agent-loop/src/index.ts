@@ -2,7 +2,7 @@
 // nothing else may import this package (extensions depend on @dsh/agent and its events).
 import { randomUUID } from 'node:crypto'
 import type { Agent, AgentDriver, CreateAgentOptions } from '@dsh/agent'
-import type { ApprovalAsked, ApprovalDecided } from '@dsh/approval'
+import type { ApprovalAsked, ApprovalDecided } from '@dsh/agent/approval'
 import { type Context, Service } from '@dsh/kernel'
 import type { LlmCallConfig } from '@dsh/llm'
 import { foldMessages } from '@dsh/session'

@@ -2,8 +2,9 @@
 // hooks into durable facts. `tool/call` is appended when a call is taken up (so a call the log never
 // recorded never started), `tool/result` strictly in the model's call order, and the checkpoint
 // barrier runs before each top-level tool body.
+
+import { toToolResultMessage } from '@dsh/agent/tools'
 import type { ToolCallBlock } from '@dsh/llm'
-import { toToolResultMessage } from '@dsh/tools'
 import type { TurnHost } from './driver.js'
 import { turnServices } from './services.js'
 

@@ -1,6 +1,7 @@
 // One turn of the default loop, top to bottom. Every durable fact is appended to the session log
 
 import type { PreStepDecision, RequestDraft, RequestErrorDecision, TurnContinuation } from '@dsh/agent'
+import type {} from '@dsh/agent/system-prompt'
 // before anything acts on it, and every exit path appends `turn/end` with a reason.
 //
 //   turn/start
@@ -30,7 +31,6 @@ import {
   type UserMessage,
 } from '@dsh/llm'
 import { repairEvents, type TurnEndReason } from '@dsh/session'
-import type {} from '@dsh/system-prompt'
 import type { TurnHost } from './driver.js'
 import { turnServices } from './services.js'
 import { runToolCalls } from './tool-step.js'

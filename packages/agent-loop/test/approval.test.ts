@@ -1,5 +1,5 @@
-import ApprovalService, { createStaticAnswerer } from '@dsh/approval'
-import { defineTool } from '@dsh/tools'
+import ApprovalService, { createStaticAnswerer } from '@dsh/agent/approval'
+import { defineTool } from '@dsh/agent/tools'
 import { describe, expect, it } from 'vitest'
 import { calls, createHarness, dataOf, text, types } from './harness.js'
 

@@ -1,6 +1,6 @@
 import type { Agent, PreStepDecision, RequestErrorDecision } from '@dsh/agent'
+import { defineTool } from '@dsh/agent/tools'
 import type { LlmAdapter } from '@dsh/llm'
-import { defineTool } from '@dsh/tools'
 import { describe, expect, it } from 'vitest'
 import { calls, createHarness, dataOf, latch, text, types } from './harness.js'
 

@@ -1,4 +1,4 @@
-import { defineTool } from '@dsh/tools'
+import { defineTool } from '@dsh/agent/tools'
 import { expect, it } from 'vitest'
 import { calls, createHarness, dataOf, text } from './harness.js'
 

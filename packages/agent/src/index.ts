@@ -3,8 +3,8 @@
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type { AssistantMessage, LlmCallConfig, LlmErrorData, Message, ToolSchema, UserMessage } from '@dsh/llm'
 import type { Session, SessionService, TurnEndReason } from '@dsh/session'
-import type { ToolRestriction } from '@dsh/tools'
 import type { InboxItem, InboxSplice, InboxState, InboxTarget } from './inbox.js'
+import type { ToolRestriction } from './tools/index.js'
 
 export type { InboxItem, InboxKind, InboxSplice, InboxState, InboxTarget } from './inbox.js'
 export { applySplice, checkSplice, emptyInbox, foldInbox } from './inbox.js'

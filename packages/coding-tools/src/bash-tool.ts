@@ -2,14 +2,14 @@
 // the call's abort signal; `run_in_background` hands the started process to `ctx.jobs`, which owns it
 // from then on (this tool's unload does not stop it). A non-zero exit is a normal result with a status
 // line; a sandbox denial adds the `[sandbox: ...]` line with the escalation route.
-import type {} from '@dsh/approval'
-import type { JobOwner, JobProducer } from '@dsh/jobs'
+import type {} from '@dsh/agent/approval'
+import type {} from '@dsh/agent/system-prompt'
+import { defineTool, type ToolCallContext, ToolError } from '@dsh/agent/tools'
 import type { Context } from '@dsh/kernel'
 import { directService, HarnessError } from '@dsh/kernel'
-import { sandboxDenialHint } from '@dsh/sandbox'
-import { type Shell, type ShellProcess, statusMarkers } from '@dsh/shell'
-import type {} from '@dsh/system-prompt'
-import { defineTool, type ToolCallContext, ToolError } from '@dsh/tools'
+import type { JobOwner, JobProducer } from '@dsh/world/jobs'
+import { sandboxDenialHint } from '@dsh/world/sandbox'
+import { type Shell, type ShellProcess, statusMarkers } from '@dsh/world/shell'
 import {
   callPolicy,
   description,

@@ -4,11 +4,11 @@
 // `fs/mutated`. Sandbox refusals come back as `[sandbox: ...]` results with the escalation route.
 
 import { createRequire } from 'node:module'
+import { defineTool, type ToolCallContext, type ToolDefinition, ToolError } from '@dsh/agent/tools'
 import type {} from '@dsh/attachments'
-import type { FileSystem, FileVersion, FsMutationDecision, FsMutationIntent, WriteMode } from '@dsh/fs'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { ToolResultContent } from '@dsh/llm'
-import { defineTool, type ToolCallContext, type ToolDefinition, ToolError } from '@dsh/tools'
+import type { FileSystem, FileVersion, FsMutationDecision, FsMutationIntent, WriteMode } from '@dsh/world/fs'
 import {
   callPolicy,
   clip,

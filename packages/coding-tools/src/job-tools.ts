@@ -1,8 +1,9 @@
 // @dsh/coding-tools/jobs: job_output, job_list and job_kill over `ctx.jobs`. Every call is authorized
 // by the caller's exact identity (session + agent): another agent's job reads as `[no job ID]`.
-import type { JobInfo, JobOwner } from '@dsh/jobs'
+
+import { defineTool, type ToolCallContext, ToolError } from '@dsh/agent/tools'
 import { type Context, HarnessError } from '@dsh/kernel'
-import { defineTool, type ToolCallContext, ToolError } from '@dsh/tools'
+import type { JobInfo, JobOwner } from '@dsh/world/jobs'
 import { description } from './shared.js'
 
 export const name = 'coding-tools-jobs'

@@ -2,11 +2,11 @@
 // identity, sandbox escalation of one call, and turning seam errors into model-facing failures.
 import { readFileSync } from 'node:fs'
 import { basename, dirname } from 'node:path'
-import type {} from '@dsh/fs'
+import { type ToolCallContext, ToolError } from '@dsh/agent/tools'
 import { type Context, HarnessError } from '@dsh/kernel'
-import { requestEscalation, type SandboxPolicy, sandboxDenialHint } from '@dsh/sandbox'
 import type {} from '@dsh/session'
-import { type ToolCallContext, ToolError } from '@dsh/tools'
+import type {} from '@dsh/world/fs'
+import { requestEscalation, type SandboxPolicy, sandboxDenialHint } from '@dsh/world/sandbox'
 
 /** The model-facing description of a tool, from `descriptions/<name>.md` beside `src/` and `dist/`. */
 export function description(name: string): string {

@@ -5,9 +5,9 @@ import { createHash } from 'node:crypto'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { ToolExecution, ToolOutcome } from '@dsh/agent/tools'
 import type { Context } from '@dsh/kernel'
 import type { ToolResultContent } from '@dsh/llm'
-import type { ToolExecution, ToolOutcome } from '@dsh/tools'
 
 export const name = 'coding-tools-spill'
 

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { createStaticAnswerer } from '@dsh/approval'
-import { groupMembers } from '@dsh/subprocess/local'
+import { createStaticAnswerer } from '@dsh/agent/approval'
+import { groupMembers } from '@dsh/world/subprocess/local'
 import { describe, expect, it } from 'vitest'
 import { createWorld, hasBwrap, textOf } from './harness.js'
 

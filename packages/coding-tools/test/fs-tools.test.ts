@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createStaticAnswerer } from '@dsh/approval'
+import { createStaticAnswerer } from '@dsh/agent/approval'
 import { describe, expect, it } from 'vitest'
 import { createWorld, textOf } from './harness.js'
 

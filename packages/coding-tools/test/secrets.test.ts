@@ -3,7 +3,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import CredentialsService from '@dsh/credentials'
+import CredentialsService from '@dsh/settings/credentials'
 import { describe, expect, it } from 'vitest'
 import { createWorld, hasBwrap, textOf } from './harness.js'
 

@@ -25,7 +25,7 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }))
 
 const LAYER = `
 - id: store
-  use: '@dsh/session-store/jsonl'
+  use: '@dsh/session/store/jsonl'
   config:
     dir: !env "DSH_SESSIONS_DIR:"
     limits: [1, 2.5, null, true, "x"]
@@ -49,7 +49,7 @@ it('reads an unchanged file back from the cache, expressions included; an edit p
   const [entry] = entries()
   // The next read comes from the entry: what it holds is what the read returns.
   const stored = join(dir, 'cache', entry as string)
-  writeFileSync(stored, readFileSync(stored, 'utf8').replace('@dsh/session-store/jsonl', '@dsh/from-the-cache'))
+  writeFileSync(stored, readFileSync(stored, 'utf8').replace('@dsh/session/store/jsonl', '@dsh/from-the-cache'))
   const again = readLayerEntries('patch', file, cache)
   expect(again[0]).toMatchObject({ id: 'store', use: '@dsh/from-the-cache' })
   const config = (again[0] as { config: { dir: unknown; nested: { deep: Array<{ a: unknown }> } } }).config

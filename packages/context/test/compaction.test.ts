@@ -1,8 +1,9 @@
 // Compaction by hand (`ctx.compaction.compact`, the `/compact` command), its refusal during a turn,
 // boundary facts of a failed attempt, and cuts that never separate a tool call from its result.
+
+import { defineTool } from '@dsh/agent/tools'
 import type { AssistantMessage, ToolResultMessage, UserMessage } from '@dsh/llm'
 import { createScriptedAdapter } from '@dsh/llm/scripted'
-import { defineTool } from '@dsh/tools'
 import { describe, expect, it } from 'vitest'
 import { SUMMARY_PREFIX } from '../src/compaction.js'
 import { safeCuts, surfaceNodes } from '../src/index.js'

@@ -1,10 +1,11 @@
 // The token meter and pruning on hand-built logs: usage anchors the reading, what came after is
 // estimated, a replacement falls back to a full estimate, thresholds fire `context/pressure`;
 // pruning replaces the surface node only.
+
+import { defineTool } from '@dsh/agent/tools'
 import type { AssistantMessage, ToolResultMessage } from '@dsh/llm'
 import { createScriptedAdapter } from '@dsh/llm/scripted'
 import type { Session } from '@dsh/session'
-import { defineTool } from '@dsh/tools'
 import { describe, expect, it } from 'vitest'
 import { estimateMessage, estimateRequest, safeCuts, surfaceNodes, type TokenReading } from '../src/index.js'
 import { pruneToolResults } from '../src/pruning.js'

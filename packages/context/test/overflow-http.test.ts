@@ -3,10 +3,10 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import CredentialsService from '@dsh/credentials'
+import { defineTool } from '@dsh/agent/tools'
 import deepseek from '@dsh/llm/deepseek'
+import CredentialsService from '@dsh/settings/credentials'
 import { completionResponse, errorResponse, type RecordedRequest, startMockLlmServer } from '@dsh/test-support'
-import { defineTool } from '@dsh/tools'
 import { expect, it } from 'vitest'
 import { createContextHarness } from './harness.js'
 

@@ -4,10 +4,10 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import CredentialsService from '@dsh/credentials'
 import { Context } from '@dsh/kernel'
 import deepseek from '@dsh/llm/deepseek'
 import { type AnySessionEvent, type Session, SessionService } from '@dsh/session'
+import CredentialsService from '@dsh/settings/credentials'
 import {
   chunkEvent,
   completionResponse,

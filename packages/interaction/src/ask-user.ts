@@ -1,7 +1,8 @@
 // The `ask_user` tool: the model asks the person a question through `ctx.userQuestions`. With no
 // surface to answer (headless, a subagent) the result says so, and the model decides by itself.
+
+import { defineTool, ToolError } from '@dsh/agent/tools'
 import type { Context } from '@dsh/kernel'
-import { defineTool, ToolError } from '@dsh/tools'
 import type {} from './questions.js'
 
 export default {

@@ -1,7 +1,7 @@
 // The built-in commands that belong to no capability package: /help, /model, /permissions, /fork and
-// /compact. (/plan and /goal are registered by @dsh/work-state, next to the state they change.)
+// /compact. (/plan and /goal are registered by @dsh/interaction/work-state, next to the state they change.)
 // Optional services (`ctx.approval`, `ctx.sandboxPolicy`, `ctx.compaction`) are looked up per call.
-import type {} from '@dsh/approval'
+import type {} from '@dsh/agent/approval'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { Session } from '@dsh/session'
 import { type CommandContext, requireAgent, requireSession, usageError } from './commands.js'

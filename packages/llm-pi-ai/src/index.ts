@@ -2,7 +2,7 @@
 // providers of @mariozechner/pi-ai through one adapter. It maps dsh messages to pi-ai's context, pi-ai
 // events to dsh chunks, and pi-ai failures to terminal chunks. Retries are off (no hidden retry).
 // pi-ai (and the SDKs it loads) is imported on the first request or catalog load, not at boot.
-import type { CredentialsService } from '@dsh/credentials'
+
 import type { Context } from '@dsh/kernel'
 import {
   errorFinish,
@@ -19,6 +19,7 @@ import {
   type ReasoningEffort,
   type StreamChunk,
 } from '@dsh/llm'
+import type { CredentialsService } from '@dsh/settings/credentials'
 import type {
   Api,
   Model,

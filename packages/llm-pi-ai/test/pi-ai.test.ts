@@ -1,9 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import CredentialsService from '@dsh/credentials'
 import { Context } from '@dsh/kernel'
 import LlmService, { assembleMessage, type Message } from '@dsh/llm'
+import CredentialsService from '@dsh/settings/credentials'
 import { completionResponse, deepseekUsage, errorResponse, startMockLlmServer } from '@dsh/test-support'
 import * as pi from '@mariozechner/pi-ai'
 import {

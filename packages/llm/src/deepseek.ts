@@ -1,8 +1,9 @@
 // The `deepseek` provider plugin: registers the Chat Completions adapter in the DeepSeek dialect
 // (thinking switch, reasoning_content round trip, cache usage fields). With no config at all it
 // reads DEEPSEEK_API_KEY / DEEPSEEK_BASE_URL, the key at request time ($DSH_MODEL is the `model` setting).
-import type { CredentialsService } from '@dsh/credentials'
+
 import type { Context } from '@dsh/kernel'
+import type { CredentialsService } from '@dsh/settings/credentials'
 import type { ModelInfo } from './adapter.js'
 import { type ChatCompletionsOptions, createChatCompletionsAdapter, type Dialect } from './chat-completions.js'
 import type { ReasoningEffort } from './messages.js'

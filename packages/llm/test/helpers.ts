@@ -1,9 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import CredentialsService from '@dsh/credentials'
 import { Context, type Plugin } from '@dsh/kernel'
 import SettingsService from '@dsh/settings'
+import CredentialsService from '@dsh/settings/credentials'
 import LlmService, { type StreamChunk } from '../src/index.js'
 
 export const KEY = 'sk-test-0123456789abcdef'

@@ -9,7 +9,7 @@ import { delimiter, dirname, extname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type {} from '@dsh/session'
-import { scrubEnv } from '@dsh/subprocess'
+import { scrubEnv } from '@dsh/world/subprocess'
 import type { ServerClient, ServerSpec } from './client.js'
 import {
   type LanguageServers,

@@ -4,9 +4,9 @@
 // without asking.
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { defineTool, type ToolCallContext, ToolError, type ToolExecution, type ToolOutcome } from '@dsh/agent/tools'
 import type { Context } from '@dsh/kernel'
 import type {} from '@dsh/session'
-import { defineTool, type ToolCallContext, ToolError, type ToolExecution, type ToolOutcome } from '@dsh/tools'
 import { type LspAnswer, type LspDiagnostic, type LspLocation, type LspSymbol, where } from './index.js'
 
 export const name = 'lsp-tools'

@@ -1,14 +1,15 @@
 // Applying a preset to one agent: a scope inside the agent's own, extended with the agent's identity
 // (`AGENT_SCOPE`), so what it registers (prompt sections, the skill filter, the tools and sections of
 // its extra rows) belongs to that agent alone and goes when the agent goes or switches preset.
+
+import type {} from '@dsh/agent/system-prompt'
 import { evaluateConfig, resolveUse } from '@dsh/composition'
 import { AGENT_SCOPE, type Context, FiberState, HarnessError, type Plugin } from '@dsh/kernel'
 import type { LlmCallConfig } from '@dsh/llm'
-import type {} from '@dsh/sandbox'
 import type { Session } from '@dsh/session'
-import type {} from '@dsh/skills'
-import type {} from '@dsh/system-prompt'
+import type {} from '@dsh/world/sandbox'
 import { hasOwnTurn, type Preset, type PresetComposition } from './index.js'
+import type {} from './skills/index.js'
 
 /** Rounds of macrotasks a row may take to activate before it counts as pending on a missing service. */
 const SETTLE_ROUNDS = 50

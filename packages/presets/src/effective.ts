@@ -2,14 +2,14 @@
 // the agent's own settings, the preset (its file), or the global configuration (the profile's rows).
 // `dsh presets show` prints it; the lookup order is the one agents are composed with.
 import type {} from '@dsh/agent'
+import type {} from '@dsh/agent/system-prompt'
+import { permitted } from '@dsh/agent/tools'
 import type { Context } from '@dsh/kernel'
 import type { LlmCallConfig } from '@dsh/llm'
-import type {} from '@dsh/sandbox'
-import type {} from '@dsh/skills'
-import type {} from '@dsh/system-prompt'
-import { permitted } from '@dsh/tools'
+import type {} from '@dsh/world/sandbox'
 import { presetModel } from './compose.js'
 import type { Preset, PresetSource } from './index.js'
+import type {} from './skills/index.js'
 
 /** `agent`: the agent's own settings; `preset`: the preset's file; `global`: the profile's rows. */
 export type Provenance = 'agent' | 'preset' | 'global'

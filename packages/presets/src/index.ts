@@ -6,12 +6,12 @@
 // of its own never changes preset.
 import { readdir } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
+import type { ToolRestriction } from '@dsh/agent/tools'
 import { dshHome, parseCacheOf } from '@dsh/composition'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type { LlmCallConfig } from '@dsh/llm'
 import { isEvent, type Session } from '@dsh/session'
 import type {} from '@dsh/settings'
-import type { ToolRestriction } from '@dsh/tools'
 import { composePreset } from './compose.js'
 import { describePreset, type EffectiveAgentConfig } from './effective.js'
 import { PRESET_FILE, PRESET_NAME, readPreset } from './format.js'

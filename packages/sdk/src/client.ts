@@ -17,7 +17,7 @@ import type {
   RpcMethods,
   RpcNotifications,
   SessionEventNotification,
-} from '@dsh/surface-rpc/protocol'
+} from '@dsh/surfaces/rpc/protocol'
 
 export interface DshClientOptions {
   /** The `dsh` CLI entry (a .js file run with this Node, or an executable). Default: the installed `@dsh/cli` bin. */

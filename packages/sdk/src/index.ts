@@ -12,7 +12,7 @@ export type {
   RpcNotifications,
   SessionEventNotification,
   SessionSummary,
-} from '@dsh/surface-rpc/protocol'
+} from '@dsh/surfaces/rpc/protocol'
 export type {
   ApprovalHandler,
   DshClientOptions,

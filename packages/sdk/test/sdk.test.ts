@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AgentLifecycleNotification, DshClient, DshRpcError, type SessionEventNotification } from '../src/index.js'
 
 const cliPath = fileURLToPath(new URL('../../../apps/cli/bin/dsh.js', import.meta.url))
-const toolsFixture = fileURLToPath(new URL('../../surface-rpc/test/fixtures/test-tools.mjs', import.meta.url))
+const toolsFixture = fileURLToPath(new URL('../../surfaces/test/rpc/fixtures/test-tools.mjs', import.meta.url))
 
 let home: string
 let server: MockLlmServer

@@ -40,7 +40,7 @@ export type TurnEndReason = 'completed' | 'aborted' | 'blocked' | 'error' | 'max
  * owns them, by declaration merging:
  * `declare module '@dsh/session' { interface SessionEventMap { 'todo/write': { todos: TodoItem[] } } }`
  * (see the README, "A new session event"). Built-in types declared elsewhere: `approval/*`
- * (@dsh/approval), `agent/inbox/spliced` (@dsh/agent), `sandbox/mode` (@dsh/sandbox),
+ * (@dsh/agent/approval), `agent/inbox/spliced` (@dsh/agent), `sandbox/mode` (@dsh/world/sandbox),
  * `compaction/*` (@dsh/context).
  */
 export interface SessionEventMap {

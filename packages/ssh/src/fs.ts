@@ -1,12 +1,12 @@
-// @dsh/ssh/fs: `ctx.fs` on the remote machine. The same provider as `@dsh/fs/sandbox` (versions,
+// @dsh/ssh/fs: `ctx.fs` on the remote machine. The same provider as `@dsh/world/fs/sandbox` (versions,
 // per-path critical sections, temp file + rename/link publish, literal edits, the policy's mutation
 // fence, the secret-path read fence, glob/grep over .gitignore) with its byte operations done over
 // the connection's SFTP session and paths canonicalized by the remote `realpath`.
 import { posix } from 'node:path'
-import type { FileIo, IoStats } from '@dsh/fs/io'
-import type { LocalFsConfig } from '@dsh/fs/local'
-import SandboxFs from '@dsh/fs/sandbox'
 import type { Context } from '@dsh/kernel'
+import type { FileIo, IoStats } from '@dsh/world/fs/io'
+import type { LocalFsConfig } from '@dsh/world/fs/local'
+import SandboxFs from '@dsh/world/fs/sandbox'
 import type { SFTPWrapper, Stats } from 'ssh2'
 import type { SshConnection } from './index.js'
 

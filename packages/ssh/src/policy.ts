@@ -1,10 +1,10 @@
 // @dsh/ssh/policy: `ctx.sandboxPolicy` for the remote world. Modes, presets, escalation and the
-// session's logged mode work as in `@dsh/sandbox/policy`; the paths are the remote machine's: the
+// session's logged mode work as in `@dsh/world/sandbox/policy`; the paths are the remote machine's: the
 // workspace canonicalized there, its temp directory, and the credential stores under the remote home.
 // Every policy names where it applies, so the model's sandbox note says which machine it works on.
 import { posix } from 'node:path'
 import type { Context } from '@dsh/kernel'
-import LocalSandboxPolicy, { HOME_SECRETS, type SandboxPolicyConfig } from '@dsh/sandbox/policy'
+import LocalSandboxPolicy, { HOME_SECRETS, type SandboxPolicyConfig } from '@dsh/world/sandbox/policy'
 import type { RemoteInfo, SshConnection } from './index.js'
 
 export class RemoteSandboxPolicy extends LocalSandboxPolicy {

@@ -1,10 +1,10 @@
 // @dsh/ssh/sandbox: `ctx.sandbox` on the remote machine: bubblewrap there, probed once over the
-// connection, with the same mounts as `@dsh/sandbox/bwrap` (the paths' kinds are read over SFTP).
+// connection, with the same mounts as `@dsh/world/sandbox/bwrap` (the paths' kinds are read over SFTP).
 // When the remote has no usable bwrap, confined calls fail closed like locally, and the bash tool's
 // approval-gated fallback applies.
 import { type Context, Service } from '@dsh/kernel'
-import { requireConfinement, type Sandbox, type SandboxAvailability, type SandboxPolicy } from '@dsh/sandbox'
-import { bwrapArgv } from '@dsh/sandbox/bwrap'
+import { requireConfinement, type Sandbox, type SandboxAvailability, type SandboxPolicy } from '@dsh/world/sandbox'
+import { bwrapArgv } from '@dsh/world/sandbox/bwrap'
 import type { SshConnection } from './index.js'
 
 export interface RemoteBwrapConfig {

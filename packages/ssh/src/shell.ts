@@ -3,8 +3,8 @@
 // nothing there) and the remote workspace as the default working directory.
 
 import type { Context } from '@dsh/kernel'
-import type { BashConfig } from '@dsh/shell/bash-local'
-import SandboxBash from '@dsh/shell/bash-sandbox'
+import type { BashConfig } from '@dsh/world/shell/bash-local'
+import SandboxBash from '@dsh/world/shell/bash-sandbox'
 import type {} from './index.js'
 
 export class RemoteBash extends SandboxBash {

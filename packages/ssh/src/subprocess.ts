@@ -17,9 +17,9 @@ import {
   type Subprocess,
   type SubprocessHandle,
   scrubEnv,
-} from '@dsh/subprocess'
-import { BufferedHandle, HandleSet, type LeaderExit } from '@dsh/subprocess/handle'
-import type { OutputBuffer } from '@dsh/subprocess/output'
+} from '@dsh/world/subprocess'
+import { BufferedHandle, HandleSet, type LeaderExit } from '@dsh/world/subprocess/handle'
+import type { OutputBuffer } from '@dsh/world/subprocess/output'
 import type { ClientChannel } from 'ssh2'
 import { type SshConnection, shellQuote } from './index.js'
 

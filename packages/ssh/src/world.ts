@@ -6,20 +6,20 @@ import type { RowSpec } from '@dsh/composition'
 
 /** Local provider module -> its provider in the SSH world. */
 export const REMOTE_PROVIDERS: Readonly<Record<string, string>> = Object.freeze({
-  '@dsh/subprocess/local': '@dsh/ssh/subprocess',
-  '@dsh/shell/bash-sandbox': '@dsh/ssh/shell',
-  '@dsh/shell/bash-local': '@dsh/ssh/shell',
-  '@dsh/fs/sandbox': '@dsh/ssh/fs',
-  '@dsh/fs/local': '@dsh/ssh/fs',
-  '@dsh/sandbox/bwrap': '@dsh/ssh/sandbox',
-  '@dsh/sandbox/seatbelt': '@dsh/ssh/sandbox',
-  '@dsh/sandbox/policy': '@dsh/ssh/policy',
+  '@dsh/world/subprocess/local': '@dsh/ssh/subprocess',
+  '@dsh/world/shell/bash-sandbox': '@dsh/ssh/shell',
+  '@dsh/world/shell/bash-local': '@dsh/ssh/shell',
+  '@dsh/world/fs/sandbox': '@dsh/ssh/fs',
+  '@dsh/world/fs/local': '@dsh/ssh/fs',
+  '@dsh/world/sandbox/bwrap': '@dsh/ssh/sandbox',
+  '@dsh/world/sandbox/seatbelt': '@dsh/ssh/sandbox',
+  '@dsh/world/sandbox/policy': '@dsh/ssh/policy',
 })
 
 /** Rows that start processes or watch files on this machine outside `ctx.subprocess` / `ctx.fs`. */
 export const LOCAL_ONLY: readonly string[] = Object.freeze([
-  '@dsh/terminal/pty',
-  '@dsh/terminal/tools',
+  '@dsh/world/terminal/pty',
+  '@dsh/world/terminal/tools',
   '@dsh/lsp/stdio',
   '@dsh/lsp/tools',
 ])

@@ -3,16 +3,16 @@
 // a mock model (the scripted adapter, or any adapter the test gives), optional JSONL persistence, and
 // the small builders the tests share. Package tests mount their own rows through `before`.
 import { AgentsService } from '@dsh/agent'
+import { ApprovalService } from '@dsh/agent/approval'
+import { SystemPromptService } from '@dsh/agent/system-prompt'
+import { ToolsService } from '@dsh/agent/tools'
 import AgentLoopService from '@dsh/agent-loop'
-import { ApprovalService } from '@dsh/approval'
 import { Context, InvariantsService } from '@dsh/kernel'
 import { type AssistantMessage, type LlmAdapter, LlmService, type ToolCallBlock } from '@dsh/llm'
 import { createScriptedAdapter, type ScriptedAdapter, type ScriptedResponse } from '@dsh/llm/scripted'
 import { eventData, type Session, type SessionEventMap, type SessionEventType, SessionService } from '@dsh/session'
-import SessionPersistence from '@dsh/session-store/coordinator'
-import JsonlSessionStore from '@dsh/session-store/jsonl'
-import { SystemPromptService } from '@dsh/system-prompt'
-import { ToolsService } from '@dsh/tools'
+import SessionPersistence from '@dsh/session/store/coordinator'
+import JsonlSessionStore from '@dsh/session/store/jsonl'
 
 export interface InProcessOptions {
   /** The scripted model's answers, in order (used when `adapter` is not given). */

@@ -1,5 +1,5 @@
 // The browser side of @dsh/web-plugin-example (a client module: see ClientApi in
-// @dsh/surface-web/client-api). It draws `show_table` calls as tables and adds a settings section
+// @dsh/surfaces/web/client-api). It draws `show_table` calls as tables and adds a settings section
 // whose one option (striped rows) is kept in this browser's localStorage.
 const STRIPED = 'dsh.web-plugin-example.striped'
 

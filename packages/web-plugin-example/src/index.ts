@@ -2,9 +2,10 @@
 // of the web bundle, disabled there). The model gets `show_table`; the page gets a client module that
 // draws its calls as tables and adds a settings section. Disabling the row removes the tool and, in
 // every open page, the renderer and the section.
+
+import { defineTool, ToolError } from '@dsh/agent/tools'
 import type { Context } from '@dsh/kernel'
-import type {} from '@dsh/surface-web'
-import { defineTool, ToolError } from '@dsh/tools'
+import type {} from '@dsh/surfaces/web'
 
 export interface TableArgs {
   title?: string

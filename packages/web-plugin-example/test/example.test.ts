@@ -1,7 +1,7 @@
 // The example plugin end to end in one process: the model calls `show_table` and gets the table as
 // Markdown in the log; the row's client module is in the web host's manifest and served as written.
 import { readFileSync } from 'node:fs'
-import WebHostService from '@dsh/surface-web/server'
+import WebHostService from '@dsh/surfaces/web/server'
 import { calls, dataOf, startInProcess, text } from '@dsh/test-support/in-process'
 import { describe, expect, it } from 'vitest'
 import example from '../src/index.js'

@@ -3,7 +3,7 @@
 // as `dsh run` would, with a hint saying so.
 import { resolve } from 'node:path'
 import { type Context, HarnessError } from '@dsh/kernel'
-import type { ChatScreen } from '@dsh/surface-tui'
+import type { ChatScreen } from '@dsh/surfaces/tui'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
@@ -50,7 +50,7 @@ export async function chat(
   }
   const noColor = Boolean((request.env ?? process.env).NO_COLOR)
   // First paint before the tree boots: the person sees the editor and can type while dsh starts.
-  const screen = (await import('@dsh/surface-tui/screen')).openScreen(noColor)
+  const screen = (await import('@dsh/surfaces/tui/screen')).openScreen(noColor)
   try {
     return await withRuntime(request, io, ({ runtime }) => chatOn(runtime.root, prompt, options, screen, io))
   } finally {

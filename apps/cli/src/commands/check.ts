@@ -3,9 +3,10 @@
 // their schemas on first use, so this is where a plugin author meets that error before a model does), or a
 // declared setting whose default breaks its own schema (defaults are not checked at run time either).
 // With --watch-config it keeps running and applies edits of the user's patch files.
+
+import type {} from '@dsh/agent/tools'
 import { HarnessError } from '@dsh/kernel'
 import type {} from '@dsh/settings'
-import type {} from '@dsh/tools'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'

@@ -1,9 +1,10 @@
 // `dsh config get|set|unset|list`: the settings of ctx.settings (every key a loaded row declares) with
 // the layer each value came from. Names in capitals (`ANTHROPIC_API_KEY`) are credentials: they go to
 // ctx.credentials ($DSH_HOME/.credentials.yaml, 0600) and their values are never printed.
-import type {} from '@dsh/credentials'
+
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { SettingValue } from '@dsh/settings'
+import type {} from '@dsh/settings/credentials'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'

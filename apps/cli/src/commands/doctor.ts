@@ -1,8 +1,8 @@
 // `dsh doctor`: what works on this machine and what to do about what does not: Node, the sandbox
 // (mechanism, why it is unusable, the fix), process containment, the model key and the endpoint.
-import type {} from '@dsh/credentials'
-import type {} from '@dsh/sandbox'
-import type {} from '@dsh/subprocess'
+import type {} from '@dsh/settings/credentials'
+import type {} from '@dsh/world/sandbox'
+import type {} from '@dsh/world/subprocess'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
@@ -21,8 +21,8 @@ function sandboxFix(detail: string): string {
   if (/namespace|Operation not permitted|Permission denied/i.test(detail)) {
     return 'allow unprivileged user namespaces: sysctl -w kernel.unprivileged_userns_clone=1 (Debian), or kernel.apparmor_restrict_unprivileged_userns=0 (Ubuntu 24.04+); in a container, run it with user namespaces enabled. Until then bash asks before each command.'
   }
-  if (/macOS|darwin/i.test(detail)) return 'on macOS, patch the sandbox row to use "@dsh/sandbox/seatbelt"'
-  return 'see packages/sandbox/README.md (Platforms)'
+  if (/macOS|darwin/i.test(detail)) return 'on macOS, patch the sandbox row to use "@dsh/world/sandbox/seatbelt"'
+  return 'see packages/world/README.md (Platforms)'
 }
 
 async function endpointCheck(url: string): Promise<Check> {

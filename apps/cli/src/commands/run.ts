@@ -3,7 +3,7 @@
 import { resolve } from 'node:path'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { SessionEvent } from '@dsh/session'
-import type {} from '@dsh/surface-headless'
+import type {} from '@dsh/surfaces/headless'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode, exitCodeForRun } from '../exit-codes.js'
 import type { Io } from '../io.js'

@@ -2,8 +2,8 @@
 // client shuts down or closes stdin (or a signal arrives), then dispose the tree. stdout carries the
 // protocol only: console output is sent to stderr for the life of the command.
 import { type Context, HarnessError } from '@dsh/kernel'
-import type {} from '@dsh/surface-acp'
-import type {} from '@dsh/surface-rpc'
+import type {} from '@dsh/surfaces/acp'
+import type {} from '@dsh/surfaces/rpc'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
@@ -12,8 +12,8 @@ import { withRuntime } from '../runtime.js'
 type Surface = 'rpc' | 'acp'
 
 const ROWS: Record<Surface, string> = {
-  rpc: 'rpc-server (@dsh/surface-rpc/server)',
-  acp: 'acp-agent (@dsh/surface-acp/agent)',
+  rpc: 'rpc-server (@dsh/surfaces/rpc/server)',
+  acp: 'acp-agent (@dsh/surfaces/acp/agent)',
 }
 
 /** Keeps stray console output of plugins off the protocol stream. Returns the restore function. */

@@ -1,6 +1,6 @@
 // `dsh sessions migrate --to postgres://...`: copies every session of the profile's store (the local
 // JSONL or SQLite) into PostgreSQL, verified by comparing derived messages; safe to run again.
-import type { Migrated } from '@dsh/session-store-pg/migrate'
+import type { Migrated } from '@dsh/session/store-pg/migrate'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
@@ -12,7 +12,7 @@ export async function sessionsMigrate(
   io: Io,
 ): Promise<number> {
   return withRuntime(request, io, async ({ runtime }) => {
-    const { migrateSessions } = await import('@dsh/session-store-pg/migrate')
+    const { migrateSessions } = await import('@dsh/session/store-pg/migrate')
     const sessions = runtime.root.sessions
     const line = (result: Migrated) =>
       `${result.outcome.padEnd(9)} ${result.id}  ${result.reason ?? `${result.events} events`}`

@@ -2,7 +2,7 @@
 // once, when bound beyond loopback), serve until SIGINT/SIGTERM, then close the host and the tree.
 import { spawn } from 'node:child_process'
 import { HarnessError } from '@dsh/kernel'
-import type {} from '@dsh/surface-web'
+import type {} from '@dsh/surfaces/web'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
@@ -24,7 +24,7 @@ export function web(request: ComposeRequest, options: WebOptions, io: Io): Promi
       if (!host) {
         throw new HarnessError(
           'CONFIG_NO_SERVER',
-          'the profile has no web-host (@dsh/surface-web/server) row; use --profile web',
+          'the profile has no web-host (@dsh/surfaces/web/server) row; use --profile web',
           {
             surface: 'web',
           },

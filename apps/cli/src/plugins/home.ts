@@ -1,6 +1,6 @@
 // The plugin directory: $DSH_HOME as a small npm project. Its package.json lists the installed plugins
 // and, as `file:` links, the `@dsh/*` packages of the dsh install they peer on: Node resolves a
-// plugin's `import '@dsh/tools'` by walking up to $DSH_HOME/node_modules, where the link points at the
+// plugin's `import '@dsh/agent/tools'` by walking up to $DSH_HOME/node_modules, where the link points at the
 // very package the host loaded, so plugin and host share one copy (decision 310).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
@@ -55,7 +55,7 @@ export function installedPlugins(home: string): string[] {
     .sort()
 }
 
-/** The directory of a package of the running dsh install (`@dsh/tools`), or undefined. */
+/** The directory of a package of the running dsh install (`@dsh/agent/tools`), or undefined. */
 export function hostPackageDir(name: string): string | undefined {
   return findPackageDir(name, cliDir)
 }

@@ -136,7 +136,7 @@ describe('dsh (the terminal chat)', () => {
       patch,
       [
         '- id: subagents-acp',
-        '  use: "@dsh/subagents-acp"',
+        '  use: "@dsh/orchestration/subagents-acp"',
         '  config:',
         '    agents:',
         '      dsh:',

@@ -1,0 +1,515 @@
+// @dsh/orchestration/subagents: `ctx.subagents`, a named registry of subagent providers, and the lifecycle every
+// provider shares: depth limit, durable `subagent/*` events in the parent's log, cancellation through
+// the caller's signal, ownership (the caller disposes what `start()` returned), and the fold that
+// reads children's outcomes back from the log (with honest closers after a crash).
+import { randomUUID } from 'node:crypto'
+import type { Agent } from '@dsh/agent'
+import type { ToolRestriction } from '@dsh/agent/tools'
+import { type Context, HarnessError, type JsonValue, Service } from '@dsh/kernel'
+import type { LlmCallConfig } from '@dsh/llm'
+import { type AnySessionEvent, eventData, type Session, type TurnEndReason } from '@dsh/session'
+import { foldSubagents, SUBAGENT_EVENT_TYPES } from './fold.js'
+import { LiveSubagent } from './handle.js'
+
+export { foldSubagents, outcomeOf } from './fold.js'
+
+/** How a run of a child ended. `interrupted`: the process ended while it ran; its outcome is unknown. */
+export type SubagentOutcome = 'completed' | 'failed' | 'cancelled' | 'interrupted'
+
+/** `one-shot`: one task, one report. `continuable`: further messages queue FIFO as new turns. */
+export type SubagentMode = 'one-shot' | 'continuable'
+
+export interface SubagentRequest {
+  /** The agent delegating; the child lives inside its scope and its session is the parent session. */
+  parent: Agent
+  /** The first task. */
+  prompt: string
+  /** Provider name (default: config `defaultProvider`, `spawn`). */
+  provider?: string
+  mode?: SubagentMode
+  /** A short label for lists and surfaces. */
+  description?: string
+  /** The child's persona (a system prompt section of the child only); default: config `persona`. */
+  persona?: string
+  /** Narrows the parent's tool set for the child (the config `deny` list always applies too). */
+  tools?: ToolRestriction
+  /**
+   * The child's preset (see `@dsh/presets`); default the parent's. The child's tools are still only
+   * those its parent may use: a preset can narrow a child, never widen it.
+   */
+  preset?: string
+  model?: Partial<LlmCallConfig>
+  maxSteps?: number
+  /** The caller's cancellation (the parent tool call's signal): aborting cancels the first run. */
+  signal?: AbortSignal
+  /** The parent tool call that started the child, recorded in `subagent/started`. */
+  callId?: string
+}
+
+/** What one run of a child produced. */
+export interface SubagentReport {
+  subagentId: string
+  childSession: string
+  /** 0 for the first task, then one per message sent. */
+  run: number
+  outcome: SubagentOutcome
+  reason?: TurnEndReason
+  /** The child's final text of the run (bounded by config `maxReportChars`). */
+  text: string
+  message?: string
+}
+
+/** A run's result as a provider reports it. */
+export type ChildRunResult = Pick<SubagentReport, 'outcome' | 'reason' | 'text' | 'message'>
+
+/** A live child as a provider hands it over. */
+export interface SubagentChild {
+  readonly childSession: string
+  /** The in-process agent, when the provider runs one in this process. */
+  readonly agent?: Agent
+  /** Queues `text` as the child's next turn (FIFO); resolves with that turn's result. Never rejects. */
+  prompt(text: string): Promise<ChildRunResult>
+  /** Aborts the running turn and drops queued ones (they resolve `cancelled`). */
+  cancel(reason: string): Promise<void>
+  /** Cancels and releases everything the child holds. Idempotent. */
+  dispose(): Promise<void>
+}
+
+/** What a provider receives: the request, the id to use, the child's depth and the effective policy. */
+export interface SubagentLaunch {
+  id: string
+  depth: number
+  request: Readonly<SubagentRequest>
+  persona: string
+  restriction: ToolRestriction
+  /**
+   * For a child whose own log is not in this process (an ACP agent): reports what it is doing, logged
+   * as `subagent/progress` in the parent's log under the run in flight. In-process children do not
+   * call it: their progress is their own child session.
+   */
+  progress(update: SubagentProgress): void
+}
+
+/** A step of a remote child's run: a finished piece of its text or thought, or a tool call's state. */
+export type SubagentProgress =
+  | { kind: 'message' | 'thought'; text: string }
+  | {
+      kind: 'tool'
+      toolCallId: string
+      title: string
+      status: 'pending' | 'in_progress' | 'completed' | 'failed'
+      /** The agent's own category of the call (ACP `kind`: read, edit, execute...). */
+      toolKind?: string
+    }
+
+/**
+ * A way to run children (in-process spawn or fork, a remote agent...). `start` either returns a live
+ * child (ownership passes to the service) or throws after cleaning up what it created.
+ */
+export interface SubagentProvider {
+  readonly name: string
+  start(launch: SubagentLaunch): Promise<SubagentChild>
+  /**
+   * Optional: brings back a continuable child from its durable session (`childSession`) after its
+   * live owner went away (a restart). Same ownership rule as `start`.
+   */
+  resume?(launch: SubagentLaunch, childSession: string): Promise<SubagentChild>
+}
+
+export type SubagentStatus = 'running' | 'idle' | 'closed'
+
+/** A started child. The caller owns it: `dispose()` it when done (a one-shot caller after `result`). */
+export interface SubagentHandle {
+  readonly id: string
+  readonly provider: string
+  readonly mode: SubagentMode
+  readonly depth: number
+  readonly description: string | undefined
+  readonly parentSession: string
+  readonly childSession: string
+  readonly agent: Agent | undefined
+  readonly status: SubagentStatus
+  /** The report of the first run (the `prompt` of the request). */
+  readonly result: Promise<SubagentReport>
+  /** Queues a follow-up as a new turn (FIFO) and resolves with its report; `signal` cancels that run. */
+  send(text: string, signal?: AbortSignal): Promise<SubagentReport>
+  cancel(reason?: string): Promise<void>
+  /**
+   * Releases the child. `final: true` (an explicit close) means it may not be reopened; otherwise a
+   * continuable child whose session is durable can be brought back with `reopen`.
+   */
+  dispose(options?: { final?: boolean }): Promise<void>
+}
+
+/** A child as the parent's log tells it (see `foldSubagents`). */
+export interface SubagentRecord {
+  subagentId: string
+  provider: string
+  mode: SubagentMode
+  childSession: string
+  depth: number
+  description?: string
+  callId?: string
+  /** From the log alone: `running` means a run was started and never reported. */
+  status: SubagentStatus
+  runs: number
+  /** A continuable child that is closed only because its owner went away (not closed on purpose). */
+  reopenable: boolean
+  last?: { run: number; outcome: SubagentOutcome; reason?: TurnEndReason; text: string; synthetic?: boolean }
+}
+
+export interface SubagentStartedData {
+  subagentId: string
+  provider: string
+  mode: SubagentMode
+  childSession: string
+  depth: number
+  description?: string
+  callId?: string
+  persona?: string
+  tools?: { allow?: string[]; deny?: string[] }
+  /** The preset the request named (the child's own log records the one it runs with). */
+  preset?: string
+  model?: { [key: string]: JsonValue }
+}
+
+export interface SubagentFinishedData {
+  subagentId: string
+  childSession: string
+  run: number
+  outcome: SubagentOutcome
+  reason?: TurnEndReason
+  text: string
+  message?: string
+  /** Set on closers written at resume for a run the log never saw end. */
+  synthetic?: true
+}
+
+declare module '@dsh/session' {
+  interface SessionEventMap {
+    /** A child started (the durable descriptor: provider, mode, child session, depth, policy). */
+    'subagent/started': SubagentStartedData
+    /** A follow-up message queued for a continuable child (run `run`). */
+    'subagent/message': { subagentId: string; run: number; text: string }
+    /** A run of a child ended. */
+    'subagent/finished': SubagentFinishedData
+    /** The child was released (disposed, or found without a live owner on resume); `final`: on purpose. */
+    'subagent/closed': { subagentId: string; reason?: string; synthetic?: true; final?: true }
+    /** A closed continuable child was brought back from its durable session. */
+    'subagent/reopened': { subagentId: string; childSession: string }
+    /** What a child outside this process did during run `run` (see `SubagentLaunch.progress`). */
+    'subagent/progress': { subagentId: string; run: number } & SubagentProgress
+  }
+}
+
+declare module 'cordis' {
+  interface Context {
+    subagents: SubagentsService
+  }
+  interface Events {
+    'subagent/started'(handle: SubagentHandle): void
+    'subagent/finished'(report: SubagentReport): void
+  }
+}
+
+export { SUBAGENT_EVENT_TYPES } from './fold.js'
+
+export interface SubagentsConfig {
+  /** Children of children... up to this depth (a root agent is depth 0). Default 2. */
+  maxDepth?: number
+  /** Provider used when a request names none. Default `spawn`. */
+  defaultProvider?: string
+  /** Default persona of children. */
+  persona?: string
+  /**
+   * Tools no child may use, whatever the request says. Default `['ask_user', 'exit_plan_mode']`: a child
+   * cannot reach a person (both would ask one).
+   */
+  deny?: string[]
+  /** Bound of a report's text. Default 16000 characters. */
+  maxReportChars?: number
+}
+
+export const DEFAULT_PERSONA = [
+  'You are a subagent: another agent delegated one task to you. Work on it with the tools you have.',
+  'Nobody can answer questions here: when something is unclear, decide, and say what you assumed.',
+  'End with a final report as plain text: what you did, what you found, and anything left undone.',
+].join('\n')
+
+function checkConfig(config: SubagentsConfig): Required<SubagentsConfig> {
+  const maxDepth = config.maxDepth ?? 2
+  const maxReportChars = config.maxReportChars ?? 16_000
+  const problems: string[] = []
+  if (!Number.isInteger(maxDepth) || maxDepth < 0) problems.push('maxDepth must be an integer >= 0')
+  if (!Number.isInteger(maxReportChars) || maxReportChars < 100)
+    problems.push('maxReportChars must be an integer >= 100')
+  if (config.deny !== undefined && !Array.isArray(config.deny)) problems.push('deny must be a list of tool names')
+  if (problems.length > 0) {
+    throw new HarnessError('CONFIG_INVALID', `subagents config: ${problems.join('; ')}`, { problems })
+  }
+  return {
+    maxDepth,
+    maxReportChars,
+    defaultProvider: config.defaultProvider ?? 'spawn',
+    persona: config.persona ?? DEFAULT_PERSONA,
+    deny: config.deny ?? ['ask_user', 'exit_plan_mode'],
+  }
+}
+
+/**
+ * `ctx.subagents`. Providers register by name; `start()` checks the depth, asks the provider for a
+ * child, logs `subagent/started` in the parent's session and hands the caller a handle it owns.
+ */
+export class SubagentsService extends Service {
+  static readonly provide = 'subagents'
+  static readonly inject = ['sessions']
+  // Plain fields, not #private: Cordis calls service methods through a proxy.
+  readonly providers = new Map<string, SubagentProvider>()
+  readonly live = new Map<string, LiveSubagent>()
+  /** Depth of each live agent that is a child (root agents are absent: depth 0). */
+  readonly depths = new Map<string, number>()
+  readonly settings: Required<SubagentsConfig>
+  readonly home: Context
+
+  constructor(ctx: Context, config: SubagentsConfig = {}) {
+    const settings = checkConfig(config ?? {})
+    super(ctx, 'subagents')
+    this.settings = settings
+    this.home = ctx
+    ctx.sessions.defineEvent(...SUBAGENT_EVENT_TYPES)
+    // A parent resumed after a crash: runs the log never saw end are closed honestly, never as success.
+    ctx.on('session/restored', (session) => this.closeDangling(session))
+  }
+
+  /** Registers a provider for the caller's lifetime. Throws `DUPLICATE_SUBAGENT_PROVIDER`. */
+  register(provider: SubagentProvider): () => void {
+    return this.ctx.effect(() => {
+      if (this.providers.has(provider.name)) {
+        throw new HarnessError(
+          'DUPLICATE_SUBAGENT_PROVIDER',
+          `subagent provider "${provider.name}" is already registered`,
+          {
+            name: provider.name,
+          },
+        )
+      }
+      this.providers.set(provider.name, provider)
+      return () => {
+        if (this.providers.get(provider.name) === provider) this.providers.delete(provider.name)
+      }
+    }, `subagents.register(${provider.name})`)
+  }
+
+  /** The depth of an agent: 0 for a root agent, 1 for its children... */
+  depthOf(agentId: string): number {
+    return this.depths.get(agentId) ?? 0
+  }
+
+  /**
+   * Starts a child and its first run. Throws `SUBAGENT_PROVIDER_UNKNOWN`, `SUBAGENT_DEPTH_EXCEEDED`,
+   * `SUBAGENT_CANCELLED` (the signal had already fired), or what the provider throws; nothing is left
+   * running when it throws. The returned handle is the caller's to dispose.
+   */
+  async start(request: SubagentRequest): Promise<SubagentHandle> {
+    const name = request.provider ?? this.settings.defaultProvider
+    const provider = this.providers.get(name)
+    if (!provider) {
+      throw new HarnessError(
+        'SUBAGENT_PROVIDER_UNKNOWN',
+        `no subagent provider "${name}"; available: ${[...this.providers.keys()].join(', ') || 'none'}`,
+        { provider: name, available: [...this.providers.keys()] },
+      )
+    }
+    const depth = this.checkDepth(request.parent)
+    if (request.signal?.aborted) {
+      throw new HarnessError('SUBAGENT_CANCELLED', 'the subagent was cancelled before it started', {})
+    }
+    const id = `sub-${randomUUID()}`
+    const restriction = this.restrictionFor(depth, request.tools)
+    const persona = request.persona ?? this.settings.persona
+    let published: LiveSubagent | undefined
+    const progress = (update: SubagentProgress) => published?.progress(update)
+    const child = await provider.start({ id, depth, request, persona, restriction, progress })
+    // Published: from here on the caller owns the child through the handle.
+    const live = this.publish(provider.name, id, depth, request, child, 0)
+    published = live
+    try {
+      this.logStarted(live, provider.name, request, restriction)
+    } catch (error) {
+      await live.dispose()
+      throw error
+    }
+    this.home.emit('subagent/started', live)
+    live.begin(request.prompt, request.signal)
+    return live
+  }
+
+  private logStarted(live: LiveSubagent, provider: string, request: SubagentRequest, restriction: ToolRestriction) {
+    const started: SubagentStartedData = {
+      subagentId: live.id,
+      provider,
+      mode: request.mode ?? 'one-shot',
+      childSession: live.childSession,
+      depth: live.depth,
+      tools: {
+        ...(restriction.allow ? { allow: [...restriction.allow] } : {}),
+        deny: [...(restriction.deny ?? [])],
+      },
+    }
+    if (request.description !== undefined) started.description = request.description
+    if (request.callId !== undefined) started.callId = request.callId
+    if (request.persona !== undefined) started.persona = request.persona
+    if (request.preset !== undefined) started.preset = request.preset
+    if (request.model !== undefined) started.model = JSON.parse(JSON.stringify(request.model))
+    live.log('subagent/started', started)
+  }
+
+  /**
+   * Brings back a continuable child of `parent`'s session that is closed only because its owner went
+   * away (`records()` says `reopenable`), from its durable session, with the descriptor its
+   * `subagent/started` recorded. Throws `SUBAGENT_NOT_REOPENABLE`, `SUBAGENT_PROVIDER_UNKNOWN`,
+   * `SUBAGENT_DEPTH_EXCEEDED`, or what the provider throws. The caller owns the handle.
+   */
+  async reopen(parent: Agent, subagentId: string): Promise<SubagentHandle> {
+    const record = this.records(parent.session).find((item) => item.subagentId === subagentId)
+    const started = eventData(
+      parent.session.events.slice(parent.session.header.seedLength ?? 0),
+      'subagent/started',
+    ).find((data) => data.subagentId === subagentId)
+    if (!record || !started || !record.reopenable || this.live.has(subagentId)) {
+      throw new HarnessError(
+        'SUBAGENT_NOT_REOPENABLE',
+        `subagent ${subagentId} cannot be reopened: ${!record ? 'this session never started it' : this.live.has(subagentId) ? 'it is live' : 'it was closed on purpose or is not continuable'}`,
+        { subagentId },
+      )
+    }
+    const provider = this.providers.get(record.provider)
+    if (!provider?.resume) {
+      throw new HarnessError(
+        'SUBAGENT_PROVIDER_UNKNOWN',
+        `subagent provider "${record.provider}" is not available or cannot resume children`,
+        { provider: record.provider },
+      )
+    }
+    const depth = this.checkDepth(parent)
+    const request: SubagentRequest = {
+      parent,
+      prompt: '',
+      provider: record.provider,
+      mode: 'continuable',
+      ...(started.description !== undefined ? { description: started.description } : {}),
+      ...(started.persona !== undefined ? { persona: started.persona } : {}),
+      ...(started.preset !== undefined ? { preset: started.preset } : {}),
+      ...(started.model !== undefined ? { model: started.model as Partial<LlmCallConfig> } : {}),
+    }
+    const restriction: ToolRestriction = {
+      ...(started.tools?.allow ? { allow: [...started.tools.allow] } : {}),
+      deny: [...(started.tools?.deny ?? this.restrictionFor(depth).deny ?? [])],
+    }
+    const persona = started.persona ?? this.settings.persona
+    let published: LiveSubagent | undefined
+    const progress = (update: SubagentProgress) => published?.progress(update)
+    const child = await provider.resume(
+      { id: subagentId, depth, request, persona, restriction, progress },
+      record.childSession,
+    )
+    const live = this.publish(provider.name, subagentId, depth, request, child, record.runs)
+    published = live
+    live.log('subagent/reopened', { subagentId, childSession: child.childSession })
+    // A reopened handle has no first run of its own: `result` is the last report the log holds.
+    live.settle({
+      subagentId,
+      childSession: child.childSession,
+      run: record.last?.run ?? record.runs - 1,
+      outcome: record.last?.outcome ?? 'interrupted',
+      text: record.last?.text ?? '',
+    })
+    this.home.emit('subagent/started', live)
+    return live
+  }
+
+  private checkDepth(parent: Agent): number {
+    const depth = this.depthOf(parent.id) + 1
+    if (depth > this.settings.maxDepth) {
+      throw new HarnessError(
+        'SUBAGENT_DEPTH_EXCEEDED',
+        `a subagent at depth ${depth - 1} cannot start another one (the limit is ${this.settings.maxDepth}); do the work yourself`,
+        { depth, maxDepth: this.settings.maxDepth },
+      )
+    }
+    return depth
+  }
+
+  private restrictionFor(depth: number, tools?: ToolRestriction): ToolRestriction {
+    return {
+      ...(tools?.allow ? { allow: [...tools.allow] } : {}),
+      // A child at the depth limit does not see `task` at all (start() would refuse it anyway).
+      deny: [
+        ...new Set([
+          ...this.settings.deny,
+          ...(tools?.deny ?? []),
+          ...(depth >= this.settings.maxDepth ? ['task'] : []),
+        ]),
+      ],
+    }
+  }
+
+  private publish(
+    provider: string,
+    id: string,
+    depth: number,
+    request: SubagentRequest,
+    child: SubagentChild,
+    runs: number,
+  ): LiveSubagent {
+    const live = new LiveSubagent(this, provider, id, depth, request, child, runs)
+    this.live.set(id, live)
+    if (child.agent) this.depths.set(child.agent.id, depth)
+    return live
+  }
+
+  get(id: string): SubagentHandle | undefined {
+    return this.live.get(id)
+  }
+
+  /** Live children, optionally only those of one parent session. */
+  list(parentSession?: string): SubagentHandle[] {
+    return [...this.live.values()].filter((live) => parentSession === undefined || live.parentSession === parentSession)
+  }
+
+  /**
+   * The children a session's log records, with their last known outcome. Events a fork copied from its
+   * parent (before `seedLength`) are the parent's children, not this session's, and are left out.
+   */
+  records(session: Session): SubagentRecord[] {
+    return foldSubagents(session.events.slice(session.header.seedLength ?? 0) as readonly AnySessionEvent[])
+  }
+
+  /** Appends honest closers for runs and children a restored log left open. */
+  closeDangling(session: Session): void {
+    for (const record of this.records(session)) {
+      if (this.live.has(record.subagentId)) continue
+      // Runs finish in order (FIFO), so the open ones are those after the last reported run.
+      for (let run = (record.last?.run ?? -1) + 1; run < record.runs; run++) {
+        session.append('subagent/finished', {
+          subagentId: record.subagentId,
+          childSession: record.childSession,
+          run,
+          outcome: 'interrupted',
+          text: '',
+          message: `the process ended before this run reported; its outcome is unknown. Its session ${record.childSession} keeps what it did.`,
+          synthetic: true,
+        })
+      }
+      if (record.status !== 'closed') {
+        session.append('subagent/closed', {
+          subagentId: record.subagentId,
+          reason: 'no live owner after the session was resumed',
+          synthetic: true,
+        })
+      }
+    }
+  }
+}
+
+export default SubagentsService

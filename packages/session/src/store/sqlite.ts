@@ -1,0 +1,255 @@
+// The SQLite provider of `ctx.sessionStore`: one database (better-sqlite3 12, WAL) holding a row per
+// session and per event. Each write is one transaction, so there is no torn tail; a flush commits with
+// `synchronous=FULL`. `PRAGMA user_version` is the schema version; a newer database is refused.
+import { mkdirSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { type Context, HarnessError } from '@dsh/kernel'
+import type Database from 'better-sqlite3'
+import type { SessionEvent } from '../index.js'
+import { BackedStore } from './backed-store.js'
+import {
+  type SessionStore,
+  type SessionSummary,
+  type StoredSession,
+  sessionExists,
+  sessionsDir,
+  titleOf,
+  type WriteBatch,
+  writtenTitleOf,
+} from './index.js'
+import { loadBetterSqlite3 } from './native.js'
+import { checkEventCount, eventOfRow, parseColumn, type SessionRow, summaryOfRow } from './rows.js'
+
+/** The schema this build writes; a database with a higher `user_version` is refused. */
+export const SQLITE_SCHEMA_VERSION = 1
+
+export interface SqliteConfig {
+  /** The database file; empty means `<sessions dir>/sessions.sqlite`. */
+  path?: string
+  /** The sessions directory (for the default path and lease files); empty means `$DSH_HOME/sessions`. */
+  dir?: string
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS sessions (
+  id TEXT PRIMARY KEY,
+  header TEXT NOT NULL,
+  cwd TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  parent TEXT,
+  title TEXT,
+  updated_at INTEGER NOT NULL,
+  event_count INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS events (
+  session_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  body TEXT NOT NULL,
+  PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+`
+
+const DAMAGE = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_CORRUPT_INDEX', 'SQLITE_CORRUPT_SEQUENCE'])
+
+/** SQLite's "the file is damaged" errors as SESSION_CORRUPT naming the file; other errors unchanged. */
+function damaged(path: string, error: unknown): unknown {
+  const code = (error as { code?: unknown }).code
+  if (typeof code !== 'string' || !DAMAGE.has(code)) return error
+  return new HarnessError(
+    'SESSION_CORRUPT',
+    `${path}: the SQLite database is damaged (${(error as Error).message}); restore it from a backup or move it aside`,
+    { file: path, sqlite: code },
+    { cause: error },
+  )
+}
+
+/**
+ * At open, after the schema version matched: a plain SQLite error from preparing the store's own statements
+ * means the stored schema no longer says what this version wrote (a damaged or hand-edited file).
+ */
+function schemaDamaged(path: string, error: unknown): unknown {
+  const code = (error as { code?: unknown }).code
+  if (HarnessError.is(error) || typeof code !== 'string' || !code.startsWith('SQLITE_')) return error
+  return new HarnessError(
+    'SESSION_CORRUPT',
+    `${path}: the SQLite database's schema does not match what dsh wrote (${(error as Error).message}); restore it from a backup or move it aside`,
+    { file: path, sqlite: code },
+    { cause: error },
+  )
+}
+
+/** Runs `fn`, turning SQLite damage errors into SESSION_CORRUPT. */
+function guarded<T>(path: string, fn: () => T): T {
+  try {
+    return fn()
+  } catch (error) {
+    throw damaged(path, error)
+  }
+}
+
+/** The SQLite backend; a plain class so the Service below can hold it. */
+export class SqliteBackend implements SessionStore {
+  readonly kind = 'sqlite'
+  readonly leaseDir: string
+  readonly path: string
+  readonly #db: Database.Database
+  readonly #insertSession: Database.Statement
+  readonly #insertEvent: Database.Statement
+  readonly #touch: Database.Statement
+  readonly #titleOf: Database.Statement
+  readonly #writeTitle: Database.Statement
+  readonly #setTitle: Database.Statement
+
+  constructor(path: string, leaseDir: string) {
+    this.path = resolve(path)
+    this.leaseDir = leaseDir
+    mkdirSync(dirname(this.path), { recursive: true })
+    mkdirSync(leaseDir, { recursive: true })
+    const Sqlite = loadBetterSqlite3('the SQLite session store')
+    const db = guarded(this.path, () => new Sqlite(this.path))
+    try {
+      const version = db.pragma('user_version', { simple: true }) as number
+      if (version > SQLITE_SCHEMA_VERSION) {
+        throw new HarnessError(
+          'SESSION_STORE_SCHEMA_UNSUPPORTED',
+          `${this.path}: schema version ${version} is newer than this dsh supports (${SQLITE_SCHEMA_VERSION}); upgrade dsh or point the sqlite store at another file`,
+          { path: this.path, version, supported: SQLITE_SCHEMA_VERSION },
+        )
+      }
+      db.pragma('journal_mode = WAL')
+      db.pragma('synchronous = NORMAL')
+      db.pragma('busy_timeout = 5000')
+      if (version < SQLITE_SCHEMA_VERSION) {
+        db.exec(SCHEMA)
+        db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`)
+      }
+      this.#db = db
+      this.#insertSession = db.prepare(
+        'INSERT INTO sessions (id, header, cwd, created_at, parent, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+      )
+      this.#insertEvent = db.prepare('INSERT INTO events (session_id, seq, body) VALUES (?, ?, ?)')
+      this.#touch = db.prepare(
+        'UPDATE sessions SET updated_at = COALESCE(?, updated_at), event_count = event_count + ? WHERE id = ?',
+      )
+      this.#titleOf = db.prepare('SELECT title FROM sessions WHERE id = ?')
+      this.#setTitle = db.prepare('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL')
+      this.#writeTitle = db.prepare('UPDATE sessions SET title = ? WHERE id = ?')
+    } catch (error) {
+      db.close()
+      throw schemaDamaged(this.path, damaged(this.path, error))
+    }
+  }
+
+  locate(id: string): string {
+    return `${this.path}#${id}`
+  }
+
+  async write(id: string, batch: WriteBatch): Promise<void> {
+    const db = this.#db
+    const run = db.transaction(() => {
+      const { header } = batch
+      if (header) {
+        try {
+          this.#insertSession.run(
+            id,
+            JSON.stringify(header),
+            header.cwd,
+            header.createdAt,
+            header.parentSession ?? null,
+            header.createdAt,
+          )
+        } catch (error) {
+          if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY')
+            throw sessionExists(id, this.locate(id))
+          throw error
+        }
+      }
+      let title: string | undefined
+      const needTitle = (this.#titleOf.get(id) as { title: string | null } | undefined)?.title == null
+      for (const event of batch.events) {
+        this.#insertEvent.run(id, event.seq, JSON.stringify(event))
+        if (needTitle) title ??= titleOf(event)
+        const written = writtenTitleOf(event)
+        if (written) this.#writeTitle.run(written, id)
+      }
+      const last = batch.events.at(-1) as SessionEvent | undefined
+      const touched = this.#touch.run(last?.time ?? null, batch.events.length, id)
+      if (touched.changes === 0) {
+        throw new HarnessError('SESSION_NOT_FOUND', `session ${id} has no header in ${this.path}`, { id })
+      }
+      if (title) this.#setTitle.run(title, id)
+    })
+    if (batch.sync) db.pragma('synchronous = FULL')
+    try {
+      guarded(this.path, () => run.immediate())
+    } finally {
+      if (batch.sync) db.pragma('synchronous = NORMAL')
+    }
+  }
+
+  async read(id: string): Promise<StoredSession | undefined> {
+    return guarded(this.path, () => this.#read(id))
+  }
+
+  #read(id: string): StoredSession | undefined {
+    const location = this.locate(id)
+    const row = this.#db.prepare('SELECT header, event_count FROM sessions WHERE id = ?').get(id) as
+      | { header: string; event_count: number }
+      | undefined
+    if (!row) return undefined
+    const records: unknown[] = []
+    for (const event of this.#db
+      .prepare('SELECT seq, body FROM events WHERE session_id = ? ORDER BY seq')
+      .iterate(id)) {
+      const { seq, body } = event as { seq: number; body: string }
+      records.push(eventOfRow(location, seq, body))
+    }
+    // A damaged page can end an iteration early without an error.
+    checkEventCount(location, records.length, row.event_count, 'the database is damaged')
+    return { header: parseColumn(location, row.header, 'the header'), records, location }
+  }
+
+  async repairTail(): Promise<void> {}
+
+  async remove(id: string): Promise<boolean> {
+    const db = this.#db
+    return guarded(this.path, () =>
+      db.transaction(() => {
+        db.prepare('DELETE FROM events WHERE session_id = ?').run(id)
+        return db.prepare('DELETE FROM sessions WHERE id = ?').run(id).changes > 0
+      })(),
+    )
+  }
+
+  async summaries(): Promise<SessionSummary[]> {
+    const rows = guarded(
+      this.path,
+      () => this.#db.prepare('SELECT * FROM sessions ORDER BY updated_at DESC').all() as SessionRow[],
+    )
+    return rows.map((row) => summaryOfRow(row, this.locate(row.id)))
+  }
+
+  async release(): Promise<void> {}
+
+  close(): void {
+    if (this.#db.open) this.#db.close()
+  }
+}
+
+/** `ctx.sessionStore` backed by SQLite (module `@dsh/session/store/sqlite`). */
+export class SqliteSessionStore extends BackedStore {
+  static readonly provide = 'sessionStore'
+  readonly backend: SqliteBackend
+  readonly kind = 'sqlite'
+  readonly leaseDir: string
+
+  constructor(ctx: Context, config: SqliteConfig = {}) {
+    super(ctx)
+    const dir = sessionsDir(ctx, config?.dir)
+    this.backend = new SqliteBackend(config?.path || join(dir, 'sessions.sqlite'), dir)
+    this.leaseDir = this.backend.leaseDir
+    ctx.effect(() => () => this.backend.close(), 'sqlite.close')
+  }
+}
+
+export default SqliteSessionStore

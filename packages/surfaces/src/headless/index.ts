@@ -1,0 +1,64 @@
+// @dsh/surfaces/headless: the one-shot runner seam `ctx.headless`. A surface (the `dsh run` command) asks it
+// to run one task to whole-agent idle; the provider row `@dsh/surfaces/headless/runner` does the work through
+// `ctx.agents` and `ctx.sessions`, so a patch can replace how headless runs behave.
+import { Service } from '@dsh/kernel'
+import type { LlmCallConfig, LlmErrorData, Usage } from '@dsh/llm'
+import type { SessionEvent, TurnEndReason } from '@dsh/session'
+
+declare module 'cordis' {
+  interface Context {
+    headless: HeadlessRunner
+  }
+}
+
+export interface HeadlessRunRequest {
+  task: string
+  cwd: string
+  /** Files attached to the task (paths relative to `cwd`): images go to the attachment store, text is copied in. */
+  attachments?: string[]
+  model?: Partial<LlmCallConfig>
+  /** Resume this durable session instead of starting a fresh one. */
+  resume?: string
+  /** Resume the most recently updated durable session whose cwd is `cwd`. */
+  continue?: boolean
+  /** Approval questions are answered allowed-once (true) or unavailable (false: nobody to ask). */
+  yes?: boolean
+  /**
+   * The agent preset (`@dsh/presets`) of a new session (default: the presets row's default); on
+   * `resume`/`continue` the session keeps its own, and another name is refused (`PRESET_LOCKED`).
+   */
+  preset?: string
+  /** Sandbox/approval preset for the session (default: the agent preset's, else the policy row's). */
+  permissionMode?: string
+  /** Network of confined commands (`on` or `off`), recorded with the mode; default: the policy row's. */
+  network?: string
+  maxSteps?: number
+  /** Turns before the runner cancels further work (a goal plugin may keep the agent going). */
+  maxTurns?: number
+  /** Aborting cancels the agent; the session stays resumable. */
+  signal?: AbortSignal
+  /** Every committed event of the run's session, in order (for stream-json and progress lines). */
+  onEvent?: (event: SessionEvent) => void
+}
+
+export interface HeadlessRunResult {
+  sessionId: string
+  /** The reason of the last `turn/end` of the run (`aborted` when it never started a turn). */
+  reason: TurnEndReason
+  /** The last assistant text of the run ('' when there was none). */
+  text: string
+  /** `turn/end.message` of the last turn, when it has one. */
+  message?: string
+  /** The provider error behind an `error` ending, when there was one. */
+  error?: LlmErrorData
+  usage: Usage
+  turns: number
+  /** Whether the run's events were made durable (false when no persistence row is active). */
+  durable: boolean
+}
+
+/** The `ctx.headless` seam. */
+export abstract class HeadlessRunner extends Service {
+  /** Runs `request.task` to whole-agent idle and returns the outcome. Throws HarnessError for setup errors. */
+  abstract run(request: HeadlessRunRequest): Promise<HeadlessRunResult>
+}

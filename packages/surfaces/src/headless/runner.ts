@@ -1,0 +1,164 @@
+// The headless runner row: one task, one agent, to whole-agent idle, then flush and report.
+import type { Agent } from '@dsh/agent'
+import { type ApprovalAnswerer, createStaticAnswerer } from '@dsh/agent/approval'
+import { type Context, HarnessError } from '@dsh/kernel'
+import type { AssistantMessage, Usage } from '@dsh/llm'
+import type { SessionEvent, TurnEndReason } from '@dsh/session'
+import type {} from '@dsh/session/store/coordinator'
+import type {} from '@dsh/world/sandbox'
+import { SessionHost } from '../host/index.js'
+import { HeadlessRunner, type HeadlessRunRequest, type HeadlessRunResult } from './index.js'
+
+const NOBODY_TO_ASK =
+  'this is a headless run: nobody can approve actions; rerun with --yes to allow such actions once each, or change --permission-mode'
+
+function addUsage(total: Usage, usage: Usage | undefined): void {
+  if (!usage) return
+  total.inputTokens += usage.inputTokens
+  total.outputTokens += usage.outputTokens
+  total.totalTokens += usage.totalTokens
+  if (usage.cacheHitTokens !== undefined) total.cacheHitTokens = (total.cacheHitTokens ?? 0) + usage.cacheHitTokens
+  if (usage.cacheMissTokens !== undefined) total.cacheMissTokens = (total.cacheMissTokens ?? 0) + usage.cacheMissTokens
+}
+
+export class HeadlessRunnerService extends HeadlessRunner {
+  static readonly provide = 'headless'
+  static readonly inject = ['agents', 'sessions']
+
+  constructor(ctx: Context) {
+    super(ctx, 'headless')
+  }
+
+  /** A fresh session, or the one `--resume` / `--continue` names, with the run's agent attached. */
+  private async attach(host: SessionHost, request: HeadlessRunRequest): Promise<Agent> {
+    const options = {
+      model: request.model,
+      maxSteps: request.maxSteps,
+      ...(request.preset !== undefined ? { preset: request.preset } : {}),
+    }
+    if (!request.resume && !request.continue) return host.create({ ...options, cwd: request.cwd })
+    if (!this.ctx.get('sessionPersistence')) {
+      throw new HarnessError(
+        'CONFIG_NO_PERSISTENCE',
+        'resuming needs a session persistence row (session-persistence) in the profile; it is disabled',
+        {},
+      )
+    }
+    let id = request.resume
+    if (!id) {
+      const latest = await host.latest(request.cwd)
+      if (!latest) {
+        throw new HarnessError(
+          'SESSION_NOT_FOUND',
+          `no session to continue in ${request.cwd}; start one with dsh run "<task>"`,
+          { cwd: request.cwd },
+        )
+      }
+      id = latest.sessionId
+    }
+    return host.resume(id, options)
+  }
+
+  async run(request: HeadlessRunRequest): Promise<HeadlessRunResult> {
+    // Nobody is there to answer: approvals get a static answer below, `ask_user` stays unanswered.
+    const host = new SessionHost(this.ctx, {
+      name: 'this headless run',
+      closeReason: 'the run ended',
+      cwd: request.cwd,
+      answerApprovals: false,
+      answerQuestions: false,
+    })
+    let agent: Agent
+    try {
+      agent = await this.attach(host, request)
+    } catch (error) {
+      await host.close()
+      throw error
+    }
+    const start = agent.session.length
+    const disposers: Array<() => unknown> = []
+    try {
+      const approval = this.ctx.get('approval')
+      if (approval) {
+        const answerer: ApprovalAnswerer = request.yes
+          ? createStaticAnswerer('allowed-once')
+          : createStaticAnswerer('unavailable', NOBODY_TO_ASK)
+        disposers.push(approval.answer(answerer))
+      }
+      let turns = 0
+      // A new session's first facts (its preset, its permission mode) were logged while it was created,
+      // before this listener: they are part of the run's stream too.
+      if (!request.resume && !request.continue) for (const event of agent.session.events) request.onEvent?.(event)
+      disposers.push(
+        this.ctx.sessions.watch((source, event) => {
+          if (source !== agent.session) return
+          request.onEvent?.(event)
+          if (event.type === 'turn/end' && ++turns >= (request.maxTurns ?? Number.POSITIVE_INFINITY)) {
+            void agent.cancel('the run reached its turn limit')
+          }
+        }),
+      )
+      if (request.permissionMode || request.network) {
+        const policy = this.ctx.get('sandboxPolicy')
+        // The chosen mode is a durable fact of the session (`sandbox/mode`), and binds the approval policy.
+        policy?.setMode(agent.session.id, request.permissionMode ?? policy.mode(agent.session.id), {
+          ...(request.network ? { network: request.network } : {}),
+        })
+      }
+      const onAbort = () => void agent.cancel('interrupted')
+      request.signal?.addEventListener('abort', onAbort)
+      disposers.push(() => request.signal?.removeEventListener('abort', onAbort))
+      // A human /command (`dsh run --resume <id> /compact`) runs through ctx.commands, without a turn.
+      if (host.isCommand(request.task)) {
+        const outcome = await host.command(agent.session.id, request.task, request.signal)
+        const durable = await this.ctx.sessions.flush(agent.session)
+        const result = summarize(agent.session.id, agent.session.events.slice(start) as SessionEvent[], 0, durable)
+        return outcome.ok
+          ? { ...result, reason: 'completed', text: outcome.text }
+          : { ...result, reason: 'error', text: '', message: outcome.text }
+      }
+      // Events committed before this listener existed (a resumed session's repair) are already durable.
+      if (!request.signal?.aborted) {
+        const attachments = (request.attachments ?? []).map((path) => ({ path }))
+        await host.prompt(agent.session.id, { text: request.task, attachments })
+      }
+      await agent.whenIdle()
+      const durable = await this.ctx.sessions.flush(agent.session)
+      return summarize(agent.session.id, agent.session.events.slice(start) as SessionEvent[], turns, durable)
+    } finally {
+      for (const dispose of disposers.reverse()) dispose()
+      await host.close()
+    }
+  }
+}
+
+/** The outcome of a run, read from the events it committed. */
+export function summarize(
+  sessionId: string,
+  events: SessionEvent[],
+  turns: number,
+  durable: boolean,
+): HeadlessRunResult {
+  const usage: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
+  let reason: TurnEndReason = 'aborted'
+  let message: string | undefined
+  let last: AssistantMessage | undefined
+  let text = ''
+  for (const event of events) {
+    if (event.type === 'assistant/message') {
+      last = event.data.message
+      addUsage(usage, last.usage)
+      const said = last.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('')
+      if (said.trim()) text = said
+    } else if (event.type === 'turn/end') {
+      reason = event.data.reason
+      message = event.data.message
+    }
+  }
+  const result: HeadlessRunResult = { sessionId, reason, text, usage, turns, durable }
+  if (message !== undefined) result.message = message
+  if (reason === 'error' && last?.error) result.error = last.error
+  return result
+}
+
+export default HeadlessRunnerService

@@ -1,0 +1,93 @@
+// The terminal chat row: `ctx.tui.run()` opens a session on a `SessionHost` (new, `--resume ID`,
+// `--continue`, or picked from a list), renders it inline with pi-tui, and closes the host (cancel,
+// flush, release) however the chat ends.
+import type { Agent } from '@dsh/agent'
+import { type Context, HarnessError } from '@dsh/kernel'
+import type {} from '@dsh/session/store/coordinator'
+import type {} from '@dsh/world/sandbox'
+import { SessionHost } from '../host/index.js'
+import { Conversation } from './conversation.js'
+import { type ChatRequest, type ChatResult, TerminalChat } from './index.js'
+import { pickSession } from './picker.js'
+import { type ChatScreen, openScreen } from './screen.js'
+
+export class TerminalChatService extends TerminalChat {
+  static readonly provide = 'tui'
+  static readonly inject = ['agents', 'sessions']
+
+  constructor(ctx: Context) {
+    super(ctx, 'tui')
+  }
+
+  async run(request: ChatRequest): Promise<ChatResult> {
+    const screen = request.screen ?? openScreen(Boolean(request.noColor))
+    let conversation: Conversation | undefined
+    const host = new SessionHost(this.ctx, {
+      name: 'the terminal chat',
+      closeReason: 'the terminal chat closed',
+      cwd: request.cwd,
+      on: {
+        // A question the session's grants cover never gets here: the approval service answers it.
+        approvalRequested: () => conversation?.changed(),
+        approvalSettled: () => conversation?.changed(),
+        questionRequested: () => conversation?.changed(),
+        questionSettled: () => conversation?.changed(),
+        stateChanged: () => conversation?.changed(),
+      },
+    })
+    try {
+      if (screen.leaving) return { durable: false }
+      screen.adopt()
+      const agent = await this.attach(host, screen, request)
+      if (!agent) return { durable: false }
+      conversation = new Conversation(this.ctx, screen, host, agent)
+      const view = conversation
+      if (request.permissionMode) {
+        // The chosen mode is a durable fact of the session (`sandbox/mode`).
+        host.setMode(agent.session.id, request.permissionMode)
+      }
+      const subscription = await host.subscribe(agent.session.id, 0, (event) => view.event(event))
+      for (const event of subscription.events) view.baseline(event)
+      view.measure()
+      view.changed()
+      const onAbort = () => view.close()
+      request.signal?.addEventListener('abort', onAbort, { once: true })
+      if (request.prompt) await host.prompt(agent.session.id, { text: request.prompt })
+      view.sendEarly(screen.early)
+      await view.done
+      request.signal?.removeEventListener('abort', onAbort)
+      subscription.dispose()
+      // Cancel a running turn first: its end is then part of what is flushed.
+      await agent.cancel('the terminal chat closed')
+      return { sessionId: agent.session.id, durable: await this.ctx.sessions.flush(agent.session) }
+    } finally {
+      conversation?.close()
+      screen.stop()
+      await host.close()
+    }
+  }
+
+  /** The session the chat opens: a fresh one, the one named, the latest of the directory, or a picked one. */
+  private async attach(host: SessionHost, screen: ChatScreen, request: ChatRequest): Promise<Agent | undefined> {
+    const options = {
+      ...(request.model ? { model: request.model } : {}),
+      ...(request.preset ? { preset: request.preset } : {}),
+    }
+    if (!request.resume && !request.continue && !request.pick) return host.create({ ...options, cwd: request.cwd })
+    // Without persistence the host's resume says so (NO_PERSISTENCE).
+    let id = request.resume
+    if (!id) {
+      const sessions = (await host.list()).filter((session) => session.cwd === request.cwd)
+      if (sessions.length === 0) {
+        throw new HarnessError('SESSION_NOT_FOUND', `no session to resume in ${request.cwd}; start one with dsh`, {
+          cwd: request.cwd,
+        })
+      }
+      id = request.continue ? sessions[0]?.sessionId : await pickSession(screen, sessions)
+      if (!id) return undefined
+    }
+    return host.resume(id, options)
+  }
+}
+
+export default TerminalChatService

@@ -1,0 +1,373 @@
+// One open chat: the session's events flow into the transcript, the editor's lines go to the agent
+// (or to a /command), keys answer approvals and questions, and the live region shows what is running.
+import { basename } from 'node:path'
+import type { Agent } from '@dsh/agent'
+import type { ApprovalQuestion } from '@dsh/agent/approval'
+import { presentationOf } from '@dsh/agent/tools'
+import type {} from '@dsh/context'
+import type { AskedQuestion } from '@dsh/interaction'
+import type { Context } from '@dsh/kernel'
+import { type AnySessionEvent, isEvent } from '@dsh/session'
+import { Container, type Editor, matchesKey, type TUI } from '@mariozechner/pi-tui'
+import type { Pending, SessionHost } from '../host/index.js'
+import { ChatCompletion } from './completion.js'
+import { loadCodeHighlighting } from './highlight.js'
+import { InputHistory } from './history.js'
+import { approvalLines, footerLines, Lines, questionLines, statusLine } from './live.js'
+import { pastedImages } from './paste.js'
+import type { ChatScreen } from './screen.js'
+import type { Theme } from './theme.js'
+import { Transcript } from './transcript.js'
+
+/** Two Ctrl-C presses within this window exit. */
+const DOUBLE_PRESS_MS = 1500
+
+export class Conversation {
+  readonly transcript: Transcript
+  private readonly history: InputHistory
+  private readonly live = new Container()
+  private frame = 0
+  private spinner: ReturnType<typeof setInterval> | undefined
+  private hint: string | undefined
+  private lastCtrlC = 0
+  /** Image files pasted since the last message: sent with the next one. */
+  private images: string[] = []
+  private readonly stopChildEvents: () => void
+  private reading: { tokens: number; pressure?: number; model?: string } | undefined
+  private closed!: () => void
+  readonly done = new Promise<void>((resolve) => {
+    this.closed = resolve
+  })
+
+  private readonly tui: TUI
+  private readonly editor: Editor
+  private readonly theme: Theme
+
+  constructor(
+    private readonly ctx: Context,
+    screen: ChatScreen,
+    private readonly host: SessionHost,
+    private readonly agent: Agent,
+  ) {
+    this.tui = screen.tui
+    this.editor = screen.editor
+    this.theme = screen.theme
+    // After first paint and boot: an answer's code blocks are coloured by language once this resolves.
+    void loadCodeHighlighting(this.theme).catch(() => undefined)
+    this.history = new InputHistory(this.editor)
+    const tools = ctx.get('tools')
+    this.transcript = new Transcript(this.theme, (name, args) => presentationOf(tools?.get(name), name, args))
+    const commands = (ctx.get('commands')?.list() ?? []).map((command) => ({
+      name: command.name,
+      description: command.description,
+      ...(command.usage ? { argumentHint: command.usage } : {}),
+    }))
+    this.editor.setAutocompleteProvider(new ChatCompletion(commands, agent.session.header.cwd))
+    this.editor.onSubmit = (text) => this.submit(text)
+    this.live.addChild(new Lines((width) => this.pendingLines(width)))
+    this.live.addChild(
+      new Lines(() =>
+        [statusLine(this.theme, this.running, this.frame, this.history.status() ?? this.hint)].filter(Boolean),
+      ),
+    )
+    // The transcript and the live region go above the editor the screen already shows.
+    this.tui.children.splice(this.tui.children.indexOf(this.editor), 0, this.transcript, this.live)
+    this.tui.addChild(new Lines((width) => footerLines(this.theme, this.footerFacts(), width)))
+    this.tui.setFocus(this.editor)
+    this.tui.addInputListener((data) => this.key(data))
+    // A subagent's own session is not this chat's: its calls are shown nested under the task call.
+    this.stopChildEvents = ctx.sessions.watch((session, event) => {
+      if (this.transcript.childEvent(session.id, event)) this.tui.requestRender()
+    })
+  }
+
+  private get running(): boolean {
+    return this.host.statusOf(this.agent.session.id) === 'running'
+  }
+
+  /** An event of a resumed session's history: shown, and what the person typed is in the input history. */
+  baseline(event: AnySessionEvent): void {
+    this.transcript.add(event)
+    if (isEvent(event, 'user/message') && !event.data.origin) {
+      this.history.add(
+        event.data.message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n'),
+      )
+    }
+  }
+
+  /** A committed event of the session (the baseline of a resumed session first). */
+  event(event: AnySessionEvent): void {
+    this.transcript.add(event)
+    if (event.type === 'assistant/message' || event.type === 'turn/end' || event.type === 'compaction/end') {
+      this.measure()
+    }
+    this.tui.requestRender()
+  }
+
+  /** Status, inbox or mode changed: restart or stop the spinner, re-render the live region. */
+  changed(): void {
+    if (this.running && !this.spinner) {
+      this.spinner = setInterval(() => {
+        this.frame++
+        this.tui.requestRender()
+      }, 120)
+      this.spinner.unref()
+    } else if (!this.running && this.spinner) {
+      clearInterval(this.spinner)
+      this.spinner = undefined
+    }
+    this.tui.requestRender()
+  }
+
+  close(): void {
+    this.stopChildEvents()
+    if (this.spinner) clearInterval(this.spinner)
+    this.closed()
+  }
+
+  private pendingLines(width: number): string[] {
+    const lines: string[] = []
+    const approval = this.approval()
+    if (approval) lines.push(...approvalLines(this.theme, approval.question, width))
+    const question = this.question()
+    if (question) lines.push(...questionLines(this.theme, question.question, width))
+    const inbox = this.host.inboxOf(this.agent.session.id)
+    let queued = 0
+    for (const item of [...(inbox?.['next-step'] ?? []), ...(inbox?.['next-turn'] ?? [])]) {
+      if (item.kind !== 'steer' && item.kind !== 'followup') continue
+      queued++
+      const text = textOf(item.message.content).replace(/\s+/g, ' ')
+      lines.push(this.theme.dim(`↳ ${item.kind === 'steer' ? 'steering' : 'queued'}: ${text}`))
+    }
+    for (const image of this.images)
+      lines.push(this.theme.accent(`+ ${basename(image)} (attached to the next message)`))
+    if (queued > 0 && !this.editor.getText()) lines.push(this.theme.dim('  Up edits the last queued message'))
+    return lines
+  }
+
+  private approval(): Pending<ApprovalQuestion> | undefined {
+    return this.host.approvals().find((pending) => pending.question.sessionId === this.agent.session.id)
+  }
+
+  private question(): Pending<AskedQuestion> | undefined {
+    return this.host.questions()[0]
+  }
+
+  private footerFacts() {
+    const model = this.agent.model.model ?? this.reading?.model ?? 'default model'
+    const provider = this.agent.model.provider
+    return {
+      model: provider ? `${provider}:${model}` : model,
+      preset: this.host.presetOf(this.agent.session.id),
+      mode: this.host.modeOf(this.agent.session.id),
+      ...(this.reading ? { tokens: this.reading.tokens } : {}),
+      ...(this.reading?.pressure !== undefined ? { pressure: this.reading.pressure } : {}),
+      sessionId: this.agent.session.id,
+      queued: (this.host.inboxOf(this.agent.session.id)?.['next-turn'] ?? []).length,
+    }
+  }
+
+  /** Sends what the person typed while dsh was starting, in order. */
+  sendEarly(lines: readonly string[]): void {
+    for (const line of lines) this.submit(line)
+  }
+
+  /** Re-reads the token meter (after an answer, a turn, a compaction). */
+  measure(): void {
+    const meter = this.ctx.get('tokenMeter')
+    if (!meter) return
+    try {
+      const reading = meter.measure(this.agent.session)
+      this.reading = {
+        tokens: reading.tokens,
+        ...(reading.pressure !== undefined ? { pressure: reading.pressure } : {}),
+        ...(reading.model ? { model: reading.model } : {}),
+      }
+    } catch {
+      // No model resolved yet: the footer shows no meter rather than failing.
+    }
+  }
+
+  /** Keys the chat owns before the editor sees them. */
+  private key(data: string): { consume: boolean } | undefined {
+    if (this.history.searching) {
+      if (this.history.key(data) === 'submitted') {
+        const text = this.editor.getText()
+        this.editor.setText('')
+        this.submit(text)
+      }
+      this.tui.requestRender()
+      return { consume: true }
+    }
+    const images = pastedImages(data, this.agent.session.header.cwd)
+    if (images) {
+      this.images.push(...images)
+      this.tui.requestRender()
+      return { consume: true }
+    }
+    if (matchesKey(data, 'up') && !this.editor.getText() && this.recallQueued()) {
+      return { consume: true }
+    }
+    if (matchesKey(data, 'ctrl+r')) {
+      this.history.start()
+      this.tui.requestRender()
+      return { consume: true }
+    }
+    const approval = this.approval()
+    if (approval && !this.editor.getText()) {
+      const decision =
+        data === 'y'
+          ? 'allowed-once'
+          : data === 'a'
+            ? 'session'
+            : data === 'n' || matchesKey(data, 'escape')
+              ? 'rejected'
+              : undefined
+      if (decision) {
+        // "For this chat" is a session grant of the approval service, logged with this decision.
+        this.host.respond(approval.id, {
+          decision: decision === 'session' ? 'allowed-once' : decision,
+          ...(decision === 'rejected' ? { reason: 'rejected by the person at the terminal' } : {}),
+          ...(decision === 'session' ? { reason: 'allowed for this chat by the person', grant: 'session' } : {}),
+        })
+        this.tui.requestRender()
+        return { consume: true }
+      }
+    }
+    const question = this.question()
+    if (question && !this.editor.getText() && /^[1-9]$/.test(data)) {
+      const option = question.question.options?.[Number(data) - 1]
+      if (option !== undefined) {
+        this.host.answerQuestion(question.id, option)
+        this.transcript.note(`› ${option}`, this.theme.user)
+        this.tui.requestRender()
+        return { consume: true }
+      }
+    }
+    if (matchesKey(data, 'escape') && this.running && !this.editor.isShowingAutocomplete()) {
+      void this.agent.cancel('cancelled by the person (Esc)')
+      this.flash('cancelling the turn…')
+      return { consume: true }
+    }
+    if (matchesKey(data, 'ctrl+c')) {
+      if (this.editor.getText() || this.images.length > 0) {
+        this.editor.setText('')
+        this.images = []
+      } else if (Date.now() - this.lastCtrlC < DOUBLE_PRESS_MS) {
+        this.close()
+      } else {
+        this.lastCtrlC = Date.now()
+        this.flash('press Ctrl-C again to exit')
+      }
+      this.tui.requestRender()
+      return { consume: true }
+    }
+    if (matchesKey(data, 'ctrl+d') && !this.editor.getText()) {
+      this.close()
+      return { consume: true }
+    }
+    if (matchesKey(data, 'ctrl+o')) {
+      this.transcript.toggleReasoning()
+      this.transcript.invalidate()
+      this.tui.requestRender(true)
+      return { consume: true }
+    }
+    if (matchesKey(data, 'alt+enter') && this.running) {
+      const text = this.editor.getText().trim()
+      if (text) {
+        this.history.add(text)
+        this.editor.setText('')
+        this.send(text, 'followup')
+      }
+      return { consume: true }
+    }
+    return undefined
+  }
+
+  /**
+   * Up on an empty editor while input waits in the inbox: the newest queued (else steering) message is
+   * taken out of the inbox (a logged edit) and put in the editor, to change and send again.
+   */
+  private recallQueued(): boolean {
+    const id = this.agent.session.id
+    const inbox = this.host.inboxOf(id)
+    for (const target of ['next-turn', 'next-step'] as const) {
+      const items = inbox?.[target] ?? []
+      const index = items.findLastIndex((item) => item.kind === 'steer' || item.kind === 'followup')
+      const item = items[index]
+      if (!item) continue
+      try {
+        this.host.agent(id).spliceInbox(target, index, 1)
+      } catch (error) {
+        // Claimed by a step in the meantime: it is on its way to the model, nothing to edit.
+        this.transcript.note(error instanceof Error ? error.message : String(error), this.theme.error)
+        return false
+      }
+      this.editor.setText(textOf(item.message.content))
+      this.flash('editing a queued message: Enter sends it, Alt+Enter queues it again')
+      return true
+    }
+    return false
+  }
+
+  private flash(hint: string): void {
+    this.hint = hint
+    this.tui.requestRender()
+    setTimeout(() => {
+      if (this.hint !== hint) return
+      this.hint = undefined
+      this.tui.requestRender()
+    }, DOUBLE_PRESS_MS).unref()
+  }
+
+  /** Enter: answer a waiting question, run a /command, steer the running turn, or start one. */
+  private submit(raw: string): void {
+    const text = raw.trim()
+    if (!text) return
+    this.history.add(text)
+    const question = this.question()
+    if (question) {
+      this.host.answerQuestion(question.id, text)
+      this.transcript.note(`› ${text}`, this.theme.user)
+    } else if (this.host.isCommand(text)) {
+      void this.command(text)
+    } else {
+      this.send(text, this.running ? 'steer' : 'followup')
+    }
+    this.tui.requestRender()
+  }
+
+  /** A prompt through the session host, which resolves its `@path` / `@session:` references. */
+  private send(text: string, kind: 'followup' | 'steer'): void {
+    const attachments = this.images.map((path) => ({ path, name: basename(path) }))
+    this.images = []
+    void this.host
+      .prompt(this.agent.session.id, { text, ...(attachments.length > 0 ? { attachments } : {}) }, { kind })
+      .catch((error: unknown) => {
+        this.transcript.note(error instanceof Error ? error.message : String(error), this.theme.error)
+        this.tui.requestRender()
+      })
+  }
+
+  private async command(line: string): Promise<void> {
+    this.transcript.note(`› ${line}`, this.theme.user)
+    this.tui.requestRender()
+    try {
+      const outcome = await this.host.command(this.agent.session.id, line)
+      const text = outcome.text || (outcome.ok ? `/${outcome.name} done` : `/${outcome.name} failed`)
+      this.transcript.note(
+        outcome.ok ? text : `${outcome.code ?? 'failed'}: ${text}`,
+        outcome.ok ? this.theme.dim : this.theme.error,
+      )
+    } catch (error) {
+      this.transcript.note(error instanceof Error ? error.message : String(error), this.theme.error)
+    }
+    this.measure()
+    this.tui.requestRender()
+  }
+}
+
+/** The text blocks of a message, joined. */
+function textOf(content: readonly { type: string; text?: string }[]): string {
+  return content.flatMap((block) => (block.type === 'text' && block.text ? [block.text] : [])).join('\n')
+}

@@ -1,0 +1,79 @@
+// The live region under the transcript: what the running turn waits on (an approval, a question),
+// what is queued, a status line, and the footer. Each is a small component the chat updates.
+import type { ApprovalQuestion } from '@dsh/agent/approval'
+import type { AskedQuestion } from '@dsh/interaction'
+import { type Component, truncateToWidth, wrapTextWithAnsi } from '@mariozechner/pi-tui'
+import type { Theme } from './theme.js'
+
+/** An approval waiting for a key: `y` allow once, `a` allow for the rest of this chat, `n`/Esc reject. */
+export function approvalLines(theme: Theme, question: ApprovalQuestion, width: number): string[] {
+  const lines = [theme.warn(`? approve: ${question.summary}`)]
+  if (question.reason) lines.push(theme.dim(`  why: ${question.reason}`))
+  const what = question.toolName ? `${question.toolName}${question.kind ? ` (${question.kind})` : ''}` : question.kind
+  if (what) lines.push(theme.dim(`  grants: ${what}`))
+  lines.push(`  ${theme.bold('y')} allow once   ${theme.bold('a')} allow for this chat   ${theme.bold('n')} reject`)
+  return lines.flatMap((line) => wrapTextWithAnsi(line, width))
+}
+
+/** An `ask_user` question: its options are picked by number, or answered in the editor. */
+export function questionLines(theme: Theme, question: AskedQuestion, width: number): string[] {
+  const lines = [theme.accent(`? ${question.question}`)]
+  for (const [index, option] of (question.options ?? []).entries())
+    lines.push(`  ${theme.bold(String(index + 1))} ${option}`)
+  lines.push(theme.dim('  type an answer and press Enter'))
+  return lines.flatMap((line) => wrapTextWithAnsi(line, width))
+}
+
+/** A component whose lines come from a function of the width (re-evaluated on each render). */
+export class Lines implements Component {
+  constructor(private readonly lines: (width: number) => string[]) {}
+  invalidate(): void {}
+  render(width: number): string[] {
+    return this.lines(width).map((line) => truncateToWidth(line, width))
+  }
+}
+
+const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏']
+
+/** `⠋ working · Esc to cancel` while a turn runs; the spinner advances on a timer the chat owns. */
+export function statusLine(theme: Theme, running: boolean, frame: number, hint: string | undefined): string {
+  if (hint) return theme.warn(hint)
+  if (!running) return ''
+  return (
+    theme.accent(`${SPINNER[frame % SPINNER.length]} working`) +
+    theme.dim(' · Esc to cancel · Enter steers · Alt+Enter queues')
+  )
+}
+
+export interface FooterFacts {
+  model: string
+  preset?: string | undefined
+  mode?: string
+  tokens?: number
+  pressure?: number
+  sessionId: string
+  queued: number
+}
+
+/**
+ * `deepseek:deepseek-chat · preset code · workspace-write · 12.3k tokens (8%) · session 1a2b…`, broken
+ * between facts onto more lines when the terminal is too narrow for one.
+ */
+export function footerLines(theme: Theme, facts: FooterFacts, width: number): string[] {
+  const parts = [facts.model]
+  if (facts.preset) parts.push(`preset ${facts.preset}`)
+  if (facts.mode) parts.push(facts.mode)
+  if (facts.tokens !== undefined) {
+    const tokens = facts.tokens >= 1000 ? `${(facts.tokens / 1000).toFixed(1)}k` : String(facts.tokens)
+    parts.push(`${tokens} tokens${facts.pressure !== undefined ? ` (${Math.round(facts.pressure * 100)}%)` : ''}`)
+  }
+  if (facts.queued > 0) parts.push(`${facts.queued} queued`)
+  parts.push(`session ${facts.sessionId}`)
+  const lines: string[] = []
+  for (const part of parts) {
+    const last = lines.at(-1)
+    if (last !== undefined && last.length + 3 + part.length <= width) lines[lines.length - 1] = `${last} · ${part}`
+    else lines.push(part)
+  }
+  return lines.map((line) => theme.dim(line))
+}

@@ -1,0 +1,234 @@
+// @dsh/world/sandbox/policy: `ctx.sandboxPolicy`. The mode of a session comes from (newest first) a
+// switch in this process, the session log's last `sandbox/mode` event, the configured default.
+// Writable roots are derived from the mode: the workspace plus the temp dirs, canonicalized.
+import { homedir, tmpdir } from 'node:os'
+import type {} from '@dsh/agent/approval'
+import { type Context, directService, HarnessError, Service } from '@dsh/kernel'
+import type { Session, SessionService } from '@dsh/session'
+import type {} from '@dsh/settings/credentials'
+import {
+  canonicalPath as canonical,
+  checkMode,
+  isNetworkPolicy,
+  isSandboxMode,
+  type NetworkPolicy,
+  type PermissionPreset,
+  type SandboxMode,
+  type SandboxPolicy,
+  type SandboxPolicyService,
+} from './index.js'
+import { secretPaths } from './secrets.js'
+
+export { HOME_SECRETS } from './secrets.js'
+
+export interface SandboxPolicyConfig {
+  /** The mode of sessions that never switched. Default `read-only` (the fail-safe; bundles override). */
+  mode?: SandboxMode
+  /** The workspace. Default: the session's cwd, else the process cwd. */
+  workspaceRoot?: string
+  /** Extra writable roots for workspace-write (besides the workspace and the temp dirs). */
+  writableRoots?: string[]
+  /** Permission presets by name; `setMode` accepts a preset name or a mode. Defaults: one per mode. */
+  presets?: Record<string, PermissionPreset>
+  /** Network of confined commands for sessions that never chose one. Default `on`. */
+  network?: NetworkPolicy
+  /** More paths hidden from confined calls, besides the built-in list (`~/` is the home). */
+  secretPaths?: string[]
+  /** The user's home for the built-in secret list. Default: the OS home directory. */
+  home?: string
+}
+
+export const DEFAULT_PRESETS: Readonly<Record<string, PermissionPreset>> = Object.freeze({
+  'read-only': { mode: 'read-only', approval: 'ask' },
+  'workspace-write': { mode: 'workspace-write', approval: 'ask' },
+  'danger-full-access': { mode: 'danger-full-access', approval: 'never' },
+  offline: { mode: 'workspace-write', approval: 'ask', network: 'off' },
+})
+
+export class LocalSandboxPolicy extends Service implements SandboxPolicyService {
+  static readonly provide = 'sandboxPolicy'
+  private readonly overrides = new Map<string, SandboxMode>()
+  private readonly networkOverrides = new Map<string, NetworkPolicy>()
+  private readonly defaultMode: SandboxMode
+  private readonly defaultNetwork: NetworkPolicy
+  private readonly presetTable: Record<string, PermissionPreset>
+  protected readonly config: SandboxPolicyConfig
+  private readonly home: Context
+  // Asked on every tool call and sandbox note: read without Cordis's per-call proxies (decision 351).
+  private readonly sessions: () => SessionService | undefined
+  private readonly credentials: () => Context['credentials'] | undefined
+  /** The last logged mode and network of each session, and how far its log was read for them. */
+  private readonly logged = new WeakMap<Session, { read: number; mode?: SandboxMode; network?: NetworkPolicy }>()
+
+  constructor(ctx: Context, config: SandboxPolicyConfig = {}) {
+    super(ctx, 'sandboxPolicy')
+    this.home = ctx
+    this.sessions = directService(ctx, 'sessions')
+    this.credentials = directService(ctx, 'credentials')
+    this.config = config ?? {}
+    this.defaultMode = checkMode(this.config.mode ?? 'read-only', 'sandboxPolicy config mode')
+    this.defaultNetwork = checkNetwork(this.config.network ?? 'on', 'sandboxPolicy config network')
+    this.presetTable = { ...DEFAULT_PRESETS, ...(this.config.presets ?? {}) }
+    // A resumed session gets its preset's approval policy back (the mode itself is read from the log).
+    ctx.on('session/restored', (session) => {
+      const approval = ctx.get('approval')
+      const logged = session.events.some((event) => event.type === 'sandbox/mode')
+      const preset = logged ? this.presetTable[this.mode(session.id)] : undefined
+      if (approval && preset) approval.setPolicy(session.id, preset.approval)
+    })
+    for (const [name, preset] of Object.entries(this.presetTable)) {
+      checkMode(preset?.mode, `sandboxPolicy preset ${name}`)
+      if (preset.network !== undefined) checkNetwork(preset.network, `sandboxPolicy preset ${name} network`)
+      if (preset.approval !== 'ask' && preset.approval !== 'never') {
+        throw new HarnessError(
+          'SANDBOX_MODE_INVALID',
+          `sandboxPolicy preset ${name}: approval must be "ask" or "never"`,
+          {
+            preset: name,
+          },
+        )
+      }
+    }
+  }
+
+  presets(): Readonly<Record<string, PermissionPreset>> {
+    return this.presetTable
+  }
+
+  mode(sessionId?: string): SandboxMode {
+    if (sessionId === undefined) return this.defaultMode
+    const override = this.overrides.get(sessionId)
+    if (override) return override
+    return this.fromLog(sessionId)?.mode ?? this.defaultMode
+  }
+
+  /** The session's network: a switch in this process, else its last logged choice, else the default. */
+  network(sessionId?: string): NetworkPolicy {
+    if (sessionId === undefined) return this.defaultNetwork
+    const override = this.networkOverrides.get(sessionId)
+    if (override) return override
+    return this.fromLog(sessionId)?.network ?? this.defaultNetwork
+  }
+
+  /**
+   * The session's last logged mode and network (each checked, not trusted: a log may name a preset, or
+   * come from a hand-edited file). Reads only the events appended since the last call: the log only grows.
+   */
+  private fromLog(sessionId: string): { mode?: SandboxMode; network?: NetworkPolicy } | undefined {
+    const session = this.session(sessionId)
+    if (!session) return undefined
+    let seen = this.logged.get(session)
+    if (!seen) {
+      seen = { read: 0 }
+      this.logged.set(session, seen)
+    }
+    const events = session.events
+    for (; seen.read < events.length; seen.read++) {
+      const event = events[seen.read]
+      if (event?.type !== 'sandbox/mode') continue
+      const mode: unknown = event.data.mode
+      const named = isSandboxMode(mode) ? mode : this.presetTable[String(mode)]?.mode
+      if (named) seen.mode = named
+      const network: unknown = event.data.network
+      if (isNetworkPolicy(network)) seen.network = network
+    }
+    return seen
+  }
+
+  resolve(sessionId?: string, mode?: SandboxMode): SandboxPolicy {
+    const effective = mode === undefined ? this.mode(sessionId) : checkMode(mode, 'sandboxPolicy.resolve')
+    const workspace = this.canonical(
+      this.config.workspaceRoot ??
+        (sessionId ? this.session(sessionId)?.header.cwd : undefined) ??
+        this.defaultWorkspace(),
+    )
+    const writable =
+      effective === 'read-only'
+        ? []
+        : [
+            ...new Set([
+              workspace,
+              ...this.tempRoots(),
+              ...(this.config.writableRoots ?? []).map((root) => this.canonical(root)),
+            ]),
+          ]
+    const confined = effective !== 'danger-full-access'
+    const location = this.location()
+    return Object.freeze({
+      mode: effective,
+      workspaceRoot: workspace,
+      writableRoots: Object.freeze(writable),
+      secretPaths: Object.freeze(confined ? this.secretsFor(workspace) : []),
+      network: confined ? this.network(sessionId) : 'on',
+      ...(location === undefined ? {} : { location }),
+    })
+  }
+
+  // The machine-specific parts of a policy. A remote execution world overrides them with that
+  // machine's paths; modes, presets and the logged mode stay the same.
+
+  /** The canonical form of a path on the machine tools run on. */
+  protected canonical(path: string): string {
+    return canonical(path)
+  }
+
+  /** The workspace of calls without a session. */
+  protected defaultWorkspace(): string {
+    return process.cwd()
+  }
+
+  /** The temp directories writable under workspace-write. */
+  protected tempRoots(): string[] {
+    return [canonical('/tmp'), canonical(tmpdir())]
+  }
+
+  /** The existing credential stores hidden from confined calls. */
+  protected secretsFor(workspace: string): string[] {
+    return secretPaths({
+      home: this.config.home ?? homedir(),
+      dshHome: this.credentials()?.home,
+      workspace,
+      extra: this.config.secretPaths,
+    })
+  }
+
+  /** Where the tools work, when it is not this machine (e.g. `on the remote machine ...`). */
+  protected location(): string | undefined {
+    return undefined
+  }
+
+  setMode(
+    sessionId: string,
+    modeOrPreset: SandboxMode | string,
+    options: { network?: NetworkPolicy | string } = {},
+  ): SandboxMode {
+    const preset = this.presetTable[modeOrPreset]
+    const mode = preset ? preset.mode : checkMode(modeOrPreset, 'sandboxPolicy.setMode')
+    const network = checkNetwork(
+      options.network ?? preset?.network ?? this.network(sessionId),
+      'sandboxPolicy.setMode network',
+    )
+    const previous = this.mode(sessionId)
+    this.session(sessionId)?.append('sandbox/mode', { mode, network })
+    this.overrides.set(sessionId, mode)
+    this.networkOverrides.set(sessionId, network)
+    const approval = this.ctx.get('approval')
+    const binding = preset ?? this.presetTable[mode]
+    if (approval && binding) approval.setPolicy(sessionId, binding.approval)
+    this.ctx.emit('sandbox/mode-changed', { sessionId, mode, previous })
+    return mode
+  }
+
+  private session(sessionId: string) {
+    return (this.sessions() ?? this.ctx.get('sessions'))?.get(sessionId)
+  }
+}
+
+function checkNetwork(value: unknown, where: string): NetworkPolicy {
+  if (!isNetworkPolicy(value)) {
+    throw new HarnessError('SANDBOX_MODE_INVALID', `${where}: network must be "on" or "off"`, { value: String(value) })
+  }
+  return value
+}
+
+export default LocalSandboxPolicy
