@@ -2,31 +2,25 @@
 // Generates docs/packages.md (the capability map) from the workspace package manifests: each package,
 // what it is, its row modules (subpath exports) and which of them are providers. `--check` fails when
 // the committed file is stale; test/docs.test.ts runs that check.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { workspaces } from './release.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const target = join(root, 'docs', 'packages.md')
 
 export function renderPackageMap() {
   const rows = []
-  for (const group of ['packages', 'apps', 'bundles']) {
-    for (const name of readdirSync(join(root, group)).sort()) {
-      const file = join(root, group, name, 'package.json')
-      if (!existsSync(file)) continue
-      const manifest = JSON.parse(readFileSync(file, 'utf8'))
-      const providers = new Set(manifest.dsh?.providers ?? [])
-      const modules = Object.entries(manifest.exports ?? {})
-        .filter(([key]) => key !== '.' && !key.endsWith('package.json'))
-        .map(([key, value]) => {
-          const source = typeof value === 'string' ? value : value.source
-          return `\`${key.slice(2)}\`${providers.has(source) ? ' (provider)' : ''}`
-        })
-      rows.push(
-        `| \`${manifest.name}\` | \`${group}/${name}\` | ${manifest.description ?? ''} | ${modules.join(', ')} |`,
-      )
-    }
+  for (const { where, manifest } of workspaces(root)) {
+    const providers = new Set(manifest.dsh?.providers ?? [])
+    const modules = Object.entries(manifest.exports ?? {})
+      .filter(([key]) => key !== '.' && !key.endsWith('package.json'))
+      .map(([key, value]) => {
+        const source = typeof value === 'string' ? value : value.source
+        return `\`${key.slice(2)}\`${providers.has(source) ? ' (provider)' : ''}`
+      })
+    rows.push(`| \`${manifest.name}\` | \`${where}\` | ${manifest.description ?? ''} | ${modules.join(', ')} |`)
   }
   return [
     '# Package map',

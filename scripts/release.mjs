@@ -21,16 +21,28 @@ const SEMVER = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/
 const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'))
 const writeJson = (file, value) => writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`)
 
+/**
+ * The workspace folders the root manifest lists (`group/*` or one folder); the three groups when it
+ * lists none, as in a tiny test workspace.
+ */
+function workspaceFolders(root) {
+  const listed = readJson(join(root, 'package.json')).workspaces ?? GROUPS.map((group) => `${group}/*`)
+  return listed.flatMap((entry) => {
+    if (!entry.endsWith('/*')) return [entry]
+    const group = entry.slice(0, -2)
+    if (!existsSync(join(root, group))) return []
+    return readdirSync(join(root, group))
+      .sort()
+      .map((name) => `${group}/${name}`)
+  })
+}
+
 /** Every workspace package: its folder, manifest file and parsed manifest. */
 export function workspaces(root = defaultRoot) {
   const found = []
-  for (const group of GROUPS) {
-    if (!existsSync(join(root, group))) continue
-    for (const name of readdirSync(join(root, group)).sort()) {
-      const file = join(root, group, name, 'package.json')
-      if (existsSync(file))
-        found.push({ dir: join(root, group, name), where: `${group}/${name}`, file, manifest: readJson(file) })
-    }
+  for (const where of workspaceFolders(root)) {
+    const file = join(root, where, 'package.json')
+    if (existsSync(file)) found.push({ dir: join(root, where), where, file, manifest: readJson(file) })
   }
   return found
 }

@@ -23,7 +23,7 @@ export interface PackageInfo {
 
 export function readPackages(root: string): PackageInfo[] {
   const out: PackageInfo[] = []
-  for (const group of ['packages', 'apps']) {
+  for (const group of ['packages', 'apps', 'examples']) {
     const groupDir = join(root, group)
     if (!existsSync(groupDir)) continue
     for (const name of readdirSync(groupDir)) {

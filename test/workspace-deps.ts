@@ -21,7 +21,7 @@ function sourceFiles(dir: string): string[] {
 
 export function findDepViolations(root: string): DepViolation[] {
   const violations: DepViolation[] = []
-  for (const group of ['packages', 'apps']) {
+  for (const group of ['packages', 'apps', 'examples']) {
     if (!existsSync(join(root, group))) continue
     for (const name of readdirSync(join(root, group)).sort()) {
       const dir = join(root, group, name)

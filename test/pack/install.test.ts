@@ -117,9 +117,9 @@ it('dsh plugin add installs an example plugin from its tarball; its tool runs on
     })
   const added = await plugin(['add', './dsh-plugin-hello-1.0.0.tgz'])
   expect(added.code, added.stderr).toBe(0)
-  // The plugin's @dsh/agent/tools is the installed dsh's copy.
-  expect(realpathSync(join(home, 'node_modules', '@dsh', 'tools'))).toBe(
-    realpathSync(join(prefix, 'lib', 'node_modules', '@dsh', 'cli', 'node_modules', '@dsh', 'tools')),
+  // The plugin's @dsh/agent is the installed dsh's copy.
+  expect(realpathSync(join(home, 'node_modules', '@dsh', 'agent'))).toBe(
+    realpathSync(join(prefix, 'lib', 'node_modules', '@dsh', 'cli', 'node_modules', '@dsh', 'agent')),
   )
   expect((await plugin(['ls'])).stdout).toBe('dsh-plugin-hello@1.0.0  enabled\n  hello  dsh-plugin-hello/hello\n')
   const config = await dsh(['--dump-config'])
