@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url'
 import { Context, type Fiber, FiberState, HarnessError, type Plugin } from '@dsh/kernel'
 import { ConfigExpr, type EvalEnvironment, evaluateConfig, evaluateExpr } from './expressions.js'
 import type { EffectiveRow, EffectiveTree } from './layers.js'
+import { renamedModule } from './renamed.js'
 
 export type AuditKind = 'import' | 'config' | 'failed' | 'pending'
 
@@ -68,7 +69,9 @@ export function resolveUse(use: string, baseDir: string): string {
     // ESM-only packages (an "import" condition without "default") resolve only this way.
     return import.meta.resolve(use)
   } catch {
-    throw new HarnessError('MODULE_NOT_FOUND', `cannot resolve module "${use}" (is the package installed?)`, { use })
+    const renamed = renamedModule(use)
+    const fix = renamed ? `it is now "${renamed}": change the row's use` : 'is the package installed?'
+    throw new HarnessError('MODULE_NOT_FOUND', `cannot resolve module "${use}" (${fix})`, { use, renamed })
   }
 }
 
