@@ -1,11 +1,9 @@
 // The headless runner row: one task, one agent, to whole-agent idle, then flush and report.
 import type { Agent } from '@dsh/agent'
-import { type ApprovalAnswerer, createStaticAnswerer } from '@dsh/agent/approval'
+import { createStaticAnswerer } from '@dsh/agent/approval'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { AssistantMessage, Usage } from '@dsh/llm'
 import type { SessionEvent, TurnEndReason } from '@dsh/session'
-import type {} from '@dsh/session/store/coordinator'
-import type {} from '@dsh/world/sandbox'
 import { SessionHost } from '../host/index.js'
 import { HeadlessRunner, type HeadlessRunRequest, type HeadlessRunResult } from './index.js'
 
@@ -37,7 +35,7 @@ export class HeadlessRunnerService extends HeadlessRunner {
       ...(request.preset !== undefined ? { preset: request.preset } : {}),
     }
     if (!request.resume && !request.continue) return host.create({ ...options, cwd: request.cwd })
-    if (!this.ctx.get('sessionPersistence')) {
+    if (!host.persistent) {
       throw new HarnessError(
         'CONFIG_NO_PERSISTENCE',
         'resuming needs a session persistence row (session-persistence) in the profile; it is disabled',
@@ -60,12 +58,14 @@ export class HeadlessRunnerService extends HeadlessRunner {
   }
 
   async run(request: HeadlessRunRequest): Promise<HeadlessRunResult> {
-    // Nobody is there to answer: approvals get a static answer below, `ask_user` stays unanswered.
+    // Nobody is there to answer: approvals get a static answer, `ask_user` stays unanswered.
     const host = new SessionHost(this.ctx, {
       name: 'this headless run',
       closeReason: 'the run ended',
       cwd: request.cwd,
-      answerApprovals: false,
+      answerApprovals: request.yes
+        ? createStaticAnswerer('allowed-once')
+        : createStaticAnswerer('unavailable', NOBODY_TO_ASK),
       answerQuestions: false,
     })
     let agent: Agent
@@ -75,56 +75,46 @@ export class HeadlessRunnerService extends HeadlessRunner {
       await host.close()
       throw error
     }
+    const sessionId = agent.session.id
     const start = agent.session.length
     const disposers: Array<() => unknown> = []
     try {
-      const approval = this.ctx.get('approval')
-      if (approval) {
-        const answerer: ApprovalAnswerer = request.yes
-          ? createStaticAnswerer('allowed-once')
-          : createStaticAnswerer('unavailable', NOBODY_TO_ASK)
-        disposers.push(approval.answer(answerer))
-      }
       let turns = 0
-      // A new session's first facts (its preset, its permission mode) were logged while it was created,
-      // before this listener: they are part of the run's stream too.
-      if (!request.resume && !request.continue) for (const event of agent.session.events) request.onEvent?.(event)
-      disposers.push(
-        this.ctx.sessions.watch((source, event) => {
-          if (source !== agent.session) return
-          request.onEvent?.(event)
-          if (event.type === 'turn/end' && ++turns >= (request.maxTurns ?? Number.POSITIVE_INFINITY)) {
-            void agent.cancel('the run reached its turn limit')
-          }
-        }),
-      )
-      if (request.permissionMode || request.network) {
-        const policy = this.ctx.get('sandboxPolicy')
+      // A new session's first facts (its preset, its permission mode) were logged while it was created:
+      // they are part of the run's stream too. A resumed session's repair is not: it is already durable.
+      const fresh = !request.resume && !request.continue
+      const subscription = await host.subscribe(sessionId, fresh ? 0 : start, (event) => {
+        request.onEvent?.(event)
+        if (event.type === 'turn/end' && ++turns >= (request.maxTurns ?? Number.POSITIVE_INFINITY)) {
+          void agent.cancel('the run reached its turn limit')
+        }
+      })
+      disposers.push(() => subscription.dispose())
+      for (const event of subscription.events) request.onEvent?.(event)
+      const mode = host.modeOf(sessionId)
+      if (mode !== undefined && (request.permissionMode || request.network)) {
         // The chosen mode is a durable fact of the session (`sandbox/mode`), and binds the approval policy.
-        policy?.setMode(agent.session.id, request.permissionMode ?? policy.mode(agent.session.id), {
-          ...(request.network ? { network: request.network } : {}),
-        })
+        host.setMode(sessionId, request.permissionMode ?? mode, request.network ? { network: request.network } : {})
       }
       const onAbort = () => void agent.cancel('interrupted')
       request.signal?.addEventListener('abort', onAbort)
       disposers.push(() => request.signal?.removeEventListener('abort', onAbort))
       // A human /command (`dsh run --resume <id> /compact`) runs through ctx.commands, without a turn.
       if (host.isCommand(request.task)) {
-        const outcome = await host.command(agent.session.id, request.task, request.signal)
-        const durable = await this.ctx.sessions.flush(agent.session)
-        const result = summarize(agent.session.id, agent.session.events.slice(start) as SessionEvent[], 0, durable)
+        const outcome = await host.command(sessionId, request.task, request.signal)
+        const durable = await host.flush(sessionId)
+        const result = summarize(sessionId, agent.session.events.slice(start) as SessionEvent[], 0, durable)
         return outcome.ok
           ? { ...result, reason: 'completed', text: outcome.text }
           : { ...result, reason: 'error', text: '', message: outcome.text }
       }
-      // Events committed before this listener existed (a resumed session's repair) are already durable.
       if (!request.signal?.aborted) {
         const attachments = (request.attachments ?? []).map((path) => ({ path }))
-        await host.prompt(agent.session.id, { text: request.task, attachments })
+        await host.prompt(sessionId, { text: request.task, attachments })
       }
       await agent.whenIdle()
-      const durable = await this.ctx.sessions.flush(agent.session)
-      return summarize(agent.session.id, agent.session.events.slice(start) as SessionEvent[], turns, durable)
+      const durable = await host.flush(sessionId)
+      return summarize(sessionId, agent.session.events.slice(start) as SessionEvent[], turns, durable)
     } finally {
       for (const dispose of disposers.reverse()) dispose()
       await host.close()

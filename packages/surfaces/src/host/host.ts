@@ -1,105 +1,35 @@
 // One client's view of the process's sessions: the agents it attached (one per session), the
 // questions waiting for it, its event subscriptions. A surface (web, RPC, ACP, headless, a terminal UI)
-// creates one host per client scope and maps it onto its wire; the host never knows the wire.
+// creates one host per client scope and maps it onto its wire; the host never knows the wire. The
+// optional concerns (jobs, modes, presets, /commands, held answers) live in their own helpers; the
+// host keeps one method per operation so every wire maps the same names.
 import { randomUUID } from 'node:crypto'
 import { type Agent, type InboxReceipt, type InboxState, releaseAgent, releaseAgents } from '@dsh/agent'
 import type { ApprovalAnswer, ApprovalQuestion } from '@dsh/agent/approval'
 import type {} from '@dsh/composition'
 import type {} from '@dsh/context/title'
-import type { AskedQuestion, CommandOutcome, UserAnswer } from '@dsh/interaction'
+import type { AskedQuestion, CommandOutcome } from '@dsh/interaction'
 import { type Context, HarnessError } from '@dsh/kernel'
-import type { LlmCallConfig } from '@dsh/llm'
-import { hasOwnTurn, type PresetOrigin } from '@dsh/presets'
 import type { Session } from '@dsh/session'
 import type {} from '@dsh/session/store'
 import type {} from '@dsh/session/store/coordinator'
 import type {} from '@dsh/session/store/query'
 import type { JobInfo, JobOutputPeek } from '@dsh/world/jobs'
-import type {} from '@dsh/world/sandbox'
-import { type ExportFormat, exportLines } from './export.js'
-import { type Pending, PendingRegistry } from './pending.js'
+import type { HostAccess } from './access.js'
+import { HostAnswers } from './answers.js'
+import { type Attached, disposeResources } from './attached.js'
+import { HostCommands } from './commands.js'
+import { type ExportFormat, exportSession } from './export.js'
+import { HostJobs } from './jobs.js'
+import { HostModes } from './modes.js'
+import type { AttachOptions, CreateOptions, HostedStatus, SessionHostListeners, SessionHostOptions } from './options.js'
+import type { Pending } from './pending.js'
+import { HostPresets, type PresetSummary } from './presets.js'
 import { composePrompt, type PromptInput } from './prompt-input.js'
 import { type RemoveReport, removeSessions } from './remove.js'
 import { type EventSink, type SessionSubscription, Subscriptions } from './subscriptions.js'
 import { type HostedSession, mergeSessionList } from './summaries.js'
-
-/** A preset as a client's picker shows it. */
-export interface PresetSummary {
-  name: string
-  description: string
-  /** Where it was found: `project`, `user`, `extra` or `shipped`. */
-  origin: PresetOrigin
-}
-
-/** `detached`: no agent of this host drives the session. */
-export type HostedStatus = 'detached' | 'idle' | 'running'
-
-/** How a held `ask_user` question ends: the person answered, or the turn or the host went away. */
-export type QuestionOutcome = Extract<UserAnswer, { status: 'answered' | 'cancelled' }>
-
-/** Something to undo when a session is released (a per-session MCP client, a temp directory...). */
-export type Disposer = () => unknown
-
-export interface AttachOptions {
-  model?: Partial<LlmCallConfig>
-  /**
-   * The session's preset (`@dsh/presets`). `create`: recorded in the new session (default: the presets
-   * row's default). `resume` / `fork`: the session keeps its recorded preset; naming another one is
-   * refused with `PRESET_LOCKED` once the session has turns of its own. Unknown: `PRESET_NOT_FOUND`.
-   */
-  preset?: string
-  /** Bounds the agent's turns (a turn that reaches it ends `blocked`). */
-  maxSteps?: number
-  /**
-   * Runs once the agent exists, before anyone else can reach it through the host: attach per-session
-   * resources here. The returned disposer runs when the session is released or the host closes. A
-   * throw releases the agent (and closes a restored session) and rejects the attach.
-   */
-  setup?: (agent: Agent) => undefined | Disposer | Promise<undefined | Disposer>
-}
-
-export interface CreateOptions extends AttachOptions {
-  /** Working directory of the new session (default: the host's `cwd`). */
-  cwd?: string
-}
-
-/** What the host tells its surface. Every callback is optional; none may throw. */
-export interface SessionHostListeners {
-  approvalRequested?(pending: Pending<ApprovalQuestion>): void
-  approvalSettled?(requestId: string, answer: ApprovalAnswer): void
-  questionRequested?(pending: Pending<AskedQuestion>): void
-  questionSettled?(questionId: string, answer: QuestionOutcome): void
-  /** A session's status, inbox, jobs or mode may have changed (called a microtask after the cause). */
-  stateChanged?(sessionId: string): void
-  /** The session list may have changed (attach, release, a phase change, a turn ended, a user message). */
-  listChanged?(): void
-}
-
-export interface SessionHostOptions {
-  /** Names the host in error messages ("the web host", "this connection"). */
-  name: string
-  /** Working directory of created sessions (default: the launcher's cwd, else the process's). */
-  cwd?: string
-  /** The cancel reason of agents still attached when the host closes, and of questions it drops. */
-  closeReason: string
-  /** Hold approval questions for the client (default true); false leaves them to another answerer. */
-  answerApprovals?: boolean
-  /** Hold `ask_user` questions for the client (default true when `ctx.userQuestions` is loaded). */
-  answerQuestions?: boolean
-  /** Diagnostics for a person (stderr). */
-  log?: (line: string) => void
-  on?: SessionHostListeners
-}
-
-interface Attached {
-  agent: Agent
-  /** Sessions the host restored or forked; the agent closes the ones it created. */
-  ownsSession: boolean
-  resources: Disposer[]
-}
-
-/** Longest title a person may give (the model's are shorter). */
-const MAX_TITLE = 120
+import { checkTitle } from './title.js'
 
 const RESUMABLE_ONLY = 'this profile has no session persistence row; sessions are not durable'
 
@@ -111,8 +41,11 @@ export class SessionHost {
   private readonly attaching = new Set<Promise<unknown>>()
   /** Ids of agents this host created, recorded before creation so `agent/created` can tell. */
   private readonly ownAgents = new Set<string>()
-  private readonly pendingApprovals: PendingRegistry<ApprovalQuestion, ApprovalAnswer>
-  private readonly pendingQuestions: PendingRegistry<AskedQuestion, QuestionOutcome>
+  private readonly answers: HostAnswers
+  private readonly jobControl: HostJobs
+  private readonly modeControl: HostModes
+  private readonly presetControl: HostPresets
+  private readonly commands: HostCommands
   private readonly subscriptions = new Subscriptions()
   private readonly disposers: Array<() => void> = []
   private readonly listeners: SessionHostListeners
@@ -127,12 +60,24 @@ export class SessionHost {
     this.listeners = options.on ?? {}
     this.log = options.log ?? (() => {})
     this.cwd = options.cwd ?? ctx.get('launcher')?.config.cwd ?? process.cwd()
-    this.pendingApprovals = new PendingRegistry('approval', (id, answer) =>
-      this.listeners.approvalSettled?.(id, answer),
-    )
-    this.pendingQuestions = new PendingRegistry('question', (id, answer) =>
-      this.listeners.questionSettled?.(id, answer),
-    )
+    this.answers = new HostAnswers(ctx, {
+      approvals: options.answerApprovals ?? true,
+      questions: options.answerQuestions !== false,
+      approvalRequested: (pending) => this.listeners.approvalRequested?.(pending),
+      approvalSettled: (id, answer) => this.listeners.approvalSettled?.(id, answer),
+      questionRequested: (pending) => this.listeners.questionRequested?.(pending),
+      questionSettled: (id, answer) => this.listeners.questionSettled?.(id, answer),
+    })
+    const access: HostAccess = {
+      ctx,
+      agent: (sessionId) => this.agent(sessionId),
+      attached: (sessionId) => this.attached(sessionId),
+      changed: (sessionId) => this.listeners.stateChanged?.(sessionId),
+    }
+    this.jobControl = new HostJobs(access)
+    this.modeControl = new HostModes(access)
+    this.presetControl = new HostPresets(access)
+    this.commands = new HostCommands(access)
     this.listen()
   }
 
@@ -157,35 +102,12 @@ export class SessionHost {
         })
       }),
     )
-    const approval = ctx.get('approval')
-    if (approval && this.options.answerApprovals !== false) {
-      this.disposers.push(
-        approval.answer((question, signal) =>
-          this.pendingApprovals.ask(question.requestId, question, signal, { decision: 'cancelled' }, (pending) =>
-            this.listeners.approvalRequested?.(pending),
-          ),
-        ),
-      )
-    }
-    const questions = ctx.get('userQuestions')
-    if (questions && this.options.answerQuestions !== false) {
-      this.disposers.push(
-        questions.answer((question, signal) =>
-          this.pendingQuestions.ask(
-            question.id,
-            question,
-            signal,
-            { status: 'cancelled', reason: 'the turn was cancelled' },
-            (pending) => this.listeners.questionRequested?.(pending),
-          ),
-        ),
-      )
-    }
+    this.disposers.push(...this.answers.register())
   }
 
   /** Whether this host holds `ask_user` questions (a `ctx.userQuestions` row is loaded and it answers). */
   get answersQuestions(): boolean {
-    return Boolean(this.ctx.get('userQuestions')) && this.options.answerQuestions !== false
+    return this.answers.holdsQuestions
   }
 
   // ---- sessions ----
@@ -302,7 +224,7 @@ export class SessionHost {
       ownsSession: attached.ownsSession,
       onError: (error, step) => this.log(`${step} of session ${sessionId} failed: ${String(error)}`),
     })
-    this.disposeResources(sessionId, attached)
+    disposeResources(sessionId, attached, this.log)
     this.listeners.listChanged?.()
   }
 
@@ -333,15 +255,7 @@ export class SessionHost {
    * when it is not attached; needs the `session-title` row, which declares the event.
    */
   async rename(sessionId: string, title: string): Promise<string> {
-    const clean = title.replace(/\s+/g, ' ').trim()
-    if (!clean || clean.length > MAX_TITLE)
-      throw new HarnessError('INVALID_TITLE', `a title is 1 to ${MAX_TITLE} characters, got ${clean.length}`, {})
-    if (!this.ctx.sessions.vocabulary.has('session/title'))
-      throw new HarnessError(
-        'NOT_AVAILABLE',
-        'renaming logs a session/title event, which the session-title row declares; enable that row',
-        {},
-      )
+    const clean = checkTitle(this.ctx, title)
     const session = (await this.resume(sessionId)).session
     session.append('session/title', { title: clean, by: 'user' }, { ignorable: true })
     await this.ctx.sessions.flush(session)
@@ -359,11 +273,7 @@ export class SessionHost {
 
   /** A session as a file (`exportLines`): the live log when this host drives it, else the durable one. */
   async export(sessionId: string, format: ExportFormat): Promise<string[]> {
-    const live = this.attachedSessions.get(sessionId)?.agent.session
-    if (live) return exportLines(live, format)
-    const query = this.ctx.get('sessionQuery')
-    if (!query) throw new HarnessError('NOT_AVAILABLE', 'the profile has no session-query row to read sessions', {})
-    return exportLines(await query.read(sessionId), format)
+    return exportSession(this.ctx, this.attachedSessions.get(sessionId)?.agent.session ?? sessionId, format)
   }
 
   private async attach(session: Session | undefined, cwd: string | undefined, options: AttachOptions): Promise<Agent> {
@@ -416,15 +326,14 @@ export class SessionHost {
     return agent
   }
 
-  private disposeResources(sessionId: string, attached: Attached): void {
-    for (const dispose of attached.resources.splice(0).reverse()) {
-      try {
-        const done = dispose()
-        if (done instanceof Promise) done.catch((error) => this.log(`cleanup of ${sessionId} failed: ${String(error)}`))
-      } catch (error) {
-        this.log(`cleanup of session ${sessionId} failed: ${String(error)}`)
-      }
-    }
+  /** Whether sessions outlive the process (a persistence row is loaded): only then can one be resumed. */
+  get persistent(): boolean {
+    return this.ctx.get('sessionPersistence') !== undefined
+  }
+
+  /** The durability barrier of an attached session: true once its events are stored (false: no backend). */
+  flush(sessionId: string): Promise<boolean> {
+    return this.ctx.sessions.flush(this.agent(sessionId).session)
   }
 
   private persistence() {
@@ -446,97 +355,63 @@ export class SessionHost {
     return this.attachedSessions.get(sessionId)?.agent.inbox()
   }
 
-  /** The background jobs of the session's attached agent (needs a `ctx.jobs` row). */
+  // ---- helpers (each concern lives in its own file; these keep the host's one surface-facing API) ----
+
+  /** The background jobs of the session's attached agent (needs a `ctx.jobs` row); see `HostJobs`. */
   jobsOf(sessionId: string): JobInfo[] {
-    const agent = this.attachedSessions.get(sessionId)?.agent
-    const jobs = this.ctx.get('jobs')
-    if (!agent || !jobs) return []
-    return jobs.list({ sessionId, agentId: agent.id })
+    return this.jobControl.of(sessionId)
   }
 
-  /**
-   * Output of one of the session's jobs from byte `from`, for a person watching it: the model's read
-   * cursor does not move. Throws `JOB_NOT_FOUND`, `SESSION_NOT_ATTACHED`.
-   */
+  /** A peek at a job's output for a person (the model's cursor stays). See `HostJobs.output`. */
   jobOutput(sessionId: string, jobId: string, from: number, maxBytes?: number): JobOutputPeek {
-    const agent = this.agent(sessionId)
-    const jobs = this.ctx.get('jobs')
-    if (!jobs) throw new HarnessError('JOB_NOT_FOUND', `no job ${jobId}`, { jobId })
-    return jobs.peek(jobId, { sessionId, agentId: agent.id }, from, maxBytes)
+    return this.jobControl.output(sessionId, jobId, from, maxBytes)
   }
 
-  /** Kills one of the session's jobs and waits until it is gone. Throws `JOB_NOT_FOUND`. */
-  async killJob(sessionId: string, jobId: string): Promise<void> {
-    const agent = this.agent(sessionId)
-    const jobs = this.ctx.get('jobs')
-    if (!jobs) throw new HarnessError('JOB_NOT_FOUND', `no job ${jobId}`, { jobId })
-    await jobs.kill(jobId, { sessionId, agentId: agent.id })
-    this.listeners.stateChanged?.(sessionId)
+  killJob(sessionId: string, jobId: string): Promise<void> {
+    return this.jobControl.kill(sessionId, jobId)
   }
 
-  /** The session's permission mode, when a sandbox policy row is loaded. */
+  /** The session's permission mode, when a sandbox policy row is loaded; see `HostModes`. */
   modeOf(sessionId: string): string | undefined {
-    return this.ctx.get('sandboxPolicy')?.mode(sessionId)
+    return this.modeControl.of(sessionId)
   }
 
-  /** The permission presets a session may switch to. */
   modes(): string[] {
-    const policy = this.ctx.get('sandboxPolicy')
-    return policy ? Object.keys(policy.presets()) : []
+    return this.modeControl.list()
   }
 
-  /** Switches an attached session's permission mode (logged as `sandbox/mode`). Throws `SANDBOX_MODE_INVALID`. */
-  setMode(sessionId: string, mode: string): string {
-    const policy = this.ctx.get('sandboxPolicy')
-    if (!policy) throw new HarnessError('NO_SANDBOX_POLICY', 'this profile has no sandbox policy row', {})
-    this.agent(sessionId)
-    const applied = policy.setMode(sessionId, mode)
-    this.listeners.stateChanged?.(sessionId)
-    return applied
+  setMode(sessionId: string, mode: string, options: { network?: string } = {}): string {
+    return this.modeControl.set(sessionId, mode, options)
   }
 
-  // ---- presets ----
-
-  /**
-   * The presets a new session in `cwd` (default the host's) can be created with, sorted by name;
-   * empty without a presets row.
-   */
-  async presets(cwd = this.cwd): Promise<PresetSummary[]> {
-    const presets = this.ctx.get('presets')
-    if (!presets) return []
-    return (await presets.list(cwd)).map((preset) => ({
-      name: preset.name,
-      description: preset.description,
-      origin: preset.source.origin,
-    }))
+  /** The presets a new session in `cwd` (default the host's) can take; see `HostPresets`. */
+  presets(cwd = this.cwd): Promise<PresetSummary[]> {
+    return this.presetControl.list(cwd)
   }
 
-  /** The preset name new sessions get when they ask for none (undefined without a presets row). */
   defaultPreset(): string | undefined {
-    return this.ctx.get('presets')?.defaultName()
+    return this.presetControl.defaultName()
   }
 
-  /** The preset of an attached session (undefined without a presets row). */
   presetOf(sessionId: string): string | undefined {
-    return this.attachedSessions.get(sessionId)?.agent.preset
+    return this.presetControl.of(sessionId)
   }
 
-  /** Whether an attached session may still switch preset (it has no turn of its own yet). */
   presetLocked(sessionId: string): boolean {
-    const agent = this.attachedSessions.get(sessionId)?.agent
-    return agent === undefined || hasOwnTurn(agent.session)
+    return this.presetControl.locked(sessionId)
   }
 
-  /**
-   * Switches an attached session to another preset (logged as `preset/selected`). Only before the
-   * session's first turn: throws `PRESET_LOCKED` after it, `SESSION_NOT_ATTACHED`, `NO_PRESETS`,
-   * `PRESET_NOT_FOUND` / `PRESET_INVALID`.
-   */
-  async setPreset(sessionId: string, name: string): Promise<string> {
-    const agent = this.agent(sessionId)
-    await agent.setPreset(name)
-    this.listeners.stateChanged?.(sessionId)
-    return name
+  setPreset(sessionId: string, name: string): Promise<string> {
+    return this.presetControl.set(sessionId, name)
+  }
+
+  /** Whether `line` is a registered human /command; see `HostCommands`. */
+  isCommand(line: string): boolean {
+    return this.commands.recognizes(line)
+  }
+
+  command(sessionId: string, line: string, signal?: AbortSignal): Promise<CommandOutcome> {
+    return this.commands.run(sessionId, line, signal)
   }
 
   // ---- events ----
@@ -557,41 +432,24 @@ export class SessionHost {
     return this.subscriptions.add(session, since, sink)
   }
 
-  // ---- approvals and questions ----
+  // ---- approvals and questions (see `HostAnswers`) ----
 
   approvals(): Pending<ApprovalQuestion>[] {
-    return this.pendingApprovals.list()
+    return this.answers.pendingApprovals()
   }
 
   /** Answers a pending approval; the first answer wins. Throws `APPROVAL_NOT_FOUND`. */
   respond(requestId: string, answer: ApprovalAnswer): void {
-    this.pendingApprovals.settle(requestId, answer)
+    this.answers.respond(requestId, answer)
   }
 
   questions(): Pending<AskedQuestion>[] {
-    return this.pendingQuestions.list()
+    return this.answers.pendingQuestions()
   }
 
   /** Answers a pending `ask_user` question; the first answer wins. Throws `QUESTION_NOT_FOUND`. */
   answerQuestion(questionId: string, answer: string): void {
-    this.pendingQuestions.settle(questionId, { status: 'answered', answer })
-  }
-
-  // ---- commands ----
-
-  /** Whether `line` is a registered human /command (false when the profile has no commands row). */
-  isCommand(line: string): boolean {
-    return this.ctx.get('commands')?.isCommand(line) ?? false
-  }
-
-  /** Runs a /command for an attached session, without a model turn. Throws `COMMANDS_UNAVAILABLE`. */
-  async command(sessionId: string, line: string, signal?: AbortSignal): Promise<CommandOutcome> {
-    const agent = this.agent(sessionId)
-    const commands = this.ctx.get('commands')
-    if (!commands) {
-      throw new HarnessError('COMMANDS_UNAVAILABLE', 'this profile has no commands row (interaction-commands)', {})
-    }
-    return commands.dispatch(line, { session: agent.session, agent, ...(signal ? { signal } : {}) })
+    this.answers.answer(questionId, answer)
   }
 
   // ---- teardown ----
@@ -607,8 +465,7 @@ export class SessionHost {
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      this.pendingApprovals.settleAll({ decision: 'cancelled' })
-      this.pendingQuestions.settleAll({ status: 'cancelled', reason: this.options.closeReason })
+      this.answers.cancelAll(this.options.closeReason)
       await Promise.allSettled([...this.attaching])
       const attached = [...this.attachedSessions.entries()]
       this.attachedSessions.clear()
@@ -617,7 +474,7 @@ export class SessionHost {
         attached.map(([, entry]) => entry),
         { reason: this.options.closeReason, log: this.log },
       )
-      for (const [sessionId, entry] of attached) this.disposeResources(sessionId, entry)
+      for (const [sessionId, entry] of attached) disposeResources(sessionId, entry, this.log)
       this.subscriptions.clear()
       for (const dispose of this.disposers.splice(0).reverse()) dispose()
     })()

@@ -3,20 +3,26 @@
 // operations onto its wire; attaching, resuming, forking, listing, releasing, the pending approvals and
 // questions, event subscriptions from a baseline seq and /command dispatch live here once.
 
+export type { HostAccess } from './access.js'
+export type { AnswersOptions, QuestionOutcome } from './answers.js'
+export { HostAnswers } from './answers.js'
+export { HostCommands } from './commands.js'
 export type { ExportFormat } from './export.js'
-export { EXPORT_FORMATS, exportLines } from './export.js'
+export { EXPORT_FORMATS, exportLines, exportSession } from './export.js'
+export { SessionHost } from './host.js'
+export { HostJobs } from './jobs.js'
+export { HostModes } from './modes.js'
 export type {
   AttachOptions,
   CreateOptions,
   Disposer,
   HostedStatus,
-  PresetSummary,
-  QuestionOutcome,
   SessionHostListeners,
   SessionHostOptions,
-} from './host.js'
-export { SessionHost } from './host.js'
+} from './options.js'
 export type { Pending } from './pending.js'
+export type { PresetSummary } from './presets.js'
+export { HostPresets } from './presets.js'
 export type { AttachmentInput, ComposeOptions, PromptInput } from './prompt-input.js'
 export { composePrompt, parseAttachments, referencesIn } from './prompt-input.js'
 export type { RemoveReport } from './remove.js'
@@ -24,5 +30,6 @@ export { removeSessions } from './remove.js'
 export type { EventSink, LoggedEvent, SessionSubscription } from './subscriptions.js'
 export type { HostedSession } from './summaries.js'
 export { titleOf } from './summaries.js'
+export { checkTitle } from './title.js'
 export type { TranscriptFormat } from './transcript.js'
 export { renderTranscript } from './transcript.js'

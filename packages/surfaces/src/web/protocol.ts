@@ -1,6 +1,7 @@
 // The wire of `dsh web`: unary JSON bodies under /api and the frames of the two downlink-only
 // WebSocket streams. The browser client imports these types; plain JSON data only.
-import type { HostedSession, PresetSummary } from '../host/index.js'
+import type { PresetSummary } from '../host/presets.js'
+import type { HostedSession } from '../host/summaries.js'
 
 export type { PresetSummary }
 

@@ -4,6 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createStaticAnswerer } from '@dsh/agent/approval'
 import { defineTool } from '@dsh/agent/tools'
 import builtinCommands from '@dsh/interaction/builtin-commands'
 import CommandsService from '@dsh/interaction/commands'
@@ -214,6 +215,22 @@ describe('SessionHost', () => {
     const stored = await rt.root.sessionQuery.read(id)
     expect(stored.events.filter((e) => e.type === 'approval/decided').map((e) => e.data)).toEqual([
       expect.objectContaining({ decision: 'cancelled' }),
+    ])
+  })
+
+  it('answers approvals itself when given an answerer, holds none, and flushes a session it drives', async () => {
+    await using rt = await runtime([noteCall, text('done')])
+    const host = rt.open({ answerApprovals: createStaticAnswerer('allowed-once') })
+    const agent = await host.create()
+    agent.followup('write a note')
+    await agent.whenIdle()
+    expect(host.approvals()).toEqual([])
+    expect(rt.written).toEqual(['hi'])
+    expect(host.persistent).toBe(true)
+    expect(await host.flush(agent.session.id)).toBe(true)
+    const stored = await rt.root.sessionQuery.read(agent.session.id)
+    expect(stored.events.filter((e) => e.type === 'approval/decided').map((e) => e.data)).toEqual([
+      expect.objectContaining({ decision: 'allowed-once' }),
     ])
   })
 

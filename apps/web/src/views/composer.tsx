@@ -1,0 +1,248 @@
+// What a person sends: the composer (text, attached files, send / steer / queue / cancel), the
+// queued and steering messages waiting in the inbox, and the answer of the last /command.
+import { useState } from 'preact/hooks'
+import type { PromptResult } from '../../../../packages/surfaces/src/web/protocol.js'
+import { api } from '../connection'
+import { failed } from '../host-state'
+import type { SessionProjection } from '../projection'
+import { SlotBoundary, slots, useSlots } from '../slots'
+
+export function Queue({ projection }: { projection: SessionProjection }) {
+  const [editing, setEditing] = useState<{ id: string; text: string } | undefined>()
+  const queue = projection.inbox['next-turn']
+  const steering = projection.inbox['next-step']
+  if (!queue.length && !steering.length) return null
+  const splice = (target: 'next-step' | 'next-turn', start: number, deleteCount: number, texts: string[] = []) =>
+    void api('POST', `/api/sessions/${projection.sessionId}/inbox`, { target, start, deleteCount, texts }).catch(failed)
+  return (
+    <div class="queue">
+      {steering.map((item) => (
+        <div class="queued steer" key={item.id}>
+          <span class="kind">steer</span> {item.text}
+        </div>
+      ))}
+      {queue.map((item, index) => (
+        <div class="queued" key={item.id} data-queued={item.id}>
+          <span class="kind">queued</span>
+          {editing?.id === item.id ? (
+            <>
+              <input value={editing.text} onInput={(e) => setEditing({ id: item.id, text: e.currentTarget.value })} />
+              <button
+                type="button"
+                onClick={() => {
+                  splice('next-turn', index, 1, [editing.text])
+                  setEditing(undefined)
+                }}
+              >
+                save
+              </button>
+            </>
+          ) : (
+            <>
+              <span class="text">{item.text}</span>
+              <button type="button" class="link" onClick={() => setEditing({ id: item.id, text: item.text })}>
+                edit
+              </button>
+              <button type="button" class="link" onClick={() => splice('next-turn', index, 1)}>
+                remove
+              </button>
+            </>
+          )}
+        </div>
+      ))}
+    </div>
+  )
+}
+
+/** Shows the answer of the last /command (it is not part of the log). */
+let showCommand: (text: string) => void = () => {}
+
+/** A file picked, dropped or pasted into the composer, read as base64 for the prompt request. */
+interface PendingFile {
+  name: string
+  mimeType: string
+  data: string
+  /** An object URL for the chip's preview (images only). */
+  preview?: string
+}
+
+function readFile(file: File): Promise<PendingFile> {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader()
+    reader.onerror = () => reject(reader.error ?? new Error(`cannot read ${file.name}`))
+    reader.onload = () => {
+      const url = String(reader.result)
+      resolve({
+        name: file.name || 'pasted image',
+        mimeType: file.type,
+        data: url.slice(url.indexOf(',') + 1),
+        ...(file.type.startsWith('image/') ? { preview: URL.createObjectURL(file) } : {}),
+      })
+    }
+    reader.readAsDataURL(file)
+  })
+}
+
+/** Sends a line as typed: the host runs a registered /command, or queues the message. */
+export function submit(sessionId: string, kind: 'prompt' | 'steer', text: string, files: PendingFile[] = []) {
+  const attachments = files.map(({ name, mimeType, data }) => ({ name, data, ...(mimeType ? { mimeType } : {}) }))
+  void api<PromptResult>('POST', `/api/sessions/${sessionId}/${kind}`, files.length ? { text, attachments } : { text })
+    .then((result) => {
+      if (result.command) showCommand(`/${result.command.name}: ${result.command.text}`)
+    })
+    .catch(failed)
+}
+
+/** Buttons client modules add to the composer; a failing action is reported like a failed call. */
+function ComposerActions(props: { sessionId: string; text: string; setText: (text: string) => void }) {
+  useSlots()
+  return (
+    <>
+      {[...slots.composer.values()].map(({ owner, value: action }) => (
+        <SlotBoundary key={action.id} owner={owner} slot={`composer ${action.id}`}>
+          <button
+            type="button"
+            class="composer-action"
+            data-action={action.id}
+            title={action.title}
+            onClick={() => {
+              try {
+                void Promise.resolve(action.run({ ...props })).catch(failed)
+              } catch (error) {
+                failed(error)
+              }
+            }}
+          >
+            {action.label}
+          </button>
+        </SlotBoundary>
+      ))}
+    </>
+  )
+}
+
+export function Composer({ projection }: { projection: SessionProjection }) {
+  const [text, setText] = useState('')
+  const [output, setOutput] = useState('')
+  const [files, setFiles] = useState<PendingFile[]>([])
+  const [dragging, setDragging] = useState(false)
+  showCommand = setOutput
+  const running = projection.status === 'running'
+  const send = (kind: 'prompt' | 'steer') => {
+    const value = text.trim()
+    if (!value && files.length === 0) return
+    setText('')
+    setOutput('')
+    setFiles([])
+    submit(projection.sessionId, kind, value || 'See the attached files.', files)
+  }
+  const add = (list: FileList | File[] | null | undefined) => {
+    const picked = [...(list ?? [])]
+    if (picked.length === 0) return
+    void Promise.all(picked.map(readFile))
+      .then((read) => setFiles((current) => [...current, ...read]))
+      .catch(failed)
+  }
+  return (
+    <>
+      {output ? (
+        <button type="button" class="command-output" title="dismiss" onClick={() => setOutput('')}>
+          {output}
+        </button>
+      ) : null}
+      <form
+        class={dragging ? 'composer dragging' : 'composer'}
+        onSubmit={(e) => {
+          e.preventDefault()
+          send(running ? 'steer' : 'prompt')
+        }}
+        onDragOver={(e) => {
+          e.preventDefault()
+          setDragging(true)
+        }}
+        onDragLeave={() => setDragging(false)}
+        onDrop={(e) => {
+          e.preventDefault()
+          setDragging(false)
+          add(e.dataTransfer?.files)
+        }}
+      >
+        {files.length > 0 ? (
+          <ul class="attachments" aria-label="attachments">
+            {files.map((file, index) => (
+              <li key={`${file.name}-${index}`} class="attachment">
+                {file.preview ? <img class="thumb" src={file.preview} alt={file.name} /> : null}
+                <span class="name">{file.name}</span>
+                <button
+                  type="button"
+                  class="remove"
+                  aria-label={`remove ${file.name}`}
+                  onClick={() => setFiles((current) => current.filter((_, i) => i !== index))}
+                >
+                  ×
+                </button>
+              </li>
+            ))}
+          </ul>
+        ) : null}
+        <textarea
+          value={text}
+          aria-label="message"
+          placeholder={
+            running ? 'Steer the running turn, or queue a follow-up' : 'Ask dsh (drop or paste files to attach)'
+          }
+          onPaste={(e) => {
+            const pasted = e.clipboardData?.files
+            if (pasted && pasted.length > 0) {
+              e.preventDefault()
+              add(pasted)
+            }
+          }}
+          onInput={(e) => setText(e.currentTarget.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && !e.shiftKey) {
+              e.preventDefault()
+              send(running ? 'steer' : 'prompt')
+            }
+          }}
+        />
+        <div class="actions">
+          <ComposerActions sessionId={projection.sessionId} text={text} setText={setText} />
+          <label class="attach">
+            Attach
+            <input
+              type="file"
+              multiple
+              aria-label="attach files"
+              onChange={(e) => {
+                add(e.currentTarget.files)
+                e.currentTarget.value = ''
+              }}
+            />
+          </label>
+          {running ? (
+            <>
+              <button type="submit" class="steer">
+                Steer
+              </button>
+              <button type="button" class="queue-followup" onClick={() => send('prompt')}>
+                Queue
+              </button>
+              <button
+                type="button"
+                class="cancel"
+                onClick={() => void api('POST', `/api/sessions/${projection.sessionId}/cancel`).catch(failed)}
+              >
+                Cancel
+              </button>
+            </>
+          ) : (
+            <button type="submit" class="send">
+              Send
+            </button>
+          )}
+        </div>
+      </form>
+    </>
+  )
+}

@@ -1,0 +1,114 @@
+// The open session's header: where it runs, its status and preset, the mode and model pickers, the
+// token meter, client modules' badges and the session's actions.
+import { useState } from 'preact/hooks'
+import { api } from '../connection'
+import { failed, useHost } from '../host-state'
+import { modelChoices, useModels } from '../models'
+import type { SessionProjection } from '../projection'
+import { SessionActions } from '../session-actions'
+import { InSlot, slots, useSlots } from '../slots'
+import { submit } from './composer'
+
+export function SessionHead({ projection }: { projection: SessionProjection }) {
+  const sessionId = projection.sessionId
+  return (
+    <header class="session-head">
+      <span class="cwd">{projection.header?.cwd ?? ''}</span>
+      <span class={`status ${projection.status}`}>{projection.status}</span>
+      {projection.preset && (
+        <span class="preset" data-preset={projection.preset} title="agent preset (fixed once the session has a turn)">
+          {projection.preset}
+        </span>
+      )}
+      <ModePicker projection={projection} />
+      <ModelPicker projection={projection} />
+      <Meter projection={projection} />
+      <HeaderBadges sessionId={sessionId} />
+      <SessionActions
+        sessionId={sessionId}
+        title={useHost().sessions.find((row) => row.sessionId === sessionId)?.title}
+        failed={failed}
+      />
+      <span class="id">{sessionId}</span>
+    </header>
+  )
+}
+
+/** Header badges of client modules for the open session. */
+function HeaderBadges({ sessionId }: { sessionId: string }) {
+  useSlots()
+  return (
+    <>
+      {[...slots.badges.values()].map((entry) => (
+        <span key={entry.value.id} class="badge" data-badge={entry.value.id}>
+          <InSlot
+            entry={{ owner: entry.owner, value: entry.value.render }}
+            slot={`badge ${entry.value.id}`}
+            props={{ sessionId }}
+          />
+        </span>
+      ))}
+    </>
+  )
+}
+
+function Meter({ projection }: { projection: SessionProjection }) {
+  const usage = projection.usage
+  if (!usage) return null
+  const window = projection.contextWindow
+  const share = window ? ` (${Math.round((usage.inputTokens / window) * 100)}% of ${window})` : ''
+  return (
+    <span class="meter" title="tokens of the last request">
+      {usage.inputTokens} in / {usage.outputTokens} out{share}
+    </span>
+  )
+}
+
+function ModePicker({ projection }: { projection: SessionProjection }) {
+  const state = useHost()
+  if (!state.modes.length || !projection.mode) return null
+  return (
+    <select
+      aria-label="permission mode"
+      value={projection.mode}
+      onChange={(e) =>
+        void api('POST', `/api/sessions/${projection.sessionId}/mode`, { mode: e.currentTarget.value }).catch(failed)
+      }
+    >
+      {state.modes.map((mode) => (
+        <option key={mode} value={mode}>
+          {mode}
+        </option>
+      ))}
+    </select>
+  )
+}
+
+/** The session's model: any `provider:model` (runs `/model` on the host), suggesting what `dsh models` lists. */
+function ModelPicker({ projection }: { projection: SessionProjection }) {
+  const [value, setValue] = useState('')
+  const choices = modelChoices(useModels(failed))
+  return (
+    <form
+      class="model"
+      onSubmit={(e) => {
+        e.preventDefault()
+        if (value.trim()) submit(projection.sessionId, 'prompt', `/model ${value.trim()}`)
+        setValue('')
+      }}
+    >
+      <input
+        aria-label="model"
+        list="model-choices"
+        placeholder={projection.model ?? 'model (provider:model)'}
+        value={value}
+        onInput={(e) => setValue(e.currentTarget.value)}
+      />
+      <datalist id="model-choices">
+        {choices.map((choice) => (
+          <option key={choice} value={choice} />
+        ))}
+      </datalist>
+    </form>
+  )
+}

@@ -1,0 +1,33 @@
+// A session's permission mode (a sandbox policy preset) and the modes it may switch to. Needs a
+// sandbox policy row; without one a session has no mode.
+import { HarnessError } from '@dsh/kernel'
+import type {} from '@dsh/world/sandbox'
+import type { HostAccess } from './access.js'
+
+export class HostModes {
+  constructor(private readonly host: HostAccess) {}
+
+  /** The session's permission mode, when a sandbox policy row is loaded. */
+  of(sessionId: string): string | undefined {
+    return this.host.ctx.get('sandboxPolicy')?.mode(sessionId)
+  }
+
+  /** The permission presets a session may switch to. */
+  list(): string[] {
+    const policy = this.host.ctx.get('sandboxPolicy')
+    return policy ? Object.keys(policy.presets()) : []
+  }
+
+  /**
+   * Switches an attached session's permission mode, and its network when `options.network` names one
+   * (logged as `sandbox/mode`). Throws `NO_SANDBOX_POLICY`, `SESSION_NOT_ATTACHED`, `SANDBOX_MODE_INVALID`.
+   */
+  set(sessionId: string, mode: string, options: { network?: string } = {}): string {
+    const policy = this.host.ctx.get('sandboxPolicy')
+    if (!policy) throw new HarnessError('NO_SANDBOX_POLICY', 'this profile has no sandbox policy row', {})
+    this.host.agent(sessionId)
+    const applied = policy.setMode(sessionId, mode, options.network ? { network: options.network } : {})
+    this.host.changed(sessionId)
+    return applied
+  }
+}
