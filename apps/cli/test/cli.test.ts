@@ -141,8 +141,7 @@ describe('dsh (built binary)', () => {
     expect(env.stderr).toContain('environment variable DSH_CLI_TEST_UNSET is not set')
   })
 
-  it('says plainly which subcommands are not available yet', () => {
-    // Every planned subcommand has landed (`web` was the last); unknown ones are usage errors.
+  it('treats an unknown subcommand or a bad option value as a usage error', () => {
     expect(dsh('web', '--port', 'nope').code).toBe(2)
     expect(dsh('frobnicate').code).toBe(2)
   })

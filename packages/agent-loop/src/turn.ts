@@ -1,7 +1,4 @@
 // One turn of the default loop, top to bottom. Every durable fact is appended to the session log
-
-import type { PreStepDecision, RequestDraft, RequestErrorDecision, TurnContinuation } from '@dsh/agent'
-import type {} from '@dsh/agent/system-prompt'
 // before anything acts on it, and every exit path appends `turn/end` with a reason.
 //
 //   turn/start
@@ -19,8 +16,12 @@ import type {} from '@dsh/agent/system-prompt'
 //     another step when tools owe a request or next-step input arrived
 //   agent/turn-stopping (serial; may queue one more message and keep the turn going)
 //   turn/end { reason }
+
+import type { PreStepDecision, RequestDraft, RequestErrorDecision, TurnContinuation } from '@dsh/agent'
+// Type-only imports with no names: they load the `declare module` augmentations that type
+// `ctx.systemPrompt` and `ctx.get('attachments')` here, without a runtime dependency.
+import type {} from '@dsh/agent/system-prompt'
 import type {} from '@dsh/attachments'
-import { HarnessError } from '@dsh/kernel'
 import {
   type AssistantMessage,
   type LlmErrorData,
@@ -256,5 +257,3 @@ function closeOpenCalls(host: TurnHost): void {
     if (item.type === 'tool/result') session.append(item.type, item.data, item.options)
   }
 }
-
-export { HarnessError }
