@@ -3,19 +3,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { findAccessViolations, SURFACE_ALLOWLIST } from './service-access.js'
+import { findAccessViolations } from './service-access.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 
 describe('service access convention', () => {
   it('no source file casts a service, names one `as never`, or hand-copies a seam interface', () => {
-    expect(findAccessViolations(root, SURFACE_ALLOWLIST)).toEqual([])
-  })
-
-  it('the temporary surface allowlist names only files that still need it (target: empty)', () => {
-    const remaining = new Set(findAccessViolations(root).map((violation) => violation.file))
-    expect(SURFACE_ALLOWLIST.filter((file) => !remaining.has(file))).toEqual([])
-    expect([...remaining].filter((file) => !SURFACE_ALLOWLIST.includes(file))).toEqual([])
+    expect(findAccessViolations(root)).toEqual([])
   })
 
   it('catches casts, `as never` names, seam copies and services whose owner is not imported', () => {
@@ -63,7 +57,6 @@ describe('service access convention', () => {
         { file: 'packages/plain/src/bad.ts', line: 2, rule: 'untyped', text: "ctx.get('jobs')" },
         { file: 'packages/plain/src/bad.ts', line: 6, rule: 'untyped', text: "ctx.get('nothing')" },
       ])
-      expect(findAccessViolations(fake, ['packages/plain/src/bad.ts'])).toEqual([])
     } finally {
       rmSync(fake, { recursive: true, force: true })
     }

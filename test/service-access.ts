@@ -13,13 +13,6 @@ export interface AccessViolation {
   text: string
 }
 
-/**
- * Files of the four surface packages that the session-host extraction rewrites; their casts are
- * allowed until then. TEMPORARY: the target is an empty list (the shared session host reaches
- * questions, jobs, policy and commands through typed `ctx.get`).
- */
-export const SURFACE_ALLOWLIST: readonly string[] = []
-
 /** `declare module 'cordis' { interface Context { name: ... } }` blocks: service name -> declaring file. */
 function declaredServices(files: string[]): Map<string, string> {
   const services = new Map<string, string>()
@@ -72,8 +65,8 @@ const RULES: Array<{ rule: AccessViolation['rule']; pattern: RegExp }> = [
   { rule: 'seam', pattern: /\binterface\s+\w+Seam\b/g },
 ]
 
-/** Every breach of the service-access convention under `root`, allowlisted files left out. */
-export function findAccessViolations(root: string, allowlist: readonly string[] = []): AccessViolation[] {
+/** Every breach of the service-access convention under `root`; no file is exempt. */
+export function findAccessViolations(root: string): AccessViolation[] {
   const packages = readPackages(root)
   const bySpecifier = new Map(packages.flatMap((p) => [...p.exports]))
   const services = declaredServices(packages.flatMap((p) => sourceFiles(join(p.dir, 'src'))))
@@ -82,7 +75,6 @@ export function findAccessViolations(root: string, allowlist: readonly string[] 
     let loaded: Set<string> | undefined
     for (const file of sourceFiles(join(pkg.dir, 'src'))) {
       const path = relative(root, file)
-      if (allowlist.includes(path)) continue
       const text = readFileSync(file, 'utf8')
       const lineOf = (index: number) => text.slice(0, index).split('\n').length
       const report = (rule: AccessViolation['rule'], index: number, snippet: string) =>

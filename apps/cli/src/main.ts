@@ -16,9 +16,6 @@ import { type Io, processIo } from './io.js'
 const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
   .version
 
-/** Subcommands that later work fills in; until then they say so instead of pretending. */
-const planned: Array<{ name: string; args?: string; summary: string }> = []
-
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value]
 }
@@ -364,15 +361,6 @@ ${exitCodeHelp()}`,
     .description('replay a recorded session through the real pipeline on a copy of a sample project (no API key)')
     .action(async () => setCode(await (await import('./commands/demo.js')).demo(request('demo'), io)))
 
-  for (const item of planned) {
-    const command = program.command(item.name).description(`${item.summary} (not yet available)`).allowUnknownOption()
-    if (item.args) command.argument(item.args)
-    command.action(() => {
-      throw new HarnessError('NOT_AVAILABLE', `\`dsh ${item.name}\` is not available in this version yet`, {
-        command: item.name,
-      })
-    })
-  }
   return program
 }
 

@@ -6,8 +6,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { ExitCode } from '../src/exit-codes.js'
+import { bin, runDshSync } from './dsh-child.js'
 
-const bin = fileURLToPath(new URL('../bin/dsh.js', import.meta.url))
 const fixtures = fileURLToPath(new URL('../../../packages/composition/test/fixtures/', import.meta.url))
 let home: string
 
@@ -17,13 +17,7 @@ beforeEach(() => {
 afterEach(() => rmSync(home, { recursive: true, force: true }))
 
 function dsh(...args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, [bin, ...args], {
-    cwd: home,
-    env: { PATH: process.env.PATH, DSH_HOME: home },
-    encoding: 'utf8',
-    timeout: 15_000,
-  })
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr }
+  return runDshSync(args, { home })
 }
 
 describe('dsh (built binary)', () => {
@@ -141,8 +135,7 @@ describe('dsh (built binary)', () => {
     expect(env.stderr).toContain('environment variable DSH_CLI_TEST_UNSET is not set')
   })
 
-  it('says plainly which subcommands are not available yet', () => {
-    // Every planned subcommand has landed (`web` was the last); unknown ones are usage errors.
+  it('treats an unknown subcommand or a bad option value as a usage error', () => {
     expect(dsh('web', '--port', 'nope').code).toBe(2)
     expect(dsh('frobnicate').code).toBe(2)
   })

@@ -1,15 +1,12 @@
 // Tool processes die with dsh: `dsh run` under danger-full-access (no sandbox) starts a bash call with
 // a TERM-ignoring background child, a `setsid` grandchild and a foreground child; dsh is SIGKILLed
 // (no cleanup code runs) and every one of them must be gone.
-import { spawn } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { completionResponse, startMockLlmServer } from '@dsh/test-support'
 import { describe, expect, it } from 'vitest'
-
-const bin = fileURLToPath(new URL('../bin/dsh.js', import.meta.url))
+import { spawnDsh } from './dsh-child.js'
 
 /** Host pids of live (non-zombie) processes whose command line contains `token`. */
 function processesWith(token: string): number[] {
@@ -63,15 +60,10 @@ describe.skipIf(process.platform !== 'linux')('containment of tool processes', (
     server.enqueue(
       completionResponse({ toolCalls: [{ id: 'c1', name: 'bash', arguments: JSON.stringify({ command }) }] }),
     )
-    const dsh = spawn(process.execPath, [bin, 'run', '--permission-mode', 'danger-full-access', 'go'], {
-      cwd: home,
-      env: {
-        PATH: process.env.PATH,
-        HOME: home,
-        DSH_HOME: home,
-        DEEPSEEK_API_KEY: 'sk-test',
-        DEEPSEEK_BASE_URL: server.url,
-      },
+    const dsh = spawnDsh(['run', '--permission-mode', 'danger-full-access', 'go'], {
+      home,
+      modelUrl: server.url,
+      env: { HOME: home },
       stdio: 'ignore',
     })
     try {

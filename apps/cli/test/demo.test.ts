@@ -1,27 +1,16 @@
 // `dsh demo` with no key and no network: the recorded session replays through the real pipeline,
 // real tools fix the copied project, and the project's own tests (re-run here) pass.
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
-
-const bin = fileURLToPath(new URL('../bin/dsh.js', import.meta.url))
+import { runDsh } from './dsh-child.js'
 
 it('fixes the sample project by replaying the recording, with no key and no network', async () => {
   const home = mkdtempSync(join(tmpdir(), 'dsh-demo-home-'))
   try {
-    const proc = spawn(process.execPath, [bin, 'demo'], { cwd: home, env: { PATH: process.env.PATH, DSH_HOME: home } })
-    let stdout = ''
-    let stderr = ''
-    proc.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk
-    })
-    proc.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk
-    })
-    const code = await new Promise((resolve) => proc.on('close', resolve))
+    const { code, stdout, stderr } = await runDsh(['demo'], { home })
     expect(stderr).toContain('dsh demo: the tests pass.')
     expect(code).toBe(0)
     expect(stdout).toContain('Fixed `total` in cart.js')

@@ -1,14 +1,12 @@
 // `dsh doctor` on this machine and with bubblewrap off the PATH: each check's status, why, and the fix.
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { startMockLlmServer } from '@dsh/test-support'
 import { describe, expect, it } from 'vitest'
 import { ExitCode } from '../src/exit-codes.js'
-
-const bin = fileURLToPath(new URL('../bin/dsh.js', import.meta.url))
+import { runDsh } from './dsh-child.js'
 
 describe('dsh doctor', () => {
   it('reports sandbox, containment, key and endpoint; without bwrap it says why and how to fix it', async () => {
@@ -21,15 +19,10 @@ describe('dsh doctor', () => {
       symlinkSync(spawnSync('which', [tool]).stdout.toString().trim(), join(path, tool))
     try {
       // Asynchronous: the mock endpoint lives in this process and must keep answering.
-      const run = (env: Record<string, string | undefined>) =>
-        new Promise<{ status: number | null; stdout: string }>((resolve) => {
-          const child = spawn(process.execPath, [bin, 'doctor'], { cwd: home, env: { DSH_HOME: home, ...env } })
-          let stdout = ''
-          child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-            stdout += chunk
-          })
-          child.on('close', (status) => resolve({ status, stdout }))
-        })
+      const run = async (env: Record<string, string | undefined>) => {
+        const { code, stdout } = await runDsh(['doctor'], { home, env })
+        return { status: code, stdout }
+      }
       const missing = await run({ PATH: path, DEEPSEEK_BASE_URL: server.url })
       expect(missing.status).toBe(ExitCode.CONFIG)
       expect(missing.stdout).toMatch(/^ok {4}node +Node \d+/m)

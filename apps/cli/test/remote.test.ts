@@ -2,22 +2,15 @@
 // directory (throwaway host and client keys, its own known_hosts). Every tool runs there: the files
 // change in the served directory, the tests run there (over SSH, as the command's SSH_CONNECTION
 // shows), cancel kills the remote process tree, and an unknown host key stops the run before any tool.
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type AnySessionEvent, eventData } from '@dsh/session'
-import {
-  collectExit,
-  completionResponse,
-  type MockLlmServer,
-  startMockLlmServer,
-  startSshd,
-  type TestSshd,
-} from '@dsh/test-support'
+import { completionResponse, type MockLlmServer, startMockLlmServer, startSshd, type TestSshd } from '@dsh/test-support'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { bin, durableEvents, runDsh } from './dsh-child.js'
+import { durableEvents, runDsh, startDsh } from './dsh-child.js'
 
 let sshd: TestSshd
 let home: string
@@ -105,18 +98,11 @@ describe('dsh run --remote (the SSH execution world)', () => {
   async function runLongCommand(n: number, extra: string[] = []) {
     const marker = join(project, 'sleep-started')
     server.enqueue(call('c1', 'bash', { command: `sleep ${n}7 & touch ${marker}; sleep ${n}8; echo never` }))
-    const proc = spawn(process.execPath, [bin, 'run', ...extra, '--remote', remote(), 'run the long command'], {
-      cwd: home,
-      env: {
-        PATH: process.env.PATH,
-        DSH_HOME: home,
-        DEEPSEEK_API_KEY: 'sk-test',
-        DEEPSEEK_BASE_URL: server.url,
-        DSH_SSH_KNOWN_HOSTS: sshd.knownHosts,
-        DSH_SSH_IDENTITY: sshd.identity,
-      },
+    const { proc, exited } = startDsh(['run', ...extra, '--remote', remote(), 'run the long command'], {
+      home,
+      modelUrl: server.url,
+      env: { DSH_SSH_KNOWN_HOSTS: sshd.knownHosts, DSH_SSH_IDENTITY: sshd.identity },
     })
-    const exited = collectExit(proc)
     const started = Date.now()
     while (!existsSync(marker)) {
       if (Date.now() - started > 30_000) throw new Error(`the tool never started:\n${(await exited).stderr}`)

@@ -1,13 +1,11 @@
 // `dsh rpc` on the wire: the built binary as a child process fed raw lines. Bad input of every kind is
 // answered with a JSON-RPC error, the process keeps serving, and stdout carries protocol only.
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { spawnDsh } from './dsh-child.js'
 
-const bin = fileURLToPath(new URL('../bin/dsh.js', import.meta.url))
 let home: string
 
 beforeEach(() => {
@@ -18,15 +16,7 @@ afterEach(() => {
 })
 
 function rpc() {
-  const proc = spawn(process.execPath, [bin, 'rpc'], {
-    cwd: home,
-    env: {
-      PATH: process.env.PATH,
-      DSH_HOME: home,
-      DEEPSEEK_API_KEY: 'sk-test',
-      DEEPSEEK_BASE_URL: 'http://127.0.0.1:9',
-    },
-  })
+  const proc = spawnDsh(['rpc'], { home, modelUrl: 'http://127.0.0.1:9' })
   const lines: Array<Record<string, unknown>> = []
   const raw: string[] = []
   let buffer = ''

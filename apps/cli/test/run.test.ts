@@ -1,6 +1,6 @@
 // `dsh run` as users run it: the built binary as a child process, DSH_HOME in a temp dir, the model
 // behind DEEPSEEK_BASE_URL served by the mock SSE server. Outcomes are read back from the durable log.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url'
 import { type AnySessionEvent, eventData } from '@dsh/session'
 import { completionResponse, errorResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { startDsh } from './dsh-child.js'
 
-const bin = fileURLToPath(new URL('../bin/dsh.js', import.meta.url))
 let home: string
 let server: MockLlmServer
 
@@ -22,29 +22,9 @@ afterEach(async () => {
   rmSync(home, { recursive: true, force: true })
 })
 
-interface Run {
-  proc: ChildProcess
-  done: Promise<{ code: number | null; stdout: string; stderr: string }>
-  stderr: () => string
-}
-
-function dsh(args: string[], env: Record<string, string | undefined> = {}): Run {
-  const proc = spawn(process.execPath, [bin, ...args], {
-    cwd: home,
-    env: { PATH: process.env.PATH, DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: server.url, ...env },
-  })
-  let stdout = ''
-  let stderr = ''
-  proc.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk
-  })
-  proc.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk
-  })
-  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    proc.on('close', (code) => resolve({ code, stdout, stderr })),
-  )
-  return { proc, done, stderr: () => stderr }
+function dsh(args: string[], env: Record<string, string | undefined> = {}) {
+  const run = startDsh(args, { home, modelUrl: server.url, env })
+  return { proc: run.proc, done: run.exited, stderr: run.stderr }
 }
 
 /** The durable log of the only session in DSH_HOME: header plus events, read from disk. */

@@ -1,27 +1,20 @@
 // `dsh sessions migrate --to postgres://...` copies the local sessions into a throwaway PostgreSQL
 // cluster, verified and idempotent (a second run copies nothing, a grown session gets its tail), and
 // `DSH_SESSION_STORE=postgres://...` makes the same CLI read them from there.
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { collectExit } from '@dsh/test-support'
 import { afterAll, describe, expect, it } from 'vitest'
 import { append, assistant, boot, type StoreFixture, user } from '../../../packages/session/test/store/helpers.js'
 import { havePostgres, pgFixture, useCluster } from '../../../packages/session/test/store-pg/fixture.js'
 import { ExitCode } from '../src/exit-codes.js'
+import { runDsh } from './dsh-child.js'
 
-const bin = fileURLToPath(new URL('../bin/dsh.js', import.meta.url))
 const home = mkdtempSync(join(tmpdir(), 'dsh-migrate-'))
 afterAll(() => rmSync(home, { recursive: true, force: true }))
 
 function dsh(env: Record<string, string>, ...args: string[]) {
-  const proc = spawn(process.execPath, [bin, ...args], {
-    cwd: home,
-    env: { PATH: process.env.PATH, DSH_HOME: home, ...env },
-  })
-  return collectExit(proc)
+  return runDsh(args, { home, env })
 }
 
 describe.skipIf(!havePostgres)('dsh sessions migrate', () => {

@@ -1,26 +1,20 @@
 // `dsh sessions` against sessions that `dsh run` really wrote (built binary, mock model server); a
 // session dsh cannot open says why and what to do, with its own exit code (busy 10, damaged 11).
-import { spawn } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { acquireLease } from '@dsh/session/store'
-import { collectExit, completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
+import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ExitCode } from '../src/exit-codes.js'
+import { runDsh } from './dsh-child.js'
 
-const bin = fileURLToPath(new URL('../bin/dsh.js', import.meta.url))
 let home: string
 let server: MockLlmServer
 let id: string
 
 function dsh(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const proc = spawn(process.execPath, [bin, ...args], {
-    cwd: home,
-    env: { PATH: process.env.PATH, DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: server.url },
-  })
-  return collectExit(proc)
+  return runDsh(args, { home, modelUrl: server.url })
 }
 
 beforeAll(async () => {

@@ -2,7 +2,6 @@
 // OTEL_EXPORTER_OTLP_ENDPOINT pointed at an OTLP/HTTP receiver in this test exports one span tree per
 // turn: turn > 3 steps > a model request each (GenAI attributes) and the tool calls. Off, the same run
 // loads no @opentelemetry module (a preloaded import/require recorder says which were resolved).
-import { spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -10,8 +9,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { runDsh } from './dsh-child.js'
 
-const bin = fileURLToPath(new URL('../bin/dsh.js', import.meta.url))
 const recorder = fileURLToPath(new URL('./fixtures/record-imports.mjs', import.meta.url))
 
 interface OtlpValue {
@@ -81,26 +80,12 @@ afterEach(async () => {
 function run(env: Record<string, string>) {
   const imports = join(home, 'imports.log')
   writeFileSync(imports, '')
-  const child = spawn(process.execPath, ['--import', recorder, bin, 'run', '--cwd', project, 'look at the notes'], {
-    cwd: home,
-    env: {
-      PATH: process.env.PATH,
-      DSH_HOME: home,
-      DEEPSEEK_API_KEY: 'sk-test',
-      DEEPSEEK_BASE_URL: model.url,
-      DSH_TEST_IMPORTS: imports,
-      ...env,
-    },
-  })
-  let stderr = ''
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk
-  })
-  return new Promise<{ code: number | null; stderr: string; imports: string[] }>((resolve) =>
-    child.on('close', (code) =>
-      resolve({ code, stderr, imports: readFileSync(imports, 'utf8').split('\n').filter(Boolean) }),
-    ),
-  )
+  return runDsh(['run', '--cwd', project, 'look at the notes'], {
+    home,
+    modelUrl: model.url,
+    env: { DSH_TEST_IMPORTS: imports, ...env },
+    nodeArgs: ['--import', recorder],
+  }).then(({ code, stderr }) => ({ code, stderr, imports: readFileSync(imports, 'utf8').split('\n').filter(Boolean) }))
 }
 
 const call = (id: string, name: string, args: Record<string, unknown>) =>

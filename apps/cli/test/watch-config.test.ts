@@ -1,13 +1,13 @@
 // `dsh check --watch-config` as a real process: edits of a --patch file reconfigure the running tree,
 // a bad edit is rejected with the reason, and SIGINT ends it with exit code 130.
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, expect, it } from 'vitest'
+import { spawnDsh } from './dsh-child.js'
 
-const bin = fileURLToPath(new URL('../bin/dsh.js', import.meta.url))
 let home: string
 let child: ChildProcess | undefined
 
@@ -22,10 +22,7 @@ afterEach(() => {
 it('reconfigures on a good edit, keeps the tree on a bad edit, exits 130 on SIGINT', async () => {
   const patch = join(home, 'live.yml')
   writeFileSync(patch, '')
-  const proc = spawn(process.execPath, [bin, '--patch', patch, 'check', '--watch-config'], {
-    cwd: home,
-    env: { PATH: process.env.PATH, DSH_HOME: home },
-  })
+  const proc = spawnDsh(['--patch', patch, 'check', '--watch-config'], { home })
   child = proc
   let stderr = ''
   proc.stderr.setEncoding('utf8').on('data', (chunk: string) => {
@@ -59,15 +56,7 @@ it('reconfigures on a good edit, keeps the tree on a bad edit, exits 130 on SIGI
 it('dsh rpc --watch-config: a new row activates live, a bad edit is a config/changed notification and the old tree stays', async () => {
   const patch = join(home, 'live.yml')
   writeFileSync(patch, '')
-  const proc = spawn(process.execPath, [bin, '--watch-config', '--patch', patch, 'rpc'], {
-    cwd: home,
-    env: {
-      PATH: process.env.PATH,
-      DSH_HOME: home,
-      DEEPSEEK_API_KEY: 'sk-test',
-      DEEPSEEK_BASE_URL: 'http://127.0.0.1:9',
-    },
-  })
+  const proc = spawnDsh(['--watch-config', '--patch', patch, 'rpc'], { home, modelUrl: 'http://127.0.0.1:9' })
   child = proc
   const messages: Array<Record<string, unknown>> = []
   let buffer = ''

@@ -26,7 +26,7 @@ import type { PresetComposition } from '@dsh/presets'
 import type { Session } from '@dsh/session'
 
 /** What the turn runner needs from its agent; implemented by LoopAgent. */
-export interface TurnHost {
+export interface TurnDeps {
   readonly agent: LoopAgent
   readonly root: Context
   readonly maxSteps: number
@@ -56,7 +56,7 @@ export interface LoopAgentOptions {
   checkPreset: (name: string) => Promise<void>
   /** Selects, logs and composes another preset (for `setPreset`). */
   recompose: (name: string | undefined) => Promise<PresetComposition | undefined>
-  runTurn: (host: TurnHost, signal: AbortSignal) => Promise<void>
+  runTurn: (deps: TurnDeps, signal: AbortSignal) => Promise<void>
   onDispose: (agent: LoopAgent) => Promise<void>
 }
 

@@ -5,13 +5,13 @@
 
 import { toToolResultMessage } from '@dsh/agent/tools'
 import type { ToolCallBlock } from '@dsh/llm'
-import type { TurnHost } from './driver.js'
+import type { TurnDeps } from './driver.js'
 import { turnServices } from './services.js'
 
 const APPEND = { op: 'append' } as const
 
-export async function runToolCalls(host: TurnHost, calls: ToolCallBlock[], signal: AbortSignal): Promise<void> {
-  const { agent, root } = host
+export async function runToolCalls(deps: TurnDeps, calls: ToolCallBlock[], signal: AbortSignal): Promise<void> {
+  const { agent, root } = deps
   const session = agent.session
   const callSeqs = new Map<string, number>()
   const context: string[] = []

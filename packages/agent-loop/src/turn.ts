@@ -1,7 +1,4 @@
 // One turn of the default loop, top to bottom. Every durable fact is appended to the session log
-
-import type { PreStepDecision, RequestDraft, RequestErrorDecision, TurnContinuation } from '@dsh/agent'
-import type {} from '@dsh/agent/system-prompt'
 // before anything acts on it, and every exit path appends `turn/end` with a reason.
 //
 //   turn/start
@@ -19,8 +16,12 @@ import type {} from '@dsh/agent/system-prompt'
 //     another step when tools owe a request or next-step input arrived
 //   agent/turn-stopping (serial; may queue one more message and keep the turn going)
 //   turn/end { reason }
+
+import type { PreStepDecision, RequestDraft, RequestErrorDecision, TurnContinuation } from '@dsh/agent'
+// Type-only imports with no names: they load the `declare module` augmentations that type
+// `ctx.systemPrompt` and `ctx.get('attachments')` here, without a runtime dependency.
+import type {} from '@dsh/agent/system-prompt'
 import type {} from '@dsh/attachments'
-import { HarnessError } from '@dsh/kernel'
 import {
   type AssistantMessage,
   type LlmErrorData,
@@ -31,7 +32,7 @@ import {
   type UserMessage,
 } from '@dsh/llm'
 import { repairEvents, type TurnEndReason } from '@dsh/session'
-import type { TurnHost } from './driver.js'
+import type { TurnDeps } from './driver.js'
 import { turnServices } from './services.js'
 import { runToolCalls } from './tool-step.js'
 
@@ -46,8 +47,8 @@ function isAbort(signal: AbortSignal, error?: unknown): boolean {
 }
 
 /** Runs one turn. Never throws for model, tool or plugin failures: they end the turn with a reason. */
-export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void> {
-  const { agent, root } = host
+export async function runTurn(deps: TurnDeps, signal: AbortSignal): Promise<void> {
+  const { agent, root } = deps
   const services = turnServices(root)
   const session = agent.session
   session.append('turn/start', {})
@@ -82,9 +83,9 @@ export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void
         message = 'the first step of the turn had no input after agent/pre-step'
         break
       }
-      if (steps >= host.maxSteps) {
+      if (steps >= deps.maxSteps) {
         reason = 'blocked'
-        message = `the turn reached its step limit (${host.maxSteps})`
+        message = `the turn reached its step limit (${deps.maxSteps})`
         break
       }
       await services.sessions().checkpoint(session, 'pre-step')
@@ -110,7 +111,7 @@ export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void
         session.append('user/message', { message: entered }, { surfaceOp: APPEND })
 
       // -- request, stream, and the recovery waterfall
-      const assistant = await requestAndStream(host, prompt.system, signal)
+      const assistant = await requestAndStream(deps, prompt.system, signal)
       if (assistant.finishReason === 'error' || assistant.finishReason === 'aborted') {
         reason = assistant.finishReason === 'aborted' || signal.aborted ? 'aborted' : 'error'
         message = assistant.error?.message
@@ -121,7 +122,7 @@ export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void
       // -- tools: calls logged first, results committed in the model's order
       const calls = assistant.content.filter((block): block is ToolCallBlock => block.type === 'tool-call')
       if (calls.length > 0) {
-        await runToolCalls(host, calls, signal)
+        await runToolCalls(deps, calls, signal)
       }
       session.append('step/end', {})
       stepOpen = false
@@ -161,7 +162,7 @@ export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void
       root.logger('agent-loop').warn(error)
     }
   } finally {
-    closeOpenCalls(host)
+    closeOpenCalls(deps)
     if (stepOpen) session.append('step/end', {})
     if (maxTokens && reason === 'completed') reason = 'max-tokens'
     session.append('turn/end', message === undefined ? { reason } : { reason, message })
@@ -169,8 +170,8 @@ export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void
 }
 
 /** Builds the request from the log, streams it, and asks `agent/request-error` on failure. */
-async function requestAndStream(host: TurnHost, baseSystem: string, signal: AbortSignal): Promise<AssistantMessage> {
-  const { agent, root } = host
+async function requestAndStream(deps: TurnDeps, baseSystem: string, signal: AbortSignal): Promise<AssistantMessage> {
+  const { agent, root } = deps
   const services = turnServices(root)
   const session = agent.session
   let retryReason: string | undefined
@@ -250,11 +251,9 @@ async function requestAndStream(host: TurnHost, baseSystem: string, signal: Abor
  * call: close it with the same synthetic results cold resume uses (TOOL_NOT_STARTED when no
  * `tool/call` was logged, TOOL_OUTCOME_UNKNOWN when it was); the turn's own end follows.
  */
-function closeOpenCalls(host: TurnHost): void {
-  const session = host.agent.session
+function closeOpenCalls(deps: TurnDeps): void {
+  const session = deps.agent.session
   for (const item of repairEvents(session.openTail())) {
     if (item.type === 'tool/result') session.append(item.type, item.data, item.options)
   }
 }
-
-export { HarnessError }

@@ -1,12 +1,11 @@
 // The chat's editor and terminal edges: / and @ completion, the session picker, resize, NO_COLOR, and
 // what plain `dsh` does when it is not attached to a terminal.
-import { spawn, spawnSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { isEvent } from '@dsh/session'
 import { completionResponse } from '@dsh/test-support'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { runDshSync, startDsh } from '../dsh-child.js'
 import { type Fixture, fixture } from './pty.js'
 
 let f: Fixture
@@ -200,9 +199,8 @@ describe('the chat editor and terminal', () => {
       hook,
       `import { register } from 'node:module'\nregister('data:text/javascript,' + encodeURIComponent(${JSON.stringify(load)}))\n`,
     )
-    const bin = fileURLToPath(new URL('../../bin/dsh.js', import.meta.url))
-    const help = spawnSync(process.execPath, ['--import', hook, bin, '--help'], { encoding: 'utf8' })
-    expect(help.status).toBe(0)
+    const help = runDshSync(['--help'], { home: f.home, nodeArgs: ['--import', hook] })
+    expect(help.code).toBe(0)
     expect(help.stdout).toContain('Usage: dsh')
     expect(help.stderr).not.toContain('LOADED')
     f.server.enqueue(
@@ -223,22 +221,9 @@ describe('the chat editor and terminal', () => {
 
   it('runs the prompt as `dsh run` does, with a hint, when stdin is not a terminal', async () => {
     f.server.enqueue(completionResponse({ text: 'Headless answer.' }))
-    const bin = fileURLToPath(new URL('../../bin/dsh.js', import.meta.url))
-    const child = spawn(process.execPath, [bin, 'say', 'it'], {
-      cwd: f.work,
-      env: { PATH: process.env.PATH, DSH_HOME: f.home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: f.server.url },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    })
-    child.stdin.end()
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk
-    })
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk
-    })
-    const code = await new Promise((done) => child.on('close', done))
+    const child = startDsh(['say', 'it'], { home: f.home, cwd: f.work, modelUrl: f.server.url })
+    child.proc.stdin.end()
+    const { code, stdout, stderr } = await child.exited
     expect({ code, stdout }).toEqual({ code: 0, stdout: 'Headless answer.\n' })
     expect(stderr).toContain('not a terminal, so no chat')
   })

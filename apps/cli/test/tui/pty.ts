@@ -3,13 +3,11 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { AnySessionEvent } from '@dsh/session'
 import { type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import xterm from '@xterm/headless'
 import { type IPty, spawn } from 'node-pty'
-
-const bin = fileURLToPath(new URL('../../bin/dsh.js', import.meta.url))
+import { bin } from '../dsh-child.js'
 
 export interface Screen {
   readonly pty: IPty

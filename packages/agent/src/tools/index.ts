@@ -6,7 +6,7 @@ import { agentScopeOf, type Context, deepFreeze, directService, eventsOf, Harnes
 import type { ToolCallBlock, ToolSchema } from '@dsh/llm'
 import type {} from '../approval/index.js'
 import type { ToolDefinition } from './define.js'
-import { abortedBeforeDispatch, gate, type PipelineHost, runBody } from './pipeline.js'
+import { abortedBeforeDispatch, gate, type PipelineDeps, runBody } from './pipeline.js'
 import { permittedAll } from './restriction.js'
 import { type ExecuteCallsOptions, executeCalls } from './scheduler.js'
 import type {
@@ -197,12 +197,12 @@ export class ToolsService extends Service {
    * model-recoverable failures: those are `isError` results.
    */
   async executeCall(call: ToolCallBlock, options: ToolCallOptions): Promise<ToolResult> {
-    const host = this.host(options)
+    const deps = this.deps(options)
     const tool = this.get(call.name, options)
-    const gated = await gate(host, call, tool, options)
+    const gated = await gate(deps, call, tool, options)
     if (gated.kind === 'done') return gated.result
-    if (options.signal.aborted) return abortedBeforeDispatch(host, call, tool)
-    return runBody(host, gated, options)
+    if (options.signal.aborted) return abortedBeforeDispatch(deps, call, tool)
+    return runBody(deps, gated, options)
   }
 
   /**
@@ -212,7 +212,7 @@ export class ToolsService extends Service {
    */
   async executeCalls(calls: readonly ToolCallBlock[], options: ExecuteCallsOptions): Promise<ToolResult[]> {
     const concurrency = checkConcurrency(options.concurrency ?? this.concurrency, 'executeCalls')
-    return executeCalls(this.host(options), (name) => this.get(name, options), calls, options, concurrency)
+    return executeCalls(this.deps(options), (name) => this.get(name, options), calls, options, concurrency)
   }
 
   /**
@@ -231,7 +231,7 @@ export class ToolsService extends Service {
     return keys
   }
 
-  private host(scope: ToolScope): PipelineHost {
+  private deps(scope: ToolScope): PipelineDeps {
     // `this.ctx` is the caller's context here: hooks dispatch through it.
     const ctx = this.ctx
     return {

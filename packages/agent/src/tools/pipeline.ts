@@ -23,7 +23,7 @@ import type {
 } from './types.js'
 
 /** What the pipeline needs from the service. `ctx` is the caller's context: hooks dispatch through it. */
-export interface PipelineHost {
+export interface PipelineDeps {
   readonly ctx: Context
   /** The event bus without the context proxy (decision 351): per-call hooks dispatch through it. */
   readonly events: Context['events']
@@ -125,7 +125,7 @@ function approvalMessage(
 
 /** Builds, finalises, freezes and announces a result. Never throws. */
 export function finish(
-  host: PipelineHost,
+  deps: PipelineDeps,
   call: Pick<ToolCallBlock, 'id' | 'name'>,
   tool: ToolDefinition | undefined,
   presentation: ToolPresentation,
@@ -154,7 +154,7 @@ export function finish(
     presentation: toJsonSafe(presentation) as unknown as ToolPresentation,
   })
   try {
-    host.events.emit('tools/result', result)
+    deps.events.emit('tools/result', result)
   } catch {
     // Observers cannot change or fail a finished call.
   }
@@ -167,13 +167,13 @@ function errorOutcome(errorCode: string, message: string): ToolOutcome {
 
 /** The result of a call that never reached its body because the caller aborted first. */
 export function abortedBeforeDispatch(
-  host: PipelineHost,
+  deps: PipelineDeps,
   call: ToolCallBlock,
   tool: ToolDefinition | undefined,
 ): ToolResult {
   const message = `Tool "${call.name}" was not run: the request was cancelled before it started.`
   return finish(
-    host,
+    deps,
     call,
     tool,
     presentationOf(tool, call.name, call.arguments),
@@ -184,7 +184,7 @@ export function abortedBeforeDispatch(
 
 /** Stage one: everything before the body, in call order. Never throws. */
 export async function gate(
-  host: PipelineHost,
+  deps: PipelineDeps,
   call: ToolCallBlock,
   tool: ToolDefinition | undefined,
   options: ToolCallOptions,
@@ -192,16 +192,16 @@ export async function gate(
   let presentation = presentationOf(tool, call.name, call.arguments)
   const done = (code: string, message: string): Gated => ({
     kind: 'done',
-    result: finish(host, call, tool, presentation, errorOutcome(code, message), false),
+    result: finish(deps, call, tool, presentation, errorOutcome(code, message), false),
   })
-  if (!tool && host.restricted(call.name)) {
+  if (!tool && deps.restricted(call.name)) {
     const preset = options.preset === undefined ? '' : ` (preset "${options.preset}")`
     return done(
       'TOOL_NOT_ALLOWED',
-      `Tool "${call.name}" was not run: it is not available to this agent${preset}. Available tools: ${host.available().join(', ') || 'none'}.`,
+      `Tool "${call.name}" was not run: it is not available to this agent${preset}. Available tools: ${deps.available().join(', ') || 'none'}.`,
     )
   }
-  if (!tool) return done('UNKNOWN_TOOL', unknownToolMessage(call.name, host.available()))
+  if (!tool) return done('UNKNOWN_TOOL', unknownToolMessage(call.name, deps.available()))
   if (call.argumentsError !== undefined) {
     return done(
       'INVALID_ARGUMENTS',
@@ -241,7 +241,7 @@ export async function gate(
   // tools/pre-execute: the policy layer. A throwing listener denies (fail closed).
   let decision: ToolPreExecuteDecision
   try {
-    decision = await host.events.waterfall('tools/pre-execute', input, async () => ({ action: 'allow' }) as const)
+    decision = await deps.events.waterfall('tools/pre-execute', input, async () => ({ action: 'allow' }) as const)
   } catch (error) {
     return done(
       'PIPELINE_FAILED',
@@ -263,7 +263,7 @@ export async function gate(
   }
 
   // Monotonic guards: each may deny; none can allow what was denied (they only run on allow/ask).
-  for (const { name, guard } of host.guards()) {
+  for (const { name, guard } of deps.guards()) {
     let verdict: Awaited<ReturnType<ToolGuard>>
     try {
       verdict = await guard(input)
@@ -276,7 +276,7 @@ export async function gate(
   }
 
   if (decision.action === 'ask') {
-    const approval = host.approval()
+    const approval = deps.approval()
     if (!approval)
       return done(
         'APPROVAL_UNAVAILABLE',
@@ -330,7 +330,7 @@ function normalizeBody(value: ToolBodyReturn): ToolOutcome {
 
 /** Stage two: wrappers, body, post-processing. May run concurrently with other calls. Never throws. */
 export async function runBody(
-  host: PipelineHost,
+  deps: PipelineDeps,
   ready: { tool: ToolDefinition; input: ToolCallInput },
   options: ToolCallOptions,
 ): Promise<ToolResult> {
@@ -374,8 +374,8 @@ export async function runBody(
 
   let outcome: ToolOutcome
   try {
-    const executed = await host.events.waterfall('tools/execute', execution, body)
-    outcome = await host.events.waterfall('tools/post-execute', execution, async () => executed)
+    const executed = await deps.events.waterfall('tools/execute', execution, body)
+    outcome = await deps.events.waterfall('tools/post-execute', execution, async () => executed)
     if (!outcome || !Array.isArray(outcome.content)) throw new Error('a listener returned no outcome')
     outcome = { ...outcome, additionalContext: outcome.additionalContext ?? [] }
   } catch (error) {
@@ -387,5 +387,5 @@ export async function runBody(
     settled = true
     for (const cleanup of cleanups) cleanup()
   }
-  return finish(host, call, tool, input.presentation, outcome, bodyInvoked)
+  return finish(deps, call, tool, input.presentation, outcome, bodyInvoked)
 }

@@ -7,7 +7,7 @@
 // what can be committed is, then the first error is thrown; no result is invented for the rest.
 import type { ToolCallBlock } from '@dsh/llm'
 import type { ToolDefinition } from './define.js'
-import { abortedBeforeDispatch, gate, type PipelineHost, presentationOf, runBody } from './pipeline.js'
+import { abortedBeforeDispatch, gate, type PipelineDeps, presentationOf, runBody } from './pipeline.js'
 import type { ToolCallOptions, ToolDispatch, ToolResult } from './types.js'
 
 export interface ExecuteCallsOptions extends ToolCallOptions {
@@ -34,7 +34,7 @@ export interface ExecuteCallsOptions extends ToolCallOptions {
 export type ToolLookup = (name: string) => ToolDefinition | undefined
 
 export async function executeCalls(
-  host: PipelineHost,
+  deps: PipelineDeps,
   lookup: ToolLookup,
   calls: readonly ToolCallBlock[],
   options: ExecuteCallsOptions,
@@ -90,13 +90,13 @@ export async function executeCalls(
       presentation: presentationOf(tool, call.name, call.arguments),
     })
     await options.onDispatch?.(dispatch)
-    const gated = await gate(host, call, tool, options)
+    const gated = await gate(deps, call, tool, options)
     if (gated.kind === 'done') return settle(index, gated.result)
     // The gate may have waited (approval): re-check before anything runs, and again after the checkpoint.
-    if (signal.aborted) return settle(index, abortedBeforeDispatch(host, call, tool))
+    if (signal.aborted) return settle(index, abortedBeforeDispatch(deps, call, tool))
     await options.beforeBody?.(dispatch)
-    if (signal.aborted) return settle(index, abortedBeforeDispatch(host, call, tool))
-    const task: Promise<void> = runBody(host, gated, options).then(
+    if (signal.aborted) return settle(index, abortedBeforeDispatch(deps, call, tool))
+    const task: Promise<void> = runBody(deps, gated, options).then(
       (result) => settle(index, result),
       (error) => fail(error),
     )
@@ -119,7 +119,7 @@ export async function executeCalls(
     for (let index = 0; index < calls.length; index++) {
       if (!results[index]) {
         const call = calls[index] as ToolCallBlock
-        results[index] = abortedBeforeDispatch(host, call, lookup(call.name))
+        results[index] = abortedBeforeDispatch(deps, call, lookup(call.name))
       }
     }
   }
