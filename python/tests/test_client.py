@@ -20,7 +20,7 @@ from dsh_client import DshClient, DshRpcError, attachment
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 CLI = os.path.join(ROOT, "apps", "cli", "bin", "dsh.js")
-TOOLS = os.path.join(ROOT, "packages", "surface-rpc", "test", "fixtures", "test-tools.mjs")
+TOOLS = os.path.join(ROOT, "packages", "surfaces", "test", "rpc", "fixtures", "test-tools.mjs")
 
 
 class MockModel:
