@@ -12,7 +12,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { AnySessionEvent } from '@dsh/session'
-import type { ChildExit } from '@dsh/test-support'
+import { type ChildExit, type WatchedChild, watchOutput } from '@dsh/test-support'
 
 export const bin = fileURLToPath(new URL('../bin/dsh.js', import.meta.url))
 
@@ -54,26 +54,14 @@ export function spawnDsh(args: string[], options: DshOptions & { stdio?: 'ignore
 }
 
 /** A running `dsh`: the child, its output so far, and its exit with all of its output. */
-export interface DshChild {
+export interface DshChild extends WatchedChild {
   proc: ChildProcessWithoutNullStreams
-  exited: Promise<ChildExit>
-  stdout(): string
-  stderr(): string
 }
 
 /** Spawns `dsh ...args` and collects its output while it runs. */
 export function startDsh(args: string[], options: DshOptions): DshChild {
   const proc = spawnDsh(args, options)
-  let stdout = ''
-  let stderr = ''
-  proc.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk
-  })
-  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk
-  })
-  const exited = new Promise<ChildExit>((resolve) => proc.on('close', (code) => resolve({ code, stdout, stderr })))
-  return { proc, exited, stdout: () => stdout, stderr: () => stderr }
+  return { proc, ...watchOutput(proc) }
 }
 
 /** Runs `dsh ...args` to its exit. */

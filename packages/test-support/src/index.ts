@@ -13,5 +13,5 @@ export {
 } from './deepseek-wire.js'
 export type { MockLlmServerOptions, MockResponse, RecordedRequest, SseStep } from './mock-llm-server.js'
 export { MockLlmServer, startMockLlmServer } from './mock-llm-server.js'
-export { type ChildExit, collectExit, isAlive } from './process.js'
+export { type ChildExit, collectExit, isAlive, type WatchedChild, watchOutput } from './process.js'
 export { startSshd, type TestSshd } from './sshd.js'

@@ -17,8 +17,15 @@ export interface ChildExit {
   stderr: string
 }
 
-/** Collects a spawned child's stdout and stderr (piped) and resolves when it closes. */
-export function collectExit(proc: import('node:child_process').ChildProcess): Promise<ChildExit> {
+/** A child's output so far (piped stdout and stderr), and its exit with all of it. */
+export interface WatchedChild {
+  exited: Promise<ChildExit>
+  stdout(): string
+  stderr(): string
+}
+
+/** Collects a spawned child's stdout and stderr while it runs; `exited` resolves when it closes. */
+export function watchOutput(proc: import('node:child_process').ChildProcess): WatchedChild {
   let stdout = ''
   let stderr = ''
   proc.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
@@ -27,5 +34,11 @@ export function collectExit(proc: import('node:child_process').ChildProcess): Pr
   proc.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     stderr += chunk
   })
-  return new Promise((resolve) => proc.on('close', (code) => resolve({ code, stdout, stderr })))
+  const exited = new Promise<ChildExit>((resolve) => proc.on('close', (code) => resolve({ code, stdout, stderr })))
+  return { exited, stdout: () => stdout, stderr: () => stderr }
+}
+
+/** Collects a spawned child's stdout and stderr (piped) and resolves when it closes. */
+export function collectExit(proc: import('node:child_process').ChildProcess): Promise<ChildExit> {
+  return watchOutput(proc).exited
 }

@@ -166,14 +166,8 @@ export interface SubagentStartedData {
   model?: { [key: string]: JsonValue }
 }
 
-export interface SubagentFinishedData {
-  subagentId: string
-  childSession: string
-  run: number
-  outcome: SubagentOutcome
-  reason?: TurnEndReason
-  text: string
-  message?: string
+/** A run's report as the log keeps it. */
+export interface SubagentFinishedData extends SubagentReport {
   /** Set on closers written at resume for a run the log never saw end. */
   synthetic?: true
 }
