@@ -1,6 +1,6 @@
 // The client's only link to the host: unary JSON calls under /api and the two downlink streams,
 // reconnected with backoff. A session stream resumes from the next seq the projection lacks.
-import type { HostFrame, SessionFrame } from '../../../packages/surfaces/src/web/protocol.js'
+import type { HostFrame, SessionFrame } from '@dsh/surfaces/wire'
 
 export class ApiFailure extends Error {
   constructor(

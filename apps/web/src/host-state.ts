@@ -1,14 +1,15 @@
 // The host's projection in this page: the session list, pending approvals and questions, modes and
 // presets, fed by the host downlink stream; plus the route and the one place a failed call is shown.
-import { useEffect, useState } from 'preact/hooks'
+
 import type {
-  ApprovalView,
+  PendingApproval as ApprovalView,
   ConfigNotice,
   HostFrame,
   PresetSummary,
-  QuestionView,
+  PendingQuestion as QuestionView,
   SessionSummary,
-} from '../../../packages/surfaces/src/web/protocol.js'
+} from '@dsh/surfaces/wire'
+import { useEffect, useState } from 'preact/hooks'
 import { ApiFailure, openStream } from './connection'
 import { applyManifest } from './plugins'
 

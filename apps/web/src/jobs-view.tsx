@@ -1,8 +1,9 @@
 // Background jobs of the open session's agent, each with its output on demand. The page reads output
 // from a byte offset of its own (`GET .../jobs/:id/output?from=N`): the model's one read cursor is
 // the model's, so watching a job never changes what `job_output` returns next (decision 366).
+
+import type { JobOutputView, JobView } from '@dsh/surfaces/wire'
 import { useEffect, useRef, useState } from 'preact/hooks'
-import type { JobOutputView, JobView } from '../../../packages/surfaces/src/web/protocol.js'
 import { api } from './connection'
 import './views.css'
 

@@ -2,8 +2,9 @@
 // list row says busy (or that the holder's lease lapsed), the open session says who has it and, once
 // its lease expired, offers to take it over here. Taking over is resuming: the store hands the lease
 // to this host with a new fencing token, so the old holder can no longer append.
+
+import type { SessionSummary } from '@dsh/surfaces/wire'
 import { useState } from 'preact/hooks'
-import type { SessionSummary } from '../../../packages/surfaces/src/web/protocol.js'
 import { ApiFailure, api } from './connection'
 import './lease.css'
 

@@ -1,7 +1,8 @@
 // The models the host's usable providers offer (`GET /api/models`, what `dsh models` lists), loaded
 // once per page and again after a settings change, for the settings page and the session's model picker.
+
+import type { ModelsView } from '@dsh/surfaces/wire'
 import { useEffect, useState } from 'preact/hooks'
-import type { ModelsView } from '../../../packages/surfaces/src/web/protocol.js'
 import { api } from './connection'
 
 let loaded: Promise<ModelsView> | undefined

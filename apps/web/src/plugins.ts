@@ -2,10 +2,10 @@
 // the manifest changes (a row was enabled, disabled or replaced by a live config edit). A module whose
 // hash changed is unloaded first; unloading removes everything it registered. A module that fails to
 // load is listed in `slots.failures` (shown in the sidebar), never a blank page.
+
+import type { ClientApi, ClientModule, ClientModuleEntry, Unregister } from '@dsh/surfaces/wire'
 import { Fragment, h } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import type { ClientApi, ClientModule, Unregister } from '../../../packages/surfaces/src/web/client-api.js'
-import type { ClientModuleEntry } from '../../../packages/surfaces/src/web/protocol.js'
 import { api } from './connection'
 import { slots } from './slots'
 

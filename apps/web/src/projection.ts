@@ -7,7 +7,6 @@ import type {} from '@dsh/agent/approval'
 import type {} from '@dsh/context'
 import type {} from '@dsh/interaction/work-state'
 import { isEvent, type SessionEvent, type SessionEventType } from '@dsh/session/events'
-import type {} from '@dsh/world/sandbox'
 import type {
   AgentStatus,
   EventEnvelope,
@@ -15,7 +14,8 @@ import type {
   JobView,
   SessionFrame,
   SessionHeaderView,
-} from '../../../packages/surfaces/src/web/protocol.js'
+} from '@dsh/surfaces/wire'
+import type {} from '@dsh/world/sandbox'
 
 export interface Block {
   type: string

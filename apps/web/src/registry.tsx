@@ -1,8 +1,9 @@
 // The client's keyed slots: conversation node renderers by node kind, tool cards by tool name
 // (falling back to `generic`). Built-ins register here like any plugin would; the conversation view
 // only looks renderers up, it never switches over kinds.
+
+import type { EventEnvelope, PendingApproval } from '@dsh/surfaces/wire'
 import type { ComponentChildren, VNode } from 'preact'
-import type { ApprovalView, EventEnvelope } from '../../../packages/surfaces/src/web/protocol.js'
 import { Markdown } from './markdown'
 import { MessageActions } from './message-actions'
 import type { ConversationNode, ToolNode } from './projection'
@@ -11,7 +12,7 @@ import { InSlot, slots } from './slots'
 export interface RenderContext {
   sessionId: string
   /** Pending approval questions of this session, by tool call id. */
-  approvalFor(toolCallId: string): ApprovalView | undefined
+  approvalFor(toolCallId: string): PendingApproval | undefined
   /** `grant: 'session'` with `allowed-once`: "allow for this chat" (a logged session grant). */
   respond(requestId: string, decision: 'allowed-once' | 'rejected', grant?: 'session'): void
   fork(seq: number): void

@@ -1,9 +1,10 @@
 // Full-text search across every session (the host's query service, `GET /api/search`), and the jump
 // a hit makes: the route `#/s/<id>/at/<seq>` opens the session with that event's node in view and
 // marked, so a person lands on the sentence they searched for.
+
+import type { SearchHitView } from '@dsh/surfaces/wire'
 import type { RefObject } from 'preact'
 import { useLayoutEffect, useRef, useState } from 'preact/hooks'
-import type { SearchHitView } from '../../../packages/surfaces/src/web/protocol.js'
 import { api } from './connection'
 import { eventRoute, nodeIndexFor } from './navigation'
 import type { ConversationNode } from './projection'

@@ -1,7 +1,8 @@
 // The projection of each session this page opened, kept across visits: attached on open (a cold
 // resume after a host restart), then fed by its stream from the first seq it lacks.
+
+import type { SessionFrame } from '@dsh/surfaces/wire'
 import { useEffect, useMemo, useState } from 'preact/hooks'
-import type { SessionFrame } from '../../../packages/surfaces/src/web/protocol.js'
 import { api, openStream } from './connection'
 import { failed } from './host-state'
 import { leasedElsewhere } from './lease'

@@ -1,9 +1,10 @@
 // The settings page (loopback-only on the host): the default model and preset, the providers and
 // OpenAI-compatible endpoints, API keys (write-only) and every declared setting with its source. Each
 // change is one call to the host's settings service, the same writes as `dsh config set`.
+
+import type { PresetSummary, SettingsView, SettingView } from '@dsh/surfaces/wire'
 import type { ComponentChildren } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import type { PresetSummary, SettingsView, SettingView } from '../../../packages/surfaces/src/web/protocol.js'
 import { api } from './connection'
 import { modelChoices, reloadModels, useModels } from './models'
 

@@ -1,8 +1,7 @@
 // The page's typed UI slots. Built-ins and client modules (browser-side plugins) register into the
 // same keyed maps; each entry names its owner, and every plugin render runs inside a boundary so a
 // renderer that throws shows an error in its own slot while the rest of the page keeps working.
-import { Component, type ComponentChildren, h } from 'preact'
-import { useEffect, useState } from 'preact/hooks'
+
 import type {
   ClientComponent,
   ComposerAction,
@@ -12,7 +11,9 @@ import type {
   SidebarItem,
   ToolRenderProps,
   Unregister,
-} from '../../../packages/surfaces/src/web/client-api.js'
+} from '@dsh/surfaces/wire'
+import { Component, type ComponentChildren, h } from 'preact'
+import { useEffect, useState } from 'preact/hooks'
 import { eventNodeTypes } from './projection'
 
 /** A registration and the module that made it ("dsh" for the page's own). */

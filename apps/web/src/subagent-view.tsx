@@ -2,8 +2,9 @@
 // and the child's own transcript on request. The transcript is read-only: it follows the child's
 // session stream without resuming it (a child runs under its parent's agent, and the stream never
 // takes the session's lease), so it can be watched while the parent runs (decision 365).
+
+import type { SessionFrame } from '@dsh/surfaces/wire'
 import { useEffect, useMemo, useState } from 'preact/hooks'
-import type { SessionFrame } from '../../../packages/surfaces/src/web/protocol.js'
 import { api, openStream } from './connection'
 import { SessionProjection, type ToolNode } from './projection'
 import { nodeRenderers, type RenderContext, registerToolCard } from './registry'

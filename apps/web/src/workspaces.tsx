@@ -1,8 +1,9 @@
 // The sidebar's workspace list: the directories sessions ran in, most recent first (`GET
 // /api/workspaces`, derived from the sessions' cwd). Starting a session in one is loopback-only, like
 // typing a directory: the host says whether this client may, and refuses it otherwise.
+
+import type { WorkspacesView } from '@dsh/surfaces/wire'
 import { useEffect, useState } from 'preact/hooks'
-import type { WorkspacesView } from '../../../packages/surfaces/src/web/protocol.js'
 import { api } from './connection'
 
 export function Workspaces(props: {

@@ -1,7 +1,8 @@
 // The client's session projection: each event folds exactly once across baselines and reconnects,
 // streamed text gives way to the committed message, and synthetic closers stay visible as such.
+
+import type { EventEnvelope, SessionFrame } from '@dsh/surfaces/wire'
 import { describe, expect, it } from 'vitest'
-import type { EventEnvelope, SessionFrame } from '../../../packages/surfaces/src/web/protocol.js'
 import { type ConversationNode, SessionProjection, type ToolNode } from '../src/projection'
 
 let time = 0

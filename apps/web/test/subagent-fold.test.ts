@@ -1,8 +1,9 @@
 // The parent's `subagent/*` events on the card of the `task` call that started the child: the child
 // session, a remote child's progress (one line per piece, one per tool call updated in place,
 // bounded), and the run's outcome.
+
+import type { EventEnvelope } from '@dsh/surfaces/wire'
 import { expect, it } from 'vitest'
-import type { EventEnvelope } from '../../../packages/surfaces/src/web/protocol.js'
 import { SessionProjection, type ToolNode } from '../src/projection'
 import { MAX_PROGRESS, subagentOf } from '../src/subagent-fold'
 

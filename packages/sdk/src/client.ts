@@ -7,82 +7,24 @@ import { dirname, join } from 'node:path'
 import type {
   AgentStatusNotification,
   ApprovalDecisionValue,
-  ApprovalRequestedNotification,
-  InitializeParams,
   InitializeResult,
   JsonRpcErrorObject,
+  PendingApproval,
+  PendingQuestion,
   PromptParams,
-  PromptResult,
-  QuestionRequestedNotification,
+  PromptReceipt,
   RpcMethods,
-  RpcNotifications,
   SessionEventNotification,
-} from '@dsh/surfaces/rpc/protocol'
-
-export interface DshClientOptions {
-  /** The `dsh` CLI entry (a .js file run with this Node, or an executable). Default: the installed `@dsh/cli` bin. */
-  cliPath?: string
-  /** Arguments before `rpc` (global options such as `--profile`, `--patch FILE`). */
-  args?: string[]
-  /** Working directory of the runtime process and the default `initialize.cwd`. */
-  cwd?: string
-  /** Environment of the runtime (default: this process's). */
-  env?: NodeJS.ProcessEnv
-  /** `initialize` parameters (cwd, provider/model routing, protocol version). */
-  initialize?: InitializeParams
-  /** The runtime's stderr, line by line (default: dropped). */
-  onStderr?: (line: string) => void
-  /** How long `close()` waits at each step of its ladder before the next (default 3000 ms). */
-  closeStepMs?: number
-}
-
-/** A JSON-RPC error answered by the runtime (or a transport failure, code -32099). */
-export class DshRpcError extends Error {
-  readonly code: number
-  readonly data: JsonRpcErrorObject['data']
-  constructor(error: JsonRpcErrorObject) {
-    super(error.message)
-    this.name = 'DshRpcError'
-    this.code = error.code
-    this.data = error.data
-  }
-}
-
-/** The outcome of `run()`: see `DshClient.run` for exactly which interval it covers. */
-export interface RunResult {
-  sessionId: string
-  /** The inbox message id of the prompt (the receipt). */
-  messageId: string
-  /** The last committed assistant text of the root session in the interval ('' when none). */
-  text: string
-  /** The reason of the last `turn/end` of the root session in the interval, when one ended. */
-  reason?: string
-  /** Every committed event of the session tree in the interval, in order. */
-  events: SessionEventNotification[]
-}
-
-export type DshNotification = {
-  [M in keyof RpcNotifications]: { method: M; params: RpcNotifications[M] }
-}[keyof RpcNotifications]
-
-export interface SubscribeOptions {
-  /** Only notifications about this session and its descendants (forks, subagent sessions). */
-  sessionId?: string
-}
-
-/** Answers an approval question; return `undefined` to leave it for `respondApproval`. */
-export type ApprovalHandler = (
-  request: ApprovalRequestedNotification,
-) =>
-  | ApprovalDecisionValue
-  | { decision: ApprovalDecisionValue; reason?: string }
-  | undefined
-  | Promise<ApprovalDecisionValue | { decision: ApprovalDecisionValue; reason?: string } | undefined>
-
-/** Answers a question from the model (`ask_user`); return `undefined` to leave it for `respondQuestion`. */
-export type QuestionHandler = (
-  request: QuestionRequestedNotification,
-) => string | undefined | Promise<string | undefined>
+} from '@dsh/surfaces/wire'
+import {
+  type ApprovalHandler,
+  type DshClientOptions,
+  type DshNotification,
+  DshRpcError,
+  type QuestionHandler,
+  type RunResult,
+  type SubscribeOptions,
+} from './types.js'
 
 interface Pending {
   resolve(value: unknown): void
@@ -230,7 +172,7 @@ export class DshClient {
     }
   }
 
-  private async answer(request: ApprovalRequestedNotification): Promise<void> {
+  private async answer(request: PendingApproval): Promise<void> {
     const handler = this.approvalHandler
     if (!handler) return
     try {
@@ -243,7 +185,7 @@ export class DshClient {
     }
   }
 
-  private async reply(request: QuestionRequestedNotification): Promise<void> {
+  private async reply(request: PendingQuestion): Promise<void> {
     const handler = this.questionHandler
     if (!handler) return
     try {
@@ -376,12 +318,12 @@ export class DshClient {
    * Queues `text` for the session's next turn; resolves with the receipt at once. `attachments`:
    * files (`{ path }`, read by the runtime) or bytes (`{ data: <base64>, mimeType?, name? }`).
    */
-  prompt(sessionId: string, text: string, attachments?: PromptParams['attachments']): Promise<PromptResult> {
+  prompt(sessionId: string, text: string, attachments?: PromptParams['attachments']): Promise<PromptReceipt> {
     return this.request('prompt', attachments ? { sessionId, text, attachments } : { sessionId, text })
   }
 
   /** Queues `text` for the next step of the running turn (or the next turn). */
-  steer(sessionId: string, text: string): Promise<PromptResult> {
+  steer(sessionId: string, text: string): Promise<PromptReceipt> {
     return this.request('steer', { sessionId, text })
   }
 
@@ -448,7 +390,7 @@ export class DshClient {
       )
     })
     gone.catch(() => {}) // observed only while racing; later exits must not be unhandled
-    let receipt: PromptResult
+    let receipt: PromptReceipt
     try {
       const attachments = options.attachments
       const sent = this.send('prompt', attachments ? { sessionId: root, text, attachments } : { sessionId: root, text })

@@ -3,16 +3,18 @@
 export type {
   AgentLifecycleNotification,
   AgentStatusNotification,
-  ApprovalRequestedNotification,
   InitializeParams,
   InitializeResult,
-  PromptResult,
-  QuestionRequestedNotification,
+  PendingApproval,
+  PendingQuestion,
+  PromptReceipt,
   RpcMethods,
   RpcNotifications,
+  SessionCreateParams,
   SessionEventNotification,
-  SessionSummary,
-} from '@dsh/surfaces/rpc/protocol'
+  SessionListRow,
+} from '@dsh/surfaces/wire'
+export { DshClient } from './client.js'
 export type {
   ApprovalHandler,
   DshClientOptions,
@@ -20,5 +22,5 @@ export type {
   QuestionHandler,
   RunResult,
   SubscribeOptions,
-} from './client.js'
-export { DshClient, DshRpcError } from './client.js'
+} from './types.js'
+export { DshRpcError } from './types.js'

@@ -1,7 +1,8 @@
 // What a person sends: the composer (text, attached files, send / steer / queue / cancel), the
 // queued and steering messages waiting in the inbox, and the answer of the last /command.
+
+import type { PromptResult } from '@dsh/surfaces/wire'
 import { useState } from 'preact/hooks'
-import type { PromptResult } from '../../../../packages/surfaces/src/web/protocol.js'
 import { api } from '../connection'
 import { failed } from '../host-state'
 import type { SessionProjection } from '../projection'

@@ -1,8 +1,9 @@
 // One session's conversation: its nodes, rendered a page at a time from the newest (or down to a
 // search hit), with the approvals and questions waiting on it.
+
+import type { PendingQuestion as QuestionView } from '@dsh/surfaces/wire'
 import { Component } from 'preact'
 import { useLayoutEffect, useRef, useState } from 'preact/hooks'
-import type { QuestionView } from '../../../../packages/surfaces/src/web/protocol.js'
 import { api } from '../connection'
 import { failed, useHost, useRoute } from '../host-state'
 import { jumpTarget, nodeIndexFor } from '../navigation'

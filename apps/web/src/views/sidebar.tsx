@@ -1,7 +1,8 @@
 // The session list: a new-session form, title and full-text search, the sessions, workspaces, the
 // sidebar items of client modules and the keyboard shortcuts.
+
+import type { SessionSummary } from '@dsh/surfaces/wire'
 import { useState } from 'preact/hooks'
-import type { SessionSummary } from '../../../../packages/surfaces/src/web/protocol.js'
 import { api } from '../connection'
 import { failed, useHost } from '../host-state'
 import { LeaseBadge } from '../lease'

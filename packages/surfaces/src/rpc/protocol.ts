@@ -1,8 +1,11 @@
 // The `dsh rpc` wire protocol: newline-delimited JSON-RPC 2.0 with named params over stdio. Plain
 // types and constants only (no runtime imports), shared by the server row and the client SDKs.
-import type { ReasoningEffort } from '@dsh/llm'
 import type { AnySessionEvent } from '@dsh/session'
-import type { AttachmentInput, HostedSession, PresetSummary } from '../host/index.js'
+import type { OperationName, OperationParams, OperationResult, RpcOperationName } from '../wire/operations.js'
+import type { PendingApproval, PendingQuestion, PromptCommandOutcome, ResolvedModel } from '../wire/types.js'
+
+export type * from '../wire/params.js'
+export type * from '../wire/types.js'
 
 /** The protocol version `initialize` negotiates. Bumped only for incompatible changes. */
 export const RPC_PROTOCOL_VERSION = 1
@@ -49,19 +52,6 @@ export type JsonRpcResponse =
   | { jsonrpc: '2.0'; id: JsonRpcId; result: unknown }
   | { jsonrpc: '2.0'; id: JsonRpcId | null; error: JsonRpcErrorObject }
 
-/** Model routing: both optional; unset fields fall back to the profile's defaults. */
-export interface ModelRoute {
-  provider?: string
-  model?: string
-}
-
-/** The model a session uses: provider and model resolved, with the reasoning effort when the provider has one. */
-export interface ResolvedModel {
-  provider: string
-  model: string
-  reasoningEffort?: ReasoningEffort
-}
-
 // ---- requests (client -> server) ----
 
 export interface InitializeParams {
@@ -92,159 +82,20 @@ export interface InitializeResult {
   }
 }
 
-export interface SessionCreateParams extends ModelRoute {
-  cwd?: string
-  /** The agent preset (`preset/list` names them); default: the profile's (`code`). Logged in the session. */
-  preset?: string
-}
-
-export interface SessionCreateResult {
-  sessionId: string
-  cwd: string
-  /** The preset the session runs with (absent without a presets row). */
-  preset?: string
-}
-
-export interface SessionResumeParams extends ModelRoute {
-  sessionId: string
-  /**
-   * Must be the session's own preset, or absent: a session that already has turns keeps its preset
-   * (error code `PRESET_LOCKED`).
-   */
-  preset?: string
-}
-
-export interface SessionResumeResult {
-  sessionId: string
-  cwd: string
-  preset?: string
-  /** Events in the session log after cold-resume repair. */
-  eventCount: number
-}
-
-export interface PresetListParams {
-  /** The project whose `.dsh/presets` count (default: the connection's cwd). */
-  cwd?: string
-}
-
-export interface PresetListResult {
-  data: PresetSummary[]
-  /** The preset of sessions created without one. */
-  default?: string
-}
-
-export interface SessionListParams {
-  /** Opaque; the `nextCursor` of a previous page. */
-  cursor?: string
-  limit?: number
-}
-
-/** The session host's row without the live status (RPC reports status by notification instead). */
-export type SessionSummary = Omit<HostedSession, 'status'>
-
-export interface SessionListResult {
-  data: SessionSummary[]
-  nextCursor?: string
-}
-
-export interface SessionForkParams {
-  sessionId: string
-  /** The last event seq to keep (default: the whole log). Must end at a closed boundary. */
-  at?: number
-}
-
-/** The fork is attached to this connection at once (prompt it like a created session). */
-export interface SessionForkResult {
-  sessionId: string
-  parentSessionId: string
-  cwd: string
-}
-
-export interface PromptParams {
-  sessionId: string
-  text: string
-  /**
-   * Files for this prompt: `{ path }` (read by the server, relative to the session's cwd) or
-   * `{ data: <base64>, mimeType?, name? }`. Images are stored and sent as images; text is copied in.
-   * `@path` and `@session:ID` in `text` are resolved too. Errors: `ATTACHMENT_*`.
-   */
-  attachments?: AttachmentInput[]
-}
-
-/** Returned as soon as the input is in the durable inbox, before the agent runs it. */
-export interface PromptResult {
-  sessionId: string
-  /** The inbox item id (the `agent/inbox/spliced` item that carries this input). */
-  messageId: string
-  target: 'next-turn' | 'next-step'
-}
-
-export type SteerParams = PromptParams
-export type SteerResult = PromptResult
-
-/** A human /command (e.g. `/compact`, `/plan on`) for an attached session; no model turn runs. */
-export interface CommandRunParams {
-  sessionId: string
-  line: string
-}
-
-/** The command's outcome; `ok: false` carries a stable `code` such as `COMMAND_UNKNOWN`. */
-export interface CommandRunResult {
-  sessionId: string
-  ok: boolean
-  name: string
-  text: string
-  code?: string
-  data?: unknown
-}
-
-export interface CancelParams {
-  sessionId: string
-}
-
-/** Sent once the agent is idle again. */
-export interface CancelResult {
-  sessionId: string
-}
-
-export type ApprovalDecisionValue = 'allowed-once' | 'rejected'
-
-export interface ApprovalRespondParams {
-  requestId: string
-  decision: ApprovalDecisionValue
-  /** Shown to the model when the action does not run. */
-  reason?: string
-}
-
-export type ApprovalRespondResult = Record<string, never>
-
-export interface QuestionRespondParams {
-  questionId: string
-  /** The person's answer (free text, or one of the question's options). */
-  answer: string
-}
-
-export type QuestionRespondResult = Record<string, never>
-
 export type ShutdownParams = Record<string, never>
 export type ShutdownResult = Record<string, never>
 
-/** Every request method, its params and its result. */
-export interface RpcMethods {
+/** What an operation answers over RPC (a prompt never runs a /command there). */
+type RpcResult<N extends OperationName> = Exclude<OperationResult<N>, PromptCommandOutcome>
+
+/**
+ * Every request method, its params and its result: `initialize` and `shutdown` (the connection's own)
+ * plus every operation of the wire table (`../wire/operations.ts`) served over RPC.
+ */
+export type RpcMethods = {
   initialize: { params: InitializeParams; result: InitializeResult }
-  'session/create': { params: SessionCreateParams; result: SessionCreateResult }
-  'session/resume': { params: SessionResumeParams; result: SessionResumeResult }
-  'session/list': { params: SessionListParams; result: SessionListResult }
-  'session/fork': { params: SessionForkParams; result: SessionForkResult }
-  'preset/list': { params: PresetListParams; result: PresetListResult }
-  prompt: { params: PromptParams; result: PromptResult }
-  steer: { params: SteerParams; result: SteerResult }
-  cancel: { params: CancelParams; result: CancelResult }
-  'command/run': { params: CommandRunParams; result: CommandRunResult }
-  'approval/respond': { params: ApprovalRespondParams; result: ApprovalRespondResult }
-  'question/respond': { params: QuestionRespondParams; result: QuestionRespondResult }
   shutdown: { params: ShutdownParams; result: ShutdownResult }
-}
+} & { [N in RpcOperationName]: { params: OperationParams<N>; result: RpcResult<N> } }
 
 export type RpcMethod = keyof RpcMethods
 
@@ -280,33 +131,10 @@ export type AgentLifecycleNotification =
   | { type: 'created'; agentId: string; sessionId: string; root: boolean; parentSessionId?: string }
   | { type: 'disposed'; agentId: string; sessionId: string; root: boolean }
 
-/** A question for the client; answer it with `approval/respond`. Settled as cancelled if the turn is. */
-export interface ApprovalRequestedNotification {
-  requestId: string
-  sessionId?: string
-  toolCallId?: string
-  toolName?: string
-  summary: string
-  reason?: string
-  kind?: string
-  details?: unknown
-}
-
 /** The question was settled without this client's answer (cancelled turn, disconnect) or answered. */
 export interface ApprovalSettledNotification {
   requestId: string
   decision: string
-}
-
-/** A question from the model (`ask_user`); answer it with `question/respond`. */
-export interface QuestionRequestedNotification {
-  questionId: string
-  question: string
-  /** Suggested answers; free text is accepted too. */
-  options?: string[]
-  sessionId?: string
-  agentId?: string
-  toolCallId?: string
 }
 
 /** The question ended: answered, or cancelled with its turn or the connection. */
@@ -325,9 +153,9 @@ export interface RpcNotifications {
   'session/event': SessionEventNotification
   'agent/status': AgentStatusNotification
   'agent/lifecycle': AgentLifecycleNotification
-  'approval/requested': ApprovalRequestedNotification
+  'approval/requested': PendingApproval
   'approval/settled': ApprovalSettledNotification
-  'question/requested': QuestionRequestedNotification
+  'question/requested': PendingQuestion
   'question/settled': QuestionSettledNotification
   'config/changed': ConfigChangedNotification
 }

@@ -3,39 +3,30 @@
 import { isAbsolute, resolve } from 'node:path'
 import type { Agent } from '@dsh/agent'
 import type {} from '@dsh/composition'
-import { type Context, toJsonSafe } from '@dsh/kernel'
-import type { LlmCallConfig } from '@dsh/llm'
+import { type Context, HarnessError } from '@dsh/kernel'
 import type { Session } from '@dsh/session'
-import { parseAttachments, SessionHost } from '../host/index.js'
+import { SessionHost } from '../host/index.js'
+import type { WireScope } from '../wire/operation.js'
+import { type OperationName, operations, runOperation } from '../wire/operations.js'
+import { pendingApproval, pendingQuestion } from '../wire/pending.js'
 import { type RpcConnection, type RpcServeOptions, RpcServer } from './index.js'
-import {
-  JsonRpcEndpoint,
-  optionalInteger,
-  optionalString,
-  RpcError,
-  type RpcHandler,
-  requireString,
-} from './jsonrpc.js'
+import { JsonRpcEndpoint, optionalInteger, optionalString, RpcError, type RpcHandler } from './jsonrpc.js'
 import {
   type AgentStatusNotification,
-  type CommandRunResult,
   type InitializeResult,
   type ModelRoute,
-  type PresetListResult,
-  type PromptResult,
   type ResolvedModel,
   RPC_PROTOCOL_VERSION,
   type RpcNotifications,
-  type SessionCreateResult,
-  type SessionListResult,
-  type SessionResumeResult,
-  type SessionSummary,
 } from './protocol.js'
 
-/** The preset an agent runs with, as a result field (absent without a presets row). */
-function presetOf(agent: Agent): { preset?: string } {
-  return agent.preset === undefined ? {} : { preset: agent.preset }
-}
+/** The methods of the connection itself, outside the wire table: the handshake and the goodbye. */
+export const CONNECTION_METHODS = ['initialize', 'shutdown'] as const
+
+/** The RPC methods the wire table puts on this wire. */
+export const RPC_OPERATIONS = (Object.keys(operations) as OperationName[]).filter(
+  (name) => operations[name].rpc === true,
+)
 
 const SERVER_NAME = 'dsh-rpc'
 const SERVER_VERSION = '0.1.0'
@@ -84,33 +75,29 @@ class Connection implements RpcConnection {
       closeReason: 'the client disconnected',
       log: this.log,
       on: {
-        approvalRequested: ({ id, question }) => {
-          const { requestId: _id, policy: _policy, askedAt: _at, ...rest } = question
-          this.notify('approval/requested', { requestId: id, ...(toJsonSafe(rest) as { summary: string }) })
-        },
+        approvalRequested: (pending) => this.notify('approval/requested', pendingApproval(pending)),
         approvalSettled: (requestId, answer) =>
           this.notify('approval/settled', { requestId, decision: answer.decision }),
-        questionRequested: ({ id, question }) => {
-          const { id: _id, askedAt: _at, ...rest } = question
-          this.notify('question/requested', { questionId: id, ...(toJsonSafe(rest) as { question: string }) })
-        },
+        questionRequested: (pending) => this.notify('question/requested', pendingQuestion(pending)),
         questionSettled: (questionId, answer) => this.notify('question/settled', { questionId, status: answer.status }),
       },
     })
+    const scope: WireScope = {
+      ctx,
+      wire: 'rpc',
+      cwd: (cwd) => this.resolveCwd(cwd),
+      model: (route) => ({ ...this.route, ...route }),
+      remote: false,
+      loopback: true,
+      cancelReason: 'cancelled by the client',
+      attached: (agent) => this.reportStatus(agent),
+    }
     const handlers: Record<string, RpcHandler> = {
       initialize: (p) => this.initialize(p),
-      'session/create': (p) => this.ready(() => this.sessionCreate(p)),
-      'session/resume': (p) => this.ready(() => this.sessionResume(p)),
-      'session/list': (p) => this.ready(() => this.sessionList(p)),
-      'session/fork': (p) => this.ready(() => this.sessionFork(p)),
-      'preset/list': (p) => this.ready(() => this.presetList(p)),
-      prompt: (p) => this.ready(() => this.queue(p, 'followup')),
-      steer: (p) => this.ready(() => this.queue(p, 'steer')),
-      cancel: (p) => this.ready(() => this.cancel(p)),
-      'approval/respond': (p) => this.ready(() => this.approvalRespond(p)),
-      'question/respond': (p) => this.ready(() => this.questionRespond(p)),
-      'command/run': (p) => this.ready(() => this.commandRun(p)),
       shutdown: () => this.shutdown(),
+    }
+    for (const name of RPC_OPERATIONS) {
+      handlers[name] = (params) => this.ready(() => runOperation(name, this.host, params, scope).catch(invalidParams))
     }
     this.endpoint = new JsonRpcEndpoint({
       input: options.input,
@@ -219,15 +206,6 @@ class Connection implements RpcConnection {
     return isAbsolute(cwd) ? cwd : resolve(base, cwd)
   }
 
-  private modelOf(params: Record<string, unknown>): Partial<LlmCallConfig> {
-    const route: ModelRoute = { ...this.route }
-    const provider = optionalString(params, 'provider')
-    const model = optionalString(params, 'model')
-    if (provider) route.provider = provider
-    if (model) route.model = model
-    return route
-  }
-
   private initialize(params: Record<string, unknown>): InitializeResult {
     if (this.closing) throw RpcError.refused('SHUTTING_DOWN', 'the server is shutting down')
     optionalInteger(params, 'protocolVersion')
@@ -260,96 +238,6 @@ class Connection implements RpcConnection {
     if (!llm) return { provider: config.provider ?? '', model: config.model ?? '' }
     const { provider, model, reasoningEffort } = llm.resolveCall(config)
     return reasoningEffort === undefined ? { provider, model } : { provider, model, reasoningEffort }
-  }
-
-  private attachOptions(params: Record<string, unknown>) {
-    const preset = optionalString(params, 'preset')
-    return { model: this.modelOf(params), ...(preset !== undefined ? { preset } : {}) }
-  }
-
-  private async sessionCreate(params: Record<string, unknown>): Promise<SessionCreateResult> {
-    const agent = await this.host.create({
-      cwd: this.resolveCwd(optionalString(params, 'cwd')),
-      ...this.attachOptions(params),
-    })
-    this.reportStatus(agent)
-    return { sessionId: agent.session.id, cwd: agent.session.header.cwd, ...presetOf(agent) }
-  }
-
-  private async sessionResume(params: Record<string, unknown>): Promise<SessionResumeResult> {
-    const sessionId = requireString(params, 'sessionId')
-    const agent = await this.host.resume(sessionId, this.attachOptions(params))
-    this.reportStatus(agent)
-    return { sessionId, cwd: agent.session.header.cwd, eventCount: agent.session.length, ...presetOf(agent) }
-  }
-
-  private async presetList(params: Record<string, unknown>): Promise<PresetListResult> {
-    const fallback = this.host.defaultPreset()
-    const data = await this.host.presets(this.resolveCwd(optionalString(params, 'cwd')))
-    return fallback === undefined ? { data } : { data, default: fallback }
-  }
-
-  private async sessionList(params: Record<string, unknown>): Promise<SessionListResult> {
-    const offset = decodeCursor(optionalString(params, 'cursor'))
-    const limit = optionalInteger(params, 'limit', 1) ?? 100
-    const all: SessionSummary[] = (await this.host.list()).map(({ status: _status, ...summary }) => summary)
-    const data = all.slice(offset, offset + limit)
-    const next = offset + limit
-    return next < all.length ? { data, nextCursor: String(next) } : { data }
-  }
-
-  private async sessionFork(params: Record<string, unknown>) {
-    const sessionId = requireString(params, 'sessionId')
-    const at = optionalInteger(params, 'at')
-    const child = await this.host.fork(sessionId, at, this.attachOptions(params))
-    this.reportStatus(child)
-    return { sessionId: child.session.id, parentSessionId: sessionId, cwd: child.session.header.cwd }
-  }
-
-  private agentOf(params: Record<string, unknown>): Agent {
-    return this.host.agent(requireString(params, 'sessionId'))
-  }
-
-  private async queue(params: Record<string, unknown>, kind: 'followup' | 'steer'): Promise<PromptResult> {
-    const text = params.text
-    if (typeof text !== 'string' || !text.trim()) throw RpcError.invalidParams('"text" must be a non-empty string')
-    const agent = this.agentOf(params)
-    const attachments = parseAttachments(params.attachments)
-    const receipt = await this.host.prompt(agent.session.id, { text, attachments }, { kind })
-    return { sessionId: agent.session.id, messageId: receipt.id, target: receipt.target }
-  }
-
-  /** A human /command for an attached session (`ctx.commands`): runs without a model turn. */
-  private async commandRun(params: Record<string, unknown>): Promise<CommandRunResult> {
-    const line = requireString(params, 'line')
-    const sessionId = requireString(params, 'sessionId')
-    const outcome = await this.host.command(sessionId, line)
-    return { sessionId, ...outcome }
-  }
-
-  private async cancel(params: Record<string, unknown>) {
-    const agent = this.agentOf(params)
-    await agent.cancel('cancelled by the client')
-    return { sessionId: agent.session.id }
-  }
-
-  private approvalRespond(params: Record<string, unknown>) {
-    const requestId = requireString(params, 'requestId')
-    const decision = requireString(params, 'decision')
-    if (decision !== 'allowed-once' && decision !== 'rejected') {
-      throw RpcError.invalidParams('"decision" must be "allowed-once" or "rejected"')
-    }
-    const reason = optionalString(params, 'reason')
-    this.host.respond(requestId, reason === undefined ? { decision } : { decision, reason })
-    return {}
-  }
-
-  private questionRespond(params: Record<string, unknown>) {
-    const questionId = requireString(params, 'questionId')
-    const answer = params.answer
-    if (typeof answer !== 'string') throw RpcError.invalidParams('"answer" must be a string')
-    this.host.answerQuestion(questionId, answer)
-    return {}
   }
 
   private async shutdown() {
@@ -386,11 +274,10 @@ function launcherCwd(ctx: Context): string | undefined {
   return ctx.get('launcher')?.config.cwd
 }
 
-function decodeCursor(cursor: string | undefined): number {
-  if (cursor === undefined) return 0
-  const offset = Number(cursor)
-  if (!Number.isInteger(offset) || offset < 0) throw RpcError.invalidParams('"cursor" is not a cursor this server gave')
-  return offset
+/** A schema refusal is JSON-RPC's invalid params (-32602), as the hand checks answered before. */
+function invalidParams(error: unknown): never {
+  if (HarnessError.is(error) && error.code === 'INVALID_PARAMS') throw RpcError.invalidParams(error.message)
+  throw error
 }
 
 export default RpcServerService

@@ -3,7 +3,8 @@
 // the page's typed slots; everything it registers is removed when the module is unloaded (its row was
 // disabled or replaced). Renderers build elements with `dsh.h` (the page's own Preact), so a module
 // bundles no framework. A renderer that throws shows an error in its slot; the rest of the page stays.
-import type { EventEnvelope, SessionSummary } from './protocol.js'
+import type { SessionSummary } from '../wire/types.js'
+import type { EventEnvelope } from './protocol.js'
 
 /** What a renderer returns: an element made with `h`, a string, or null for nothing. */
 export type ClientNode = unknown

@@ -6,8 +6,8 @@ import { readFileSync } from 'node:fs'
 import { isAbsolute } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { HarnessError } from '@dsh/kernel'
+import type { ClientModuleEntry } from '../wire/types.js'
 import type { ClientModuleSpec } from './index.js'
-import type { ClientModuleEntry } from './protocol.js'
 
 interface Registered {
   entry: ClientModuleEntry

@@ -7,15 +7,15 @@ import { createRequire } from 'node:module'
 import type { Socket } from 'node:net'
 import { dirname, extname, isAbsolute, join, normalize, resolve, sep } from 'node:path'
 import { sniffType } from '@dsh/attachments'
-import { type Context, HarnessError, toJsonSafe } from '@dsh/kernel'
+import { type Context, HarnessError } from '@dsh/kernel'
 import type {} from '@dsh/settings/credentials'
 import { WebSocketServer } from 'ws'
-import { parseAttachments } from '../host/index.js'
+import type { WireScope } from '../wire/operation.js'
+import { runOperation } from '../wire/operations.js'
+import type { WireFile } from '../wire/types.js'
 import { CLIENT_MODULE_PATH, ClientModules } from './client-modules.js'
 import { type ClientModuleSpec, WebHost, type WebHostHandle, type WebListenOptions } from './index.js'
-import type { JobOutputView } from './protocol.js'
-import { EXPORT_PATH, NOT_SESSIONS, SessionApi, serveExport } from './session-api.js'
-import { NOT_SETTINGS, SettingsApi } from './settings-api.js'
+import { matchRoute, routeParams } from './routes.js'
 import { HostState } from './state.js'
 import { checkRequest, type FenceOptions, hostName, isLoopbackAddress, isLoopbackName } from './trust.js'
 
@@ -85,7 +85,16 @@ export class WebHostService extends WebHost {
     const log = options.log ?? (() => {})
     const state = new HostState(this.home, options.cwd, log, this.clientModules, this.config.listRefreshMs)
     const staticDir = this.config.staticDir ?? defaultStaticDir()
-    const api = new Api(this.home, state, this.config)
+    const scope = (loopback: boolean): WireScope => ({
+      ctx: this.home,
+      wire: 'web',
+      cwd: (cwd, use) => webCwd(cwd, use, state.host.cwd, loopback),
+      model: (route) => route,
+      remote: true,
+      loopback,
+      cancelReason: 'cancelled from the browser',
+      page: { clientModules: () => this.clientModules.manifest(), credentialNames: this.config.credentialNames ?? [] },
+    })
     const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 })
     const sockets = new Set<Socket>()
 
@@ -121,23 +130,20 @@ export class WebHostService extends WebHost {
       if (url.pathname.startsWith('/api/blobs/') && (req.method === 'GET' || req.method === 'HEAD')) {
         return serveBlob(this.home, res, decodeURIComponent(url.pathname.slice('/api/blobs/'.length)))
       }
-      const exported = EXPORT_PATH.exec(url.pathname)
-      if (exported && (req.method === 'GET' || req.method === 'HEAD')) {
-        return serveExport(state, req, res, exported[1] as string, url).catch((error) => {
-          const [status, code, message] = describe(error)
-          sendJson(res, status, { error: { code, message } })
-        })
-      }
       if (url.pathname === '/api' || url.pathname.startsWith('/api/')) {
         const loopback = isLoopbackAddress(req.socket.remoteAddress) && isLoopbackName(hostName(req.headers.host) ?? '')
         if (url.pathname.startsWith('/api/settings') && !loopback) {
           return sendJson(res, 403, { error: { code: 'LOOPBACK_ONLY', message: 'settings are loopback-only' } })
         }
         try {
+          const method = req.method ?? 'GET'
+          const match = matchRoute(method, url.pathname)
+          if (!match) throw new ApiError(404, 'NOT_FOUND', `no route ${method} ${url.pathname}`)
           // Prompts may carry attachments (base64): their limit is the attachment limit, not 1 MB.
-          const prompt = /\/(prompt|steer)$/.test(url.pathname)
-          const body = await readBody(req, prompt ? MAX_PROMPT_BODY : MAX_BODY)
-          const result = await api.route(req.method ?? 'GET', url, body, loopback)
+          const body = await readBody(req, match.route.largeBody ? MAX_PROMPT_BODY : MAX_BODY)
+          const params = routeParams(match, url, body)
+          const result = await runOperation(match.route.name, state.host, params, scope(loopback))
+          if (match.route.file) return sendFile(req, res, result as WireFile)
           return sendJson(res, 200, result ?? {})
         } catch (error) {
           const [status, code, message] = describe(error)
@@ -225,140 +231,6 @@ export class WebHostService extends WebHost {
   }
 }
 
-/** The unary API: method + path to a host operation. */
-class Api {
-  private readonly settings: SettingsApi
-  private readonly sessions: SessionApi
-
-  constructor(
-    ctx: Context,
-    private readonly state: HostState,
-    config: WebHostConfig,
-  ) {
-    this.settings = new SettingsApi(ctx, config.credentialNames)
-    this.sessions = new SessionApi(ctx, state)
-  }
-
-  async route(method: string, url: URL, body: Record<string, unknown>, loopback: boolean): Promise<unknown> {
-    const path = url.pathname
-    const state = this.state
-    if (method === 'GET' && path === '/api/sessions') return { sessions: await state.list() }
-    if (method === 'GET' && path === '/api/client-modules') return { modules: state.clientModules.manifest() }
-    if (method === 'POST' && path === '/api/sessions') {
-      const cwd = checkCwd(optionalString(body, 'cwd'), state.host.cwd)
-      // Choosing a directory is management: only from this machine.
-      if (cwd !== state.host.cwd && !loopback)
-        throw new ApiError(
-          403,
-          'LOOPBACK_ONLY',
-          `choosing a directory is loopback-only; from here send the host's directory ${JSON.stringify(state.host.cwd)}`,
-        )
-      const preset = optionalString(body, 'preset')
-      const agent = await state.host.create({ cwd, ...(preset ? { preset } : {}) })
-      return {
-        sessionId: agent.session.id,
-        cwd: agent.session.header.cwd,
-        ...(agent.preset === undefined ? {} : { preset: agent.preset }),
-      }
-    }
-    const session = /^\/api\/sessions\/([A-Za-z0-9_.-]+)\/([a-z-]+)$/.exec(path)
-    if (method === 'POST' && session) {
-      const id = session[1] as string
-      switch (session[2]) {
-        case 'resume': {
-          const agent = await state.host.resume(id)
-          return { sessionId: id, eventCount: agent.session.length }
-        }
-        case 'fork': {
-          const at = body.at
-          if (at !== undefined && !(Number.isInteger(at) && (at as number) >= 0)) throw badParams('"at" must be a seq')
-          const agent = await state.host.fork(id, at as number | undefined)
-          return { sessionId: agent.session.id, parentSessionId: id }
-        }
-        case 'prompt':
-        case 'steer': {
-          const text = body.text
-          const attachments = parseAttachments(body.attachments)
-          if (typeof text !== 'string' || (!text.trim() && attachments.length === 0))
-            throw badParams('"text" must be a non-empty string')
-          await state.host.resume(id)
-          if (session[2] === 'prompt' && state.host.isCommand(text)) {
-            // A registered /command runs outside any turn; its outcome is the answer, not a log entry.
-            const outcome = await state.host.command(id, text)
-            return { sessionId: id, command: toJsonSafe(outcome) }
-          }
-          // A browser may be on another machine: it sends bytes, never paths of the host's disk.
-          const kind = session[2] === 'prompt' ? 'followup' : 'steer'
-          const receipt = await state.host.prompt(id, { text, attachments }, { kind, allowPaths: false })
-          return { sessionId: id, itemId: receipt.id, target: receipt.target }
-        }
-        case 'cancel': {
-          await state.host.agent(id).cancel('cancelled from the browser')
-          return { sessionId: id }
-        }
-        case 'preset': {
-          const preset = body.preset
-          if (typeof preset !== 'string' || !preset) throw badParams('"preset" must be an agent preset name')
-          return { sessionId: id, preset: await state.host.setPreset(id, preset) }
-        }
-        case 'mode': {
-          const mode = body.mode
-          if (typeof mode !== 'string' || !mode) throw badParams('"mode" must be a permission preset name')
-          return { sessionId: id, mode: state.host.setMode(id, mode) }
-        }
-        case 'inbox': {
-          const target = body.target
-          if (target !== 'next-step' && target !== 'next-turn')
-            throw badParams('"target" must be next-step or next-turn')
-          const texts = Array.isArray(body.texts) ? body.texts : []
-          if (!texts.every((text) => typeof text === 'string')) throw badParams('"texts" must be strings')
-          const removed = state.host
-            .agent(id)
-            .spliceInbox(target, Number(body.start), Number(body.deleteCount), ...(texts as string[]))
-          return { removed: removed.map((item) => item.id) }
-        }
-      }
-    }
-    const job = /^\/api\/sessions\/([A-Za-z0-9_.-]+)\/jobs\/([A-Za-z0-9_-]+)\/kill$/.exec(path)
-    if (method === 'POST' && job) {
-      await state.host.killJob(job[1] as string, job[2] as string)
-      return {}
-    }
-    const output = /^\/api\/sessions\/([A-Za-z0-9_.-]+)\/jobs\/([A-Za-z0-9_-]+)\/output$/.exec(path)
-    if (method === 'GET' && output) return jobOutput(state, output[1] as string, output[2] as string, url)
-    const approval = /^\/api\/approvals\/([A-Za-z0-9_.:-]+)$/.exec(path)
-    if (method === 'POST' && approval) {
-      const decision = body.decision
-      if (decision !== 'allowed-once' && decision !== 'rejected') {
-        throw badParams('"decision" must be "allowed-once" or "rejected"')
-      }
-      const reason = optionalString(body, 'reason')
-      // "Allow for this chat": a logged session grant of the approval service (decision 290).
-      const grant = body.grant
-      if (grant !== undefined && (grant !== 'session' || decision !== 'allowed-once'))
-        throw badParams('"grant" can only be "session", with "decision": "allowed-once"')
-      state.host.respond(approval[1] as string, {
-        decision,
-        ...(reason === undefined ? {} : { reason }),
-        ...(grant === 'session' ? { grant } : {}),
-      })
-      return {}
-    }
-    const question = /^\/api\/questions\/([A-Za-z0-9_.:-]+)$/.exec(path)
-    if (method === 'POST' && question) {
-      const answer = body.answer
-      if (typeof answer !== 'string') throw badParams('"answer" must be a string')
-      state.host.answerQuestion(question[1] as string, answer)
-      return {}
-    }
-    const managed = await this.sessions.route(method, url, body, loopback)
-    if (managed !== NOT_SESSIONS) return managed
-    const settings = await this.settings.route(method, path, body)
-    if (settings !== NOT_SETTINGS) return settings
-    throw new ApiError(404, 'NOT_FOUND', `no route ${method} ${path}`)
-  }
-}
-
 /**
  * The request target as a URL on a fixed base, or undefined when it is not a plain path: `//x` would
  * otherwise parse as a host named `x`, and `//` alone does not parse at all.
@@ -378,9 +250,22 @@ function badTarget(target: string | undefined): string {
 }
 
 /**
- * A session's directory, checked when the session is created rather than at its first tool call: required
- * (the host's own is in the host baseline as `defaultCwd`), absolute, and an existing directory.
+ * A directory a browser names, checked when the session is created rather than at its first tool call:
+ * required to create in (the host's own is in the host baseline as `defaultCwd`), absolute, an existing
+ * directory, and the host's own unless the client is on this machine (choosing one is management).
  */
+function webCwd(cwd: string | undefined, use: 'create' | 'read', defaultCwd: string, loopback: boolean): string {
+  if (cwd === undefined && use === 'read') return defaultCwd
+  const checked = checkCwd(cwd, defaultCwd)
+  if (checked !== defaultCwd && !loopback)
+    throw new ApiError(
+      403,
+      'LOOPBACK_ONLY',
+      `choosing a directory is loopback-only; from here send the host's directory ${JSON.stringify(defaultCwd)}`,
+    )
+  return checked
+}
+
 function checkCwd(cwd: string | undefined, defaultCwd: string): string {
   const hint = `e.g. the host's directory ${JSON.stringify(defaultCwd)}`
   if (cwd === undefined) throw badParams(`"cwd" is missing: send the absolute directory to work in, ${hint}`)
@@ -393,30 +278,9 @@ function checkCwd(cwd: string | undefined, defaultCwd: string): string {
   return cwd
 }
 
-/** `GET .../jobs/:jobId/output?from=<byte>`: a person's read of a job's output; the model's cursor stays. */
-function jobOutput(state: HostState, sessionId: string, jobId: string, url: URL): JobOutputView {
-  const from = Number(url.searchParams.get('from') ?? 0)
-  if (!Number.isInteger(from) || from < 0) throw badParams('"from" must be a byte offset (an integer >= 0)')
-  const read = state.host.jobOutput(sessionId, jobId, from)
-  return {
-    text: read.text,
-    next: read.next,
-    lost: read.lost,
-    status: read.job.status,
-    ...(read.job.summary ? { summary: read.job.summary } : {}),
-  }
-}
-
 function sinceOf(url: URL): number {
   const since = Number(url.searchParams.get('since') ?? 0)
   return Number.isInteger(since) && since >= 0 ? since : 0
-}
-
-function optionalString(body: Record<string, unknown>, key: string): string | undefined {
-  const value = body[key]
-  if (value === undefined) return undefined
-  if (typeof value !== 'string') throw badParams(`"${key}" must be a string`)
-  return value
 }
 
 function badParams(message: string): ApiError {
@@ -447,6 +311,19 @@ function describe(error: unknown): [number, string, string] {
     return [status, error.code, error.message]
   }
   return [500, 'INTERNAL', error instanceof Error ? error.message : String(error)]
+}
+
+/** A file answer (`session/export`) as a download. */
+function sendFile(req: IncomingMessage, res: ServerResponse, file: WireFile): void {
+  const body = Buffer.from(file.text)
+  res.writeHead(200, {
+    'Content-Type': file.type,
+    'Content-Length': body.byteLength,
+    'Content-Disposition': `attachment; filename="${file.name}"`,
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+  })
+  res.end(req.method === 'HEAD' ? undefined : body)
 }
 
 /** A client module's bytes under its content hash: immutable; a stale hash is 404 (that version is gone). */

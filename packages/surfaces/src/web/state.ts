@@ -2,23 +2,13 @@
 // this maps it onto the two downlink streams and their frames. Every stream starts with a baseline
 // taken in the same tick as the subscription, so a client converges without gaps or duplicates.
 import type { InboxState } from '@dsh/agent'
-import type { ApprovalQuestion } from '@dsh/agent/approval'
 import type {} from '@dsh/composition'
-import type { AskedQuestion } from '@dsh/interaction'
-import { type Context, toJsonSafe } from '@dsh/kernel'
-import { type Pending, SessionHost } from '../host/index.js'
+import type { Context } from '@dsh/kernel'
+import { SessionHost } from '../host/index.js'
+import { pendingApproval, pendingQuestion } from '../wire/pending.js'
+import type { SessionSummary } from '../wire/types.js'
 import type { ClientModules } from './client-modules.js'
-import type {
-  ApprovalView,
-  ConfigNotice,
-  EventEnvelope,
-  HostFrame,
-  InboxView,
-  JobView,
-  QuestionView,
-  SessionFrame,
-  SessionSummary,
-} from './protocol.js'
+import type { ConfigNotice, EventEnvelope, HostFrame, InboxView, JobView, SessionFrame } from './protocol.js'
 
 /** One downlink socket as the state sees it. */
 export interface Downlink {
@@ -62,11 +52,11 @@ export class HostState {
       log,
       on: {
         approvalRequested: (pending) =>
-          this.broadcastHost({ type: 'approval/requested', approval: approvalView(pending) }),
+          this.broadcastHost({ type: 'approval/requested', approval: pendingApproval(pending) }),
         approvalSettled: (requestId, answer) =>
           this.broadcastHost({ type: 'approval/settled', requestId, decision: answer.decision }),
         questionRequested: (pending) =>
-          this.broadcastHost({ type: 'question/requested', question: questionView(pending) }),
+          this.broadcastHost({ type: 'question/requested', question: pendingQuestion(pending) }),
         questionSettled: (questionId, answer) =>
           this.broadcastHost({ type: 'question/settled', questionId, status: answer.status }),
         stateChanged: (sessionId) => this.pushState(sessionId),
@@ -121,8 +111,8 @@ export class HostState {
     this.sendHost(link, {
       type: 'host/baseline',
       sessions,
-      approvals: this.host.approvals().map(approvalView),
-      questions: this.host.questions().map(questionView),
+      approvals: this.host.approvals().map(pendingApproval),
+      questions: this.host.questions().map(pendingQuestion),
       modes: this.host.modes(),
       presets: await this.host.presets(),
       ...(this.host.defaultPreset() === undefined ? {} : { defaultPreset: this.host.defaultPreset() }),
@@ -239,21 +229,6 @@ export class HostState {
     this.stopConfig()
     this.stopModules()
     return this.host.close()
-  }
-}
-
-function approvalView({ question }: Pending<ApprovalQuestion>): ApprovalView {
-  const { requestId, policy: _policy, askedAt: _at, ...rest } = question
-  return { requestId, ...(toJsonSafe(rest) as Omit<ApprovalView, 'requestId'>) }
-}
-
-function questionView({ question }: Pending<AskedQuestion>): QuestionView {
-  return {
-    questionId: question.id,
-    question: question.question,
-    ...(question.options ? { options: [...question.options] } : {}),
-    ...(question.sessionId ? { sessionId: question.sessionId } : {}),
-    ...(question.toolCallId ? { toolCallId: question.toolCallId } : {}),
   }
 }
 

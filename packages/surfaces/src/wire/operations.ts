@@ -1,0 +1,445 @@
+// The one table of the session host's operations on the wire. Per operation: its name (the RPC
+// method), its params schema (validated before the handler runs; the TypeScript params type is read
+// off it), the error codes it answers besides INVALID_PARAMS, where the web serves it, and a small
+// handler `(host, params, scope) => result`. `dsh rpc`'s dispatch, the web routes and the types of
+// the SDK and the browser are derived from it; an operation on one wire only says why.
+import type { Agent } from '@dsh/agent'
+import { HarnessError, toJsonSafe } from '@dsh/kernel'
+import { type AttachmentInput, EXPORT_FORMATS, parseAttachments, type SessionHost } from '../host/index.js'
+import { exportFile, searchSessions, workspacesView } from '../web/session-api.js'
+import { credentialsOf, modelsView, settingsOf, settingsView } from '../web/settings-api.js'
+import { type Operation, op, type WebRoute, type WireScope } from './operation.js'
+import { checkParams, type FromSchema, type JsonSchema, NoParams, Schema as S } from './schema.js'
+import type {
+  CancelResult,
+  CommandRunResult,
+  JobOutputView,
+  ModelRoute,
+  PresetListResult,
+  PromptResult,
+  SearchHitView,
+  SessionCreateResult,
+  SessionForkResult,
+  SessionListResult,
+  SessionResumeResult,
+  SessionSummary,
+  WireFile,
+} from './types.js'
+
+const id = { pattern: '^[A-Za-z0-9_.:-]+$' } as const
+const sessionId = S.text({ ...id, description: 'a session id' })
+const route = { provider: S.string(), model: S.string() }
+const attachOptions = { ...route, preset: S.string({ description: 'the agent preset (`preset/list` names them)' }) }
+const promptParams = S.object(
+  {
+    sessionId,
+    text: S.string(),
+    attachments: S.typed<AttachmentInput[]>({ type: 'array' }),
+  },
+  ['sessionId', 'text'],
+)
+
+const SESSION_ERRORS = ['SESSION_NOT_FOUND', 'SESSION_LEASED', 'NO_PERSISTENCE'] as const
+const ATTACHED = ['SESSION_NOT_ATTACHED'] as const
+const PAGE = 'the browser page asks it; an RPC client has `dsh config`, `dsh models` and its own process'
+
+function invalid(message: string): HarnessError {
+  return new HarnessError('INVALID_PARAMS', message, {})
+}
+
+function attach(scope: WireScope, params: ModelRoute & { preset?: string | undefined }) {
+  return {
+    model: scope.model({
+      ...(params.provider ? { provider: params.provider } : {}),
+      ...(params.model ? { model: params.model } : {}),
+    }),
+    ...(params.preset ? { preset: params.preset } : {}),
+  }
+}
+
+function presetField(agent: Agent): { preset?: string } {
+  return agent.preset === undefined ? {} : { preset: agent.preset }
+}
+
+/** The agent of a session the call drives: attached, or (remote clients) resumed on first use. */
+async function driven(host: SessionHost, sessionId: string, scope: WireScope): Promise<Agent> {
+  return scope.remote ? host.resume(sessionId) : host.agent(sessionId)
+}
+
+async function prompt(
+  host: SessionHost,
+  params: FromSchema<typeof promptParams>,
+  scope: WireScope,
+  kind: 'followup' | 'steer',
+): Promise<PromptResult> {
+  const { sessionId, text } = params
+  const attachments = parseAttachments(params.attachments)
+  if (!text.trim() && attachments.length === 0) throw invalid('"text" must be a non-empty string')
+  await driven(host, sessionId, scope)
+  if (kind === 'followup' && scope.remote && host.isCommand(text)) {
+    // A registered /command runs outside any turn; its outcome is the answer, not a log entry.
+    const outcome = await host.command(sessionId, text)
+    return { sessionId, command: toJsonSafe({ sessionId, ...outcome }) as unknown as CommandRunResult }
+  }
+  const receipt = await host.prompt(sessionId, { text, attachments }, { kind, allowPaths: !scope.remote })
+  return { sessionId, messageId: receipt.id, target: receipt.target }
+}
+
+export const operations = {
+  'session/create': op({
+    summary: 'Creates a session in `cwd` (default: the wire’s) with an agent attached.',
+    params: S.object({ cwd: S.string(), ...attachOptions }),
+    errors: ['PRESET_NOT_FOUND', 'SESSION_HOST_CLOSING', 'LOOPBACK_ONLY'],
+    rpc: true,
+    web: { method: 'POST', path: '/api/sessions' },
+    handler: async (host, params, scope): Promise<SessionCreateResult> => {
+      const agent = await host.create({ cwd: scope.cwd(params.cwd, 'create'), ...attach(scope, params) })
+      scope.attached?.(agent)
+      return { sessionId: agent.session.id, cwd: agent.session.header.cwd, ...presetField(agent) }
+    },
+  }),
+  'session/resume': op({
+    summary: 'Attaches a session: the live one, or cold-resumed from persistence.',
+    params: S.object({ sessionId, ...attachOptions }, ['sessionId']),
+    errors: [...SESSION_ERRORS, 'SESSION_BUSY', 'PRESET_LOCKED'],
+    rpc: true,
+    web: { method: 'POST', path: '/api/sessions/:sessionId/resume' },
+    handler: async (host, params, scope): Promise<SessionResumeResult> => {
+      const agent = await host.resume(params.sessionId, attach(scope, params))
+      scope.attached?.(agent)
+      const { sessionId } = params
+      return { sessionId, cwd: agent.session.header.cwd, eventCount: agent.session.length, ...presetField(agent) }
+    },
+  }),
+  'session/fork': op({
+    summary: 'Forks a session (live or durable) before seq `at` and attaches the child.',
+    params: S.object({ sessionId, at: S.integer({ minimum: 0 }), ...attachOptions }, ['sessionId']),
+    errors: [...SESSION_ERRORS, 'SESSION_FORK_BOUNDARY', 'SESSION_FORK_OPEN_PREFIX'],
+    rpc: true,
+    web: { method: 'POST', path: '/api/sessions/:sessionId/fork' },
+    handler: async (host, params, scope): Promise<SessionForkResult> => {
+      const child = await host.fork(params.sessionId, params.at, attach(scope, params))
+      scope.attached?.(child)
+      return { sessionId: child.session.id, parentSessionId: params.sessionId, cwd: child.session.header.cwd }
+    },
+  }),
+  'session/list': op({
+    summary: 'Durable and attached sessions, newest first, a page at a time, without live status.',
+    params: S.object({ cursor: S.string(), limit: S.integer({ minimum: 1 }) }),
+    errors: [],
+    rpc: true,
+    web: { off: 'the page reads `session/rows` (every row with its live status) and gets changes on the host stream' },
+    handler: async (host, params): Promise<SessionListResult> => {
+      const offset = params.cursor === undefined ? 0 : Number(params.cursor)
+      if (!Number.isInteger(offset) || offset < 0) throw invalid('"cursor" is not a cursor this server gave')
+      const limit = params.limit ?? 100
+      const all = (await host.list()).map(({ status: _status, ...row }) => row)
+      const data = all.slice(offset, offset + limit)
+      const next = offset + limit
+      return next < all.length ? { data, nextCursor: String(next) } : { data }
+    },
+  }),
+  'session/rows': op({
+    summary: 'Every session row with its live status (what the page’s list shows).',
+    params: NoParams,
+    errors: [],
+    rpc: { off: 'RPC pages with `session/list` and reports status by `agent/status` notifications' },
+    web: { method: 'GET', path: '/api/sessions' },
+    handler: async (host): Promise<{ sessions: SessionSummary[] }> => ({ sessions: await host.list() }),
+  }),
+  'session/rename': op({
+    summary: 'Names a session durably (a `session/title` event by the user).',
+    params: S.object({ sessionId, title: S.string() }, ['sessionId', 'title']),
+    errors: [...SESSION_ERRORS, 'INVALID_TITLE', 'NOT_AVAILABLE'],
+    rpc: true,
+    web: { method: 'POST', path: '/api/sessions/:sessionId/rename' },
+    handler: async (host, params) => ({
+      sessionId: params.sessionId,
+      title: await host.rename(params.sessionId, params.title),
+    }),
+  }),
+  'session/delete': op({
+    summary: 'Deletes a durable session (released first when attached).',
+    params: S.object({ sessionId }, ['sessionId']),
+    errors: [...SESSION_ERRORS, 'SESSION_LEASED'],
+    rpc: true,
+    web: { method: 'POST', path: '/api/sessions/:sessionId/delete' },
+    handler: async (host, params) => {
+      const report = await host.remove(params.sessionId)
+      return { removed: report.removed, ...(report.blobs ? { blobs: report.blobs } : {}) }
+    },
+  }),
+  'session/export': op({
+    summary: 'A session as a file: the Markdown transcript or the JSONL log.',
+    params: S.object({ sessionId, format: S.oneOf(EXPORT_FORMATS as readonly ['md', 'jsonl']) }, ['sessionId']),
+    errors: ['SESSION_NOT_FOUND', 'NOT_AVAILABLE'],
+    rpc: true,
+    web: { method: 'GET', path: '/api/sessions/:sessionId/export', file: true },
+    handler: (host, params): Promise<WireFile> => exportFile(host, params.sessionId, params.format ?? 'md'),
+  }),
+  'session/search': op({
+    summary: 'Full-text search over the events of every durable session.',
+    params: S.object({ q: S.text({ description: 'words to find' }), limit: S.integer({ minimum: 1 }) }, ['q']),
+    errors: ['NOT_AVAILABLE'],
+    rpc: true,
+    web: { method: 'GET', path: '/api/search' },
+    handler: async (host, params, scope): Promise<{ hits: SearchHitView[] }> => ({
+      hits: await searchSessions(scope.ctx, host, params.q, params.limit),
+    }),
+  }),
+  'workspaces/list': op({
+    summary: 'Directories sessions ran in, most recently used first, and whether the client may choose one.',
+    params: NoParams,
+    errors: [],
+    rpc: { off: 'the page’s directory picker; an RPC client names any cwd in `session/create`' },
+    web: { method: 'GET', path: '/api/workspaces' },
+    handler: (host, _params, scope) => workspacesView(host, scope.loopback),
+  }),
+  'preset/list': op({
+    summary: 'The agent presets a new session in `cwd` can take, and the default one.',
+    params: S.object({ cwd: S.string() }),
+    errors: [],
+    rpc: true,
+    web: { method: 'GET', path: '/api/presets' },
+    handler: async (host, params, scope): Promise<PresetListResult> => {
+      const fallback = host.defaultPreset()
+      const data = await host.presets(scope.cwd(params.cwd, 'read'))
+      return fallback === undefined ? { data } : { data, default: fallback }
+    },
+  }),
+  prompt: op({
+    summary: 'Queues a prompt for the session’s next turn; answers with the receipt at once.',
+    params: promptParams,
+    errors: [
+      ...ATTACHED,
+      'ATTACHMENT_INVALID',
+      'ATTACHMENT_PATH_REFUSED',
+      'ATTACHMENT_TOO_LARGE',
+      'ATTACHMENT_UNREADABLE',
+    ],
+    rpc: true,
+    web: { method: 'POST', path: '/api/sessions/:sessionId/prompt', largeBody: true },
+    handler: (host, params, scope) => prompt(host, params, scope, 'followup'),
+  }),
+  steer: op({
+    summary: 'Queues a prompt for the next step of the running turn (or the next turn).',
+    params: promptParams,
+    errors: [
+      ...ATTACHED,
+      'ATTACHMENT_INVALID',
+      'ATTACHMENT_PATH_REFUSED',
+      'ATTACHMENT_TOO_LARGE',
+      'ATTACHMENT_UNREADABLE',
+    ],
+    rpc: true,
+    web: { method: 'POST', path: '/api/sessions/:sessionId/steer', largeBody: true },
+    handler: (host, params, scope) => prompt(host, params, scope, 'steer'),
+  }),
+  cancel: op({
+    summary: 'Cancels the session’s running activity; answers once its agent is idle.',
+    params: S.object({ sessionId }, ['sessionId']),
+    errors: ATTACHED,
+    rpc: true,
+    web: { method: 'POST', path: '/api/sessions/:sessionId/cancel' },
+    handler: async (host, params, scope): Promise<CancelResult> => {
+      await host.agent(params.sessionId).cancel(scope.cancelReason)
+      return { sessionId: params.sessionId }
+    },
+  }),
+  'command/run': op({
+    summary: 'Runs a human /command (`/compact`, `/plan on`) for an attached session, without a model turn.',
+    params: S.object({ sessionId, line: S.text() }, ['sessionId', 'line']),
+    errors: [...ATTACHED, 'COMMANDS_UNAVAILABLE'],
+    rpc: true,
+    web: { method: 'POST', path: '/api/sessions/:sessionId/command' },
+    handler: async (host, params, scope): Promise<CommandRunResult> => {
+      await driven(host, params.sessionId, scope)
+      return { sessionId: params.sessionId, ...(await host.command(params.sessionId, params.line)) }
+    },
+  }),
+  'session/mode': op({
+    summary: 'Switches an attached session’s permission mode (logged as `sandbox/mode`).',
+    params: S.object({ sessionId, mode: S.text({ description: 'a permission preset name' }) }, ['sessionId', 'mode']),
+    errors: [...ATTACHED, 'NO_SANDBOX_POLICY', 'SANDBOX_MODE_INVALID'],
+    rpc: true,
+    web: { method: 'POST', path: '/api/sessions/:sessionId/mode' },
+    handler: (host, params) => ({ sessionId: params.sessionId, mode: host.setMode(params.sessionId, params.mode) }),
+  }),
+  'session/preset': op({
+    summary: 'Switches an attached session to another agent preset, before its first turn.',
+    params: S.object({ sessionId, preset: S.text({ description: 'an agent preset name' }) }, ['sessionId', 'preset']),
+    errors: [...ATTACHED, 'PRESET_LOCKED', 'NO_PRESETS', 'PRESET_NOT_FOUND', 'PRESET_INVALID'],
+    rpc: true,
+    web: { method: 'POST', path: '/api/sessions/:sessionId/preset' },
+    handler: async (host, params) => ({
+      sessionId: params.sessionId,
+      preset: await host.setPreset(params.sessionId, params.preset),
+    }),
+  }),
+  'inbox/splice': op({
+    summary: 'Edits the queued input of an attached session: removes and inserts texts.',
+    params: S.object(
+      {
+        sessionId,
+        target: S.oneOf(['next-step', 'next-turn']),
+        start: S.integer({ minimum: 0 }),
+        deleteCount: S.integer({ minimum: 0 }),
+        texts: S.typed<string[]>({ type: 'array', items: { type: 'string' } }),
+      },
+      ['sessionId', 'target', 'start', 'deleteCount'],
+    ),
+    errors: ATTACHED,
+    rpc: true,
+    web: { method: 'POST', path: '/api/sessions/:sessionId/inbox' },
+    handler: (host, params) => {
+      const agent = host.agent(params.sessionId)
+      const removed = agent.spliceInbox(params.target, params.start, params.deleteCount, ...(params.texts ?? []))
+      return { removed: removed.map((item) => item.id) }
+    },
+  }),
+  'job/kill': op({
+    summary: 'Kills one of the session’s background jobs and waits until it is gone.',
+    params: S.object({ sessionId, jobId: S.text(id) }, ['sessionId', 'jobId']),
+    errors: [...ATTACHED, 'JOB_NOT_FOUND'],
+    rpc: true,
+    web: { method: 'POST', path: '/api/sessions/:sessionId/jobs/:jobId/kill' },
+    handler: async (host, params) => {
+      await host.killJob(params.sessionId, params.jobId)
+      return {}
+    },
+  }),
+  'job/output': op({
+    summary: 'A person’s read of a job’s output from byte `from` (the model’s cursor stays).',
+    params: S.object({ sessionId, jobId: S.text(id), from: S.integer({ minimum: 0 }) }, ['sessionId', 'jobId']),
+    errors: [...ATTACHED, 'JOB_NOT_FOUND'],
+    rpc: true,
+    web: { method: 'GET', path: '/api/sessions/:sessionId/jobs/:jobId/output' },
+    handler: (host, params): JobOutputView => {
+      const read = host.jobOutput(params.sessionId, params.jobId, params.from ?? 0)
+      const { text, next, lost, job } = read
+      return { text, next, lost, status: job.status, ...(job.summary ? { summary: job.summary } : {}) }
+    },
+  }),
+  'approval/respond': op({
+    summary: 'Answers a pending approval; the first answer wins.',
+    params: S.object(
+      {
+        requestId: S.text(id),
+        decision: S.oneOf(['allowed-once', 'rejected']),
+        reason: S.string({ description: 'shown to the model when the action does not run' }),
+        grant: S.oneOf(['session'], 'with allowed-once: also allow the session’s later same-tool questions'),
+      },
+      ['requestId', 'decision'],
+    ),
+    errors: ['APPROVAL_NOT_FOUND'],
+    rpc: true,
+    web: { method: 'POST', path: '/api/approvals/:requestId' },
+    handler: (host, params): Record<string, never> => {
+      const { requestId, decision, reason, grant } = params
+      if (grant !== undefined && decision !== 'allowed-once')
+        throw invalid('"grant" can only be "session", with "decision": "allowed-once"')
+      host.respond(requestId, { decision, ...(reason === undefined ? {} : { reason }), ...(grant ? { grant } : {}) })
+      return {}
+    },
+  }),
+  'question/respond': op({
+    summary: 'Answers a pending `ask_user` question; the first answer wins.',
+    params: S.object({ questionId: S.text(id), answer: S.string() }, ['questionId', 'answer']),
+    errors: ['QUESTION_NOT_FOUND'],
+    rpc: true,
+    web: { method: 'POST', path: '/api/questions/:questionId' },
+    handler: (host, params): Record<string, never> => {
+      host.answerQuestion(params.questionId, params.answer)
+      return {}
+    },
+  }),
+  'client-modules/list': op({
+    summary: 'The browser-side plugins the rows of the tree contribute.',
+    params: NoParams,
+    errors: [],
+    rpc: { off: 'browser-side plugins are for the page only' },
+    web: { method: 'GET', path: '/api/client-modules' },
+    handler: (_host, _params, scope) => ({ modules: scope.page?.clientModules() ?? [] }),
+  }),
+  'settings/get': op({
+    summary: 'Credential names (set or not, never values) and every declared setting with its source.',
+    params: NoParams,
+    errors: [],
+    rpc: { off: PAGE },
+    web: { method: 'GET', path: '/api/settings' },
+    handler: (_host, _params, scope) => settingsView(scope.ctx, scope.page?.credentialNames),
+  }),
+  'settings/set': op({
+    summary: 'Sets a setting in the user file (`dsh config set`); nothing is written when the value is invalid.',
+    params: S.object({ key: S.text({ pattern: '^[a-z][a-zA-Z0-9.-]*$' }), value: {} }, ['key', 'value']),
+    errors: ['NO_SETTINGS', 'CONFIG_SETTINGS_INVALID', 'CONFIG_SETTING_UNKNOWN'],
+    rpc: { off: PAGE },
+    web: { method: 'PUT', path: '/api/settings/values/:key' },
+    handler: (_host, params, scope) => settingsOf(scope.ctx).set(params.key, params.value, { scope: 'user' }),
+  }),
+  'settings/unset': op({
+    summary: 'Removes a setting from the user file.',
+    params: S.object({ key: S.text({ pattern: '^[a-z][a-zA-Z0-9.-]*$' }) }, ['key']),
+    errors: ['NO_SETTINGS'],
+    rpc: { off: PAGE },
+    web: { method: 'DELETE', path: '/api/settings/values/:key' },
+    handler: (_host, params, scope) => ({ removed: settingsOf(scope.ctx).unset(params.key, { scope: 'user' }) }),
+  }),
+  'credential/set': op({
+    summary: 'Stores a credential; the answer says that it is set, never what it is.',
+    params: S.object({ name: S.text({ pattern: '^[A-Z][A-Z0-9_]*$' }), value: S.text() }, ['name', 'value']),
+    errors: ['NO_CREDENTIALS'],
+    rpc: { off: PAGE },
+    web: { method: 'PUT', path: '/api/settings/credentials/:name' },
+    handler: async (_host, params, scope) => {
+      await credentialsOf(scope.ctx).set(params.name, params.value)
+      return { name: params.name, set: true }
+    },
+  }),
+  'credential/delete': op({
+    summary: 'Deletes a stored credential.',
+    params: S.object({ name: S.text({ pattern: '^[A-Z][A-Z0-9_]*$' }) }, ['name']),
+    errors: ['NO_CREDENTIALS'],
+    rpc: { off: PAGE },
+    web: { method: 'DELETE', path: '/api/settings/credentials/:name' },
+    handler: async (_host, params, scope) => ({
+      name: params.name,
+      removed: await credentialsOf(scope.ctx).delete(params.name),
+    }),
+  }),
+  'models/list': op({
+    summary: 'The providers (usable or not) and the models of the usable ones: what `dsh models` lists.',
+    params: NoParams,
+    errors: ['CONFIG_NO_LLM'],
+    rpc: { off: PAGE },
+    web: { method: 'GET', path: '/api/models' },
+    handler: (_host, _params, scope) => modelsView(scope.ctx),
+  }),
+} satisfies Record<string, Operation<JsonSchema, unknown>>
+
+export type Operations = typeof operations
+export type OperationName = keyof Operations
+/** The params an operation takes (read off its schema). */
+export type OperationParams<N extends OperationName> = FromSchema<Operations[N]['params']>
+/** What an operation answers. */
+export type OperationResult<N extends OperationName> = Awaited<ReturnType<Operations[N]['handler']>>
+
+/** The operations `dsh rpc` serves, as methods of the same name. */
+export type RpcOperationName = { [N in OperationName]: Operations[N]['rpc'] extends true ? N : never }[OperationName]
+
+/** The operations the web host serves. */
+export type WebOperationName = {
+  [N in OperationName]: Operations[N]['web'] extends WebRoute ? N : never
+}[OperationName]
+
+/** Runs an operation: validates `params` against its schema (INVALID_PARAMS), then calls its handler. */
+export async function runOperation(
+  name: OperationName,
+  host: SessionHost,
+  params: Record<string, unknown>,
+  scope: WireScope,
+): Promise<unknown> {
+  const operation = operations[name] as unknown as Operation
+  checkParams(operation.params, params)
+  return operation.handler(host, params as never, scope)
+}

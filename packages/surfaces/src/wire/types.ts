@@ -1,0 +1,193 @@
+// The shapes every wire shares: results of the table's operations and the pending questions a client
+// answers. Plain JSON data and types only; the SDK and the browser import them through
+// `@dsh/surfaces/wire`.
+import type { ReasoningEffort } from '@dsh/llm'
+import type { HostedSession, PresetSummary } from '../host/index.js'
+
+export type { PresetSummary }
+
+/** One row of the session list: the session host's row (durable sessions plus live ones, with status). */
+export type SessionSummary = HostedSession
+
+/** A row of the paged `session/list`: the host's row without the live status (RPC reports it by notification). */
+export type SessionListRow = Omit<HostedSession, 'status'>
+
+/** Model routing: both optional; unset fields fall back to the profile's (or the connection's) defaults. */
+export interface ModelRoute {
+  provider?: string
+  model?: string
+}
+
+/** The model a session uses: provider and model resolved, with the reasoning effort when the provider has one. */
+export interface ResolvedModel {
+  provider: string
+  model: string
+  reasoningEffort?: ReasoningEffort
+}
+
+/**
+ * A pending approval question, as every client sees it (the RPC `approval/requested` notification and
+ * the web `approval/requested` frame carry this). Answer it with `approval/respond`.
+ */
+export interface PendingApproval {
+  requestId: string
+  summary: string
+  sessionId?: string
+  toolCallId?: string
+  toolName?: string
+  kind?: string
+  reason?: string
+  details?: unknown
+}
+
+/** A pending question the model asked a person (`ask_user`); answer it with `question/respond`. */
+export interface PendingQuestion {
+  questionId: string
+  question: string
+  /** Suggested answers; free text is accepted too. */
+  options?: string[]
+  sessionId?: string
+  agentId?: string
+  toolCallId?: string
+}
+
+export interface SessionCreateResult {
+  sessionId: string
+  cwd: string
+  /** The preset the session runs with (absent without a presets row). */
+  preset?: string
+}
+
+export interface SessionResumeResult extends SessionCreateResult {
+  /** Events in the session log after cold-resume repair. */
+  eventCount: number
+}
+
+/** The fork is attached to this client at once (prompt it like a created session). */
+export interface SessionForkResult {
+  sessionId: string
+  parentSessionId: string
+  cwd: string
+}
+
+export interface SessionListResult {
+  data: SessionListRow[]
+  nextCursor?: string
+}
+
+export interface PresetListResult {
+  data: PresetSummary[]
+  /** The preset of sessions created without one. */
+  default?: string
+}
+
+/** The outcome of a human /command; `ok: false` carries a stable `code` such as `COMMAND_UNKNOWN`. */
+export interface CommandRunResult {
+  sessionId: string
+  ok: boolean
+  name: string
+  text: string
+  code?: string
+  data?: unknown
+}
+
+/** A prompt's receipt: returned as soon as the input is in the durable inbox, before the agent runs it. */
+export interface PromptReceipt {
+  sessionId: string
+  /** The inbox item id (the `agent/inbox/spliced` item that carries this input). */
+  messageId: string
+  target: 'next-turn' | 'next-step'
+  command?: undefined
+}
+
+/** On the web a prompt whose text is a registered /command runs it instead (no turn, no log entry). */
+export interface PromptCommandOutcome {
+  sessionId: string
+  command: CommandRunResult
+  messageId?: undefined
+  target?: undefined
+}
+
+export type PromptResult = PromptReceipt | PromptCommandOutcome
+
+/** Sent once the agent is idle again. */
+export interface CancelResult {
+  sessionId: string
+}
+
+/** `job/output`: output from byte `from`; the model's read cursor does not move. */
+export interface JobOutputView {
+  text: string
+  /** The `from` of the next read. */
+  next: number
+  /** Bytes before `next` no longer readable (the job's output buffer dropped them). */
+  lost: number
+  status: string
+  summary?: string
+}
+
+/** A file a call answers with (`session/export`): the web serves it as a download, RPC as this object. */
+export interface WireFile {
+  name: string
+  type: string
+  text: string
+}
+
+/** One hit of `session/search`: an event of a durable session whose text matched. */
+export interface SearchHitView {
+  sessionId: string
+  /** The event's seq in that session's log (the page opens the session at it). */
+  seq: number
+  type: string
+  /** The matching text with the matches in [brackets]. */
+  snippet: string
+  title?: string
+  cwd?: string
+}
+
+/** `GET /api/workspaces`: directories sessions ran in, most recently used first. */
+export interface WorkspacesView {
+  workspaces: { cwd: string; sessions: number; updatedAt: number }[]
+  /** Whether this client may start a session in another directory than the host's (loopback only). */
+  canChoose: boolean
+}
+
+/** Settings as the browser may see them: which credentials are set, never their values. */
+export interface SettingsView {
+  credentials: Array<{ name: string; set: boolean; source?: string }>
+  /** The declared settings (`dsh config list`), each with where its value came from; empty without a settings row. */
+  settings: SettingView[]
+}
+
+/** One declared setting. Written with `PUT /api/settings/values/<key or path>` `{ value }` (the user file). */
+export interface SettingView {
+  key: string
+  value: unknown
+  source: 'default' | 'user' | 'project' | 'env' | 'flag'
+  /** The file, variable or flag the value came from. */
+  location?: string
+  description: string
+  env?: string
+  allowed?: string
+  /** Why the value in its layer is refused (the page shows it instead of failing). */
+  problem?: string
+}
+
+/** `GET /api/models`: what `dsh models` lists, for the model pickers. */
+export interface ModelsView {
+  /** The default model (`provider:model`) of a call that names none, when one resolves. */
+  current?: string
+  /** Every routed provider; only usable ones (a key found, an endpoint configured) list their models. */
+  providers: Array<{
+    provider: string
+    configured: boolean
+    models: Array<{ id: string; contextWindow?: number; reasoning?: boolean }>
+  }>
+}
+
+/** One browser-side plugin in the host's manifest; `url` names the content hash (served immutable). */
+export interface ClientModuleEntry {
+  id: string
+  hash: string
+  url: string
+}
