@@ -1,4 +1,4 @@
-// The HTTP fetch provider (`ctx.web` provider "http"). http(s) only, no URL credentials, no cookies or
+// The HTTP fetch provider (`ctx.webFetch` provider "http"). http(s) only, no URL credentials, no cookies or
 // ambient credentials, same-origin redirects only, time/byte/char bounds, text content types only.
 // Every hop resolves the host, checks every address against the address policy, and connects to the
 // address it checked (a pinned lookup), so DNS rebinding cannot swap the destination after the check.
@@ -278,12 +278,12 @@ export function createHttpFetcher(config: HttpFetchConfig = {}, resolver: Resolv
   }
 }
 
-/** The provider row: registers the "http" fetcher on `ctx.web` for its lifetime. */
+/** The provider row: registers the "http" fetcher on `ctx.webFetch` for its lifetime. */
 export const HttpFetchProvider = {
   name: 'web-fetch-http',
-  inject: ['web'],
+  inject: ['webFetch'],
   apply(ctx: Context, config: HttpFetchConfig = {}) {
-    ctx.web.registerFetcher(createHttpFetcher(config ?? {}))
+    ctx.webFetch.registerFetcher(createHttpFetcher(config ?? {}))
   },
 }
 

@@ -1,4 +1,4 @@
-// @dsh/coding-tools/web-fetch: the web seam `ctx.web`. Providers register fetchers (the HTTP one is @dsh/coding-tools/web-fetch/fetch-http);
+// @dsh/coding-tools/web-fetch: the web fetch seam `ctx.webFetch`. Providers register fetchers (the HTTP one is @dsh/coding-tools/web-fetch/fetch-http);
 // callers fetch through the service, which picks the named provider or the only one. Also the address
 // policy every fetch provider applies (addresses.ts).
 import { type Context, HarnessError, Service } from '@dsh/kernel'
@@ -44,22 +44,22 @@ export interface WebFetcher {
 
 declare module 'cordis' {
   interface Context {
-    web: WebService
+    webFetch: WebFetchService
   }
 }
 
 /**
- * `ctx.web`: the registry of fetch providers. Registration lives as long as the registering plugin.
+ * `ctx.webFetch`: the registry of fetch providers. Registration lives as long as the registering plugin.
  * Provider choice never depends on registration order: a request names its provider, or exactly one
  * must be registered.
  */
-export class WebService extends Service {
-  static readonly provide = 'web'
+export class WebFetchService extends Service {
+  static readonly provide = 'webFetch'
   // TS-private, not #private: Cordis hands callers a proxy of the service.
   private readonly fetchers = new Map<string, WebFetcher>()
 
   constructor(ctx: Context) {
-    super(ctx, 'web')
+    super(ctx, 'webFetch')
   }
 
   /** Registers a fetcher for the caller's lifetime. Throws `DUPLICATE_WEB_PROVIDER` for a taken name. */
@@ -74,7 +74,7 @@ export class WebService extends Service {
       return () => {
         if (this.fetchers.get(fetcher.name) === fetcher) this.fetchers.delete(fetcher.name)
       }
-    }, `web.registerFetcher(${fetcher.name})`)
+    }, `webFetch.registerFetcher(${fetcher.name})`)
   }
 
   /** Registered fetch provider names, sorted. */
@@ -112,4 +112,4 @@ export class WebService extends Service {
   }
 }
 
-export default WebService
+export default WebFetchService

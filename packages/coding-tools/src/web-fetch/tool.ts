@@ -1,4 +1,4 @@
-// The model-facing `web_fetch` tool: fetches one URL through `ctx.web` and returns its readable text.
+// The model-facing `web_fetch` tool: fetches one URL through `ctx.webFetch` and returns its readable text.
 // Refusals and failures come back as error results carrying the provider's `WEB_*` code.
 
 import { defineTool, ToolError } from '@dsh/agent/tools'
@@ -16,7 +16,7 @@ interface Args {
   raw?: boolean
 }
 
-/** Builds the tool over a context that has `ctx.web`. */
+/** Builds the tool over a context that has `ctx.webFetch`. */
 export function createWebFetchTool(ctx: Context, config: WebFetchToolConfig = {}) {
   return defineTool<Args>({
     name: 'web_fetch',
@@ -38,7 +38,7 @@ export function createWebFetchTool(ctx: Context, config: WebFetchToolConfig = {}
     presentation: (args) => ({ kind: 'generic', title: `Fetch ${args.url}` }),
     async execute(args, call) {
       try {
-        const result = await ctx.web.fetch({
+        const result = await ctx.webFetch.fetch({
           url: args.url,
           signal: call.signal,
           ...(config.provider ? { provider: config.provider } : {}),
@@ -69,7 +69,7 @@ export function createWebFetchTool(ctx: Context, config: WebFetchToolConfig = {}
 /** The tool row: registers `web_fetch` on `ctx.tools` for its lifetime. */
 export const WebFetchTool = {
   name: 'web-fetch-tool',
-  inject: ['web', 'tools'],
+  inject: ['webFetch', 'tools'],
   apply(ctx: Context, config: WebFetchToolConfig = {}) {
     ctx.tools.register(createWebFetchTool(ctx, config ?? {}))
   },

@@ -2,14 +2,14 @@ import { ToolsService } from '@dsh/agent/tools'
 import { Context } from '@dsh/kernel'
 import { describe, expect, it } from 'vitest'
 import HttpFetchProvider from '../../src/web-fetch/fetch-http.js'
-import WebService from '../../src/web-fetch/index.js'
+import WebFetchService from '../../src/web-fetch/index.js'
 import WebFetchTool from '../../src/web-fetch/tool.js'
 import { startServer } from './server.js'
 
 async function boot(allow?: string[]) {
   const root = new Context()
   root.plugin(ToolsService)
-  root.plugin(WebService)
+  root.plugin(WebFetchService)
   await root.plugin(HttpFetchProvider, allow ? { allow } : {})
   await root.plugin(WebFetchTool)
   return root
@@ -44,16 +44,16 @@ describe('web_fetch through the tool pipeline', () => {
 
   it('picks the only provider, or the named one, never by registration order', async () => {
     const root = await boot()
-    expect(root.web.providers()).toEqual(['http'])
-    root.web.registerFetcher({ name: 'other', fetch: async () => Promise.reject(new Error('unused')) })
-    await expect(root.web.fetch({ url: 'http://example.com/' })).rejects.toMatchObject({
+    expect(root.webFetch.providers()).toEqual(['http'])
+    root.webFetch.registerFetcher({ name: 'other', fetch: async () => Promise.reject(new Error('unused')) })
+    await expect(root.webFetch.fetch({ url: 'http://example.com/' })).rejects.toMatchObject({
       code: 'WEB_PROVIDER_AMBIGUOUS',
     })
-    await expect(root.web.fetch({ url: 'http://example.com/', provider: 'nope' })).rejects.toMatchObject({
+    await expect(root.webFetch.fetch({ url: 'http://example.com/', provider: 'nope' })).rejects.toMatchObject({
       code: 'WEB_UNKNOWN_PROVIDER',
     })
-    expect(() => root.web.registerFetcher({ name: 'http', fetch: async () => Promise.reject(new Error('x')) })).toThrow(
-      expect.objectContaining({ code: 'DUPLICATE_WEB_PROVIDER' }),
-    )
+    expect(() =>
+      root.webFetch.registerFetcher({ name: 'http', fetch: async () => Promise.reject(new Error('x')) }),
+    ).toThrow(expect.objectContaining({ code: 'DUPLICATE_WEB_PROVIDER' }))
   })
 })
