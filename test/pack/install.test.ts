@@ -79,9 +79,7 @@ it('installs the CLI from the tarballs, outside the checkout, at the one version
   expect((await dsh(['--version'])).stdout.trim()).toBe(version)
   // Every @dsh package came from the tarballs through the scope registry...
   const installed = readdirSync(join(prefix, 'lib', 'node_modules', '@dsh', 'cli', 'node_modules', '@dsh'))
-  expect(installed).toEqual(
-    expect.arrayContaining(['kernel', 'composition', 'bundle-base', 'coding-tools', 'web-client']),
-  )
+  expect(installed).toEqual(expect.arrayContaining(['kernel', 'composition', 'bundle-base', 'coding-tools', 'web']))
   for (const name of installed) expect(registry.served.has(`@dsh/${name}`), name).toBe(true)
   // ...and nothing in the installed tree points back into the checkout.
   expect(realpathSync(join(prefix, 'lib', 'node_modules', '@dsh', 'cli')).startsWith(checkout)).toBe(false)
@@ -149,7 +147,7 @@ it('dsh plugin add installs an example plugin from its tarball; its tool runs on
   expect((await dsh(['--dump-config'])).stdout).not.toContain('dsh-plugin-hello')
 })
 
-it('dsh web serves the browser client from the installed web-client package', async () => {
+it('dsh web serves the browser client from the installed @dsh/web package', async () => {
   let proc: ChildProcess | undefined
   try {
     proc = spawn(join(prefix, 'bin', 'dsh'), ['web', '--port', '0'], { cwd: elsewhere, env: userEnv() })

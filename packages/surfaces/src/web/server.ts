@@ -20,7 +20,7 @@ import { HostState } from './state.js'
 import { checkRequest, type FenceOptions, hostName, isLoopbackAddress, isLoopbackName } from './trust.js'
 
 export interface WebHostConfig {
-  /** Directory of the built browser client (default: `@dsh/web-client`'s `dist`). */
+  /** Directory of the built browser client (default: `@dsh/web`'s `dist`). */
   staticDir?: string
   /** Credential names the settings page offers besides the ones already stored. */
   credentialNames?: string[]
@@ -426,7 +426,7 @@ function serveStatic(req: IncomingMessage, res: ServerResponse, root: string, pa
   if (!existsSync(file) || statSync(file).isDirectory()) file = join(root, 'index.html')
   if (!existsSync(file)) {
     res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8' })
-    res.end(`The browser client is not built (no ${file}); run \`npm run build -w @dsh/web-client\`.\n`)
+    res.end(`The browser client is not built (no ${file}); run \`npm run build -w @dsh/web\`.\n`)
     return
   }
   const assets = pathname.startsWith('/assets/')
@@ -437,10 +437,10 @@ function serveStatic(req: IncomingMessage, res: ServerResponse, root: string, pa
   res.end(req.method === 'HEAD' ? undefined : readFileSync(file))
 }
 
-/** `@dsh/web-client`'s build output, found through module resolution (undefined layout: a path that 503s). */
+/** `@dsh/web`'s build output, found through module resolution (undefined layout: a path that 503s). */
 function defaultStaticDir(): string {
   try {
-    return join(dirname(createRequire(import.meta.url).resolve('@dsh/web-client/package.json')), 'dist')
+    return join(dirname(createRequire(import.meta.url).resolve('@dsh/web/package.json')), 'dist')
   } catch {
     return resolve('web-client-not-installed')
   }
