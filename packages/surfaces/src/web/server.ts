@@ -16,7 +16,7 @@ import type { WireFile } from '../wire/types.js'
 import { CLIENT_MODULE_PATH, ClientModules } from './client-modules.js'
 import { type ClientModuleSpec, WebHost, type WebHostHandle, type WebListenOptions } from './index.js'
 import { matchRoute, routeParams } from './routes.js'
-import { HostState } from './state.js'
+import { WebStreams } from './streams.js'
 import { checkRequest, type FenceOptions, hostName, isLoopbackAddress, isLoopbackName } from './trust.js'
 
 export interface WebHostConfig {
@@ -83,7 +83,7 @@ export class WebHostService extends WebHost {
     const token = loopback ? undefined : randomBytes(24).toString('base64url')
     const fence: FenceOptions = { trustedHosts: options.trustedHosts ?? [], ...(token ? { token } : {}) }
     const log = options.log ?? (() => {})
-    const state = new HostState(this.home, options.cwd, log, this.clientModules, this.config.listRefreshMs)
+    const state = new WebStreams(this.home, options.cwd, log, this.clientModules, this.config.listRefreshMs)
     const staticDir = this.config.staticDir ?? defaultStaticDir()
     const scope = (loopback: boolean): WireScope => ({
       ctx: this.home,

@@ -41,6 +41,13 @@ const promptParams = S.object(
 
 const SESSION_ERRORS = ['SESSION_NOT_FOUND', 'SESSION_LEASED', 'NO_PERSISTENCE'] as const
 const ATTACHED = ['SESSION_NOT_ATTACHED'] as const
+const PROMPT_ERRORS = [
+  ...ATTACHED,
+  'ATTACHMENT_INVALID',
+  'ATTACHMENT_PATH_REFUSED',
+  'ATTACHMENT_TOO_LARGE',
+  'ATTACHMENT_UNREADABLE',
+] as const
 const PAGE = 'the browser page asks it; an RPC client has `dsh config`, `dsh models` and its own process'
 
 function invalid(message: string): HarnessError {
@@ -210,13 +217,7 @@ export const operations = {
   prompt: op({
     summary: 'Queues a prompt for the session’s next turn; answers with the receipt at once.',
     params: promptParams,
-    errors: [
-      ...ATTACHED,
-      'ATTACHMENT_INVALID',
-      'ATTACHMENT_PATH_REFUSED',
-      'ATTACHMENT_TOO_LARGE',
-      'ATTACHMENT_UNREADABLE',
-    ],
+    errors: PROMPT_ERRORS,
     rpc: true,
     web: { method: 'POST', path: '/api/sessions/:sessionId/prompt', largeBody: true },
     handler: (host, params, scope) => prompt(host, params, scope, 'followup'),
@@ -224,13 +225,7 @@ export const operations = {
   steer: op({
     summary: 'Queues a prompt for the next step of the running turn (or the next turn).',
     params: promptParams,
-    errors: [
-      ...ATTACHED,
-      'ATTACHMENT_INVALID',
-      'ATTACHMENT_PATH_REFUSED',
-      'ATTACHMENT_TOO_LARGE',
-      'ATTACHMENT_UNREADABLE',
-    ],
+    errors: PROMPT_ERRORS,
     rpc: true,
     web: { method: 'POST', path: '/api/sessions/:sessionId/steer', largeBody: true },
     handler: (host, params, scope) => prompt(host, params, scope, 'steer'),

@@ -118,7 +118,9 @@ describe('the wire table', () => {
   })
 
   it('names in the Python client are methods of the RPC wire', () => {
-    const python = source('../../../../python/dsh_client/client.py')
+    const python = ['client.py', 'connection.py']
+      .map((file) => source(`../../../../python/dsh_client/${file}`))
+      .join('\n')
     const called = [...python.matchAll(/self\.(?:request|_call|_send)\("([\w/-]+)"/g)].map((m) => m[1] as string)
     expect(called.length).toBeGreaterThan(5)
     const served = new Set<string>([...RPC_OPERATIONS, ...CONNECTION_METHODS])

@@ -21,7 +21,7 @@ export interface Downlink {
 /** A subscriber further behind than this many bytes is dropped; it reconnects from its last seq. */
 const MAX_BUFFERED = 32 * 1024 * 1024
 
-export class HostState {
+export class WebStreams {
   readonly host: SessionHost
   private readonly hostLinks = new Set<Downlink>()
   private readonly sessionLinks = new Map<string, Set<Downlink>>()
