@@ -22,6 +22,8 @@ export interface GlobalOptions {
   dumpDefaultConfig?: boolean
   /** `--set KEY=VALUE`: the flag layer of ctx.settings. */
   set?: string[]
+  /** `--trust`: load the folder's gated project configuration for this run without recording trust. */
+  trust?: boolean
 }
 
 export const templatesDir = fileURLToPath(new URL('../profiles', import.meta.url))
@@ -72,7 +74,15 @@ export function compose(request: ComposeRequest): Composition {
     {
       id: 'launcher',
       use: '@dsh/composition/launcher',
-      config: { command: request.command, args: request.args ?? [], cwd, profile: name, home, self: selfArgv },
+      config: {
+        command: request.command,
+        args: request.args ?? [],
+        cwd,
+        profile: name,
+        home,
+        self: selfArgv,
+        ...(request.options.trust ? { trustFolder: true } : {}),
+      },
     },
     ...(request.launcherRows ?? []),
   ]
@@ -89,7 +99,14 @@ export function compose(request: ComposeRequest): Composition {
   const remote =
     request.remote !== undefined
       ? { value: request.remote, source: '--remote' }
-      : peekStringSetting('remote', { home, cwd, env, envName: REMOTE_ENV, flags: request.options.set })
+      : peekStringSetting('remote', {
+          home,
+          cwd,
+          env,
+          envName: REMOTE_ENV,
+          flags: request.options.set,
+          trustFolder: request.options.trust === true,
+        })
   if (remote === undefined || request.defaultsOnly) return { home, profile: name, layers, tree, patchFiles }
   // The execution world is swapped as a group: the same rows with their SSH providers.
   const target = parseRemote(remote.value)

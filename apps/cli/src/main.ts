@@ -38,6 +38,10 @@ function buildProgram(io: Io, env: NodeJS.ProcessEnv, argv: string[], setCode: (
     .option('--dump-config', 'print the effective plugin tree with the layer each row came from, then exit')
     .option('--dump-default-config', 'print the tree from the profile bundles only (no user patches), then exit')
     .option('--watch-config', 'watch the user patch files and reconfigure the running tree on edits')
+    .option(
+      '--trust',
+      "load this folder's .mcp.json, hooks, presets with rows and project settings for this run, without trusting it for later (dsh trust does)",
+    )
     .addOption(
       new Option(
         '--set <key=value>',
@@ -286,6 +290,19 @@ ${exitCodeHelp()}`,
     .option('--model <model>', 'an agent-level model (provider:model) to show it overriding the preset')
     .action(async (name: string, options: { json?: boolean; cwd?: string; model?: string }) =>
       setCode(await (await import('./commands/presets.js')).presetsShow(request('presets'), name, options, io)),
+    )
+
+  program
+    .command('trust')
+    .description(
+      "trust a folder's configuration that can run code or reach the network (.mcp.json, hooks, presets with rows)",
+    )
+    .argument('[path]', 'the folder (default: the current directory)')
+    .option('--revoke', 'forget the folder: its configuration is inert again')
+    .option('--list', 'list the trusted folders')
+    .option('--json', 'print JSON')
+    .action(async (path: string | undefined, options: { revoke?: boolean; list?: boolean; json?: boolean }) =>
+      setCode(await (await import('./commands/trust.js')).trust(request('trust'), path, options, io)),
     )
 
   const plugin = program

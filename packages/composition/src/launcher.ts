@@ -20,6 +20,11 @@ export interface LauncherConfig {
   cwd: string
   profile: string
   home: string
+  /**
+   * `--trust`: this run loads the folder's gated project configuration (`.mcp.json`, hooks, presets
+   * with rows...) as if the folder were trusted, without recording it.
+   */
+  trustFolder?: boolean
   /** The argv that starts this dsh again (node and the CLI script), for rows that run dsh as a child. */
   self?: string[]
 }

@@ -99,6 +99,7 @@ export function apply(ctx: Context, config: SessionTitleConfig = {}): void {
       description: 'model-written session titles after the first completed turn (one small extra model request)',
       env: 'DSH_SESSION_TITLES',
       allowed: 'on or off',
+      projectSafe: true,
     })
   })
   const enabled = () => {

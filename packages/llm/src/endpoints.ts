@@ -49,8 +49,8 @@ export interface EndpointCatalogOptions {
   endpoints: () => Record<string, EndpointSetting>
   /** The dsh home; the cache lives in its `cache/models`. */
   cacheDir: () => string
-  /** The value of a credential reference. */
-  apiKey: (name: string | undefined) => Promise<string | undefined>
+  /** The value of a credential reference, for listing the models of endpoint `endpoint`. */
+  apiKey: (name: string | undefined, endpoint: string, entry: EndpointSetting) => Promise<string | undefined>
   now?: () => number
 }
 
@@ -132,7 +132,7 @@ export class EndpointCatalog {
       return
     }
     try {
-      const models = await fetchModels(entry, await this._options.apiKey(entry.apiKey), signal)
+      const models = await fetchModels(entry, await this._options.apiKey(entry.apiKey, name, entry), signal)
       const listing: Listing = { baseUrl: entry.baseUrl, fetchedAt: now, models }
       this._listings.set(name, listing)
       this._failures.delete(name)

@@ -39,10 +39,19 @@ export default {
       const settings = directSettings()
       return (settings?.has('endpoints') ? settings.get('endpoints') : undefined) ?? {}
     }
+    // A project may name an endpoint, never where a stored key goes: a key is sent to an endpoint
+    // only when the user's own settings give that endpoint the same address and key.
+    const userBound = (name: string, entry: EndpointSetting): boolean => {
+      const settings = directSettings()
+      if (!settings?.has('endpoints') || settings.resolve('endpoints').source !== 'project') return true
+      const user = (settings.fileValue('endpoints', 'user') as Record<string, EndpointSetting> | undefined)?.[name]
+      return user?.baseUrl === entry.baseUrl && user?.apiKey === entry.apiKey
+    }
     const models = new EndpointCatalog({
       endpoints,
       cacheDir: () => credentials.home,
-      apiKey: async (name) => (name ? await credentials.get(name) : undefined),
+      apiKey: async (name, endpoint, entry) =>
+        name && userBound(endpoint, entry) ? await credentials.get(name) : undefined,
     })
     const fallbackUrl = async () => config.baseUrl ?? (await credentials.get('OPENAI_BASE_URL'))
     const route = async (model: string): Promise<ChatRoute | { error: ReturnType<typeof llmError> }> => {
@@ -51,6 +60,14 @@ export default {
       const entry = endpoints()[name]
       if (entry) {
         const keyName = entry.apiKey
+        if (keyName && !userBound(name, entry)) {
+          return {
+            error: llmError(
+              'AUTH',
+              `endpoint "${name}" (${entry.baseUrl}) is defined by the project's .dsh/settings.yaml, and a stored credential (${keyName}) goes only to endpoints your user settings define; to send it there, run \`dsh config set endpoints.${name}.baseUrl ${entry.baseUrl}\` and \`dsh config set endpoints.${name}.apiKey ${keyName}\``,
+            ),
+          }
+        }
         return {
           baseUrl: entry.baseUrl,
           model: model.slice(slash + 1),

@@ -12,6 +12,7 @@ import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type { LlmCallConfig } from '@dsh/llm'
 import { isEvent, type Session } from '@dsh/session'
 import type {} from '@dsh/settings'
+import { projectTrust } from '@dsh/settings/trust'
 import { composePreset } from './compose.js'
 import { describePreset, type EffectiveAgentConfig } from './effective.js'
 import { PRESET_FILE, PRESET_NAME, readPreset } from './format.js'
@@ -71,6 +72,8 @@ export interface Preset {
 export interface PresetProblem {
   file: string
   message: string
+  /** The preset is fine but sits in a folder the user has not trusted (`dsh trust`). */
+  untrusted?: boolean
 }
 
 /** The durable fact: which preset a session runs with. */
@@ -176,6 +179,7 @@ export class PresetsService extends Service {
         description: 'the agent preset of new sessions that name none (dsh presets ls lists them)',
         env: 'DSH_PRESET',
         allowed: 'a preset name such as code, plan, ask or minimal',
+        projectSafe: true,
       })
     })
   }
@@ -228,7 +232,16 @@ export class PresetsService extends Service {
         }
         if (!PRESET_NAME.test(entry.name)) continue
         try {
-          byName.set(entry.name, await readPreset(entry.name, source, cache))
+          const preset = await readPreset(entry.name, source, cache)
+          if (root.origin === 'project' && !this.projectAdmits(cwd, preset)) {
+            problems.push({
+              file: source.file,
+              message: `preset "${entry.name}" in ${source.dir} has ${preset.rows.length > 0 ? 'rows' : 'a permission mode'} and this folder is not trusted (or the preset changed since); review it, then run \`dsh trust\``,
+              untrusted: true,
+            })
+            continue
+          }
+          byName.set(entry.name, preset)
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue
           problems.push({ file: source.file, message: (error as Error).message })
@@ -236,6 +249,12 @@ export class PresetsService extends Service {
       }
     }
     return { presets: [...byName.values()].sort((a, b) => a.name.localeCompare(b.name)), problems }
+  }
+
+  /** A project preset with rows (code in this process) or a permission mode loads only in a trusted folder. */
+  private projectAdmits(cwd: string, preset: Preset): boolean {
+    if (preset.rows.length === 0 && preset.permissionMode === undefined) return true
+    return projectTrust(this.home, this.homeDir()).admits(cwd, `.dsh/presets/${preset.name}`)
   }
 
   async list(cwd?: string): Promise<Preset[]> {
@@ -251,7 +270,11 @@ export class PresetsService extends Service {
     const found = presets.find((preset) => preset.name === name)
     if (found) return found
     const broken = problems.find((problem) => problem.file.endsWith(join(name, PRESET_FILE)))
-    if (broken) throw new HarnessError('PRESET_INVALID', broken.message, { name, file: broken.file })
+    if (broken)
+      throw new HarnessError(broken.untrusted ? 'PRESET_UNTRUSTED' : 'PRESET_INVALID', broken.message, {
+        name,
+        file: broken.file,
+      })
     throw new HarnessError(
       'PRESET_NOT_FOUND',
       `no preset "${name}"; available: ${presets.map((preset) => preset.name).join(', ') || 'none'} (add one as ${join('.dsh', 'presets', name, PRESET_FILE)})`,

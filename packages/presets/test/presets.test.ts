@@ -10,6 +10,7 @@ import { defineTool } from '@dsh/agent/tools'
 import { HarnessError } from '@dsh/kernel'
 import SkillsService from '@dsh/presets/skills'
 import skillTool from '@dsh/presets/skills/tool'
+import { FolderTrust } from '@dsh/settings/trust'
 import { calls, dataOf, type InProcessOptions, startInProcess, text } from '@dsh/test-support/in-process'
 import { afterEach, describe, expect, it } from 'vitest'
 import PresetsService, { formatEffective } from '../src/index.js'
@@ -136,6 +137,10 @@ describe('an agent composed from a preset', () => {
       'project/.dsh/skills/check-style/SKILL.md': '---\nname: check-style\ndescription: Style checks.\n---\nbody\n',
       'project/.dsh/skills/deploy/SKILL.md': '---\nname: deploy\ndescription: Deploys.\n---\nbody\n',
     })
+    // A preset with rows runs code in this process: it loads only in a trusted folder.
+    const untrusted = await boot(cwd, home)
+    expect(await codeOf(untrusted.root.presets.get('reviewer', cwd))).toBe('PRESET_UNTRUSTED')
+    new FolderTrust(home).grant(cwd)
     const { root, adapter } = await boot(cwd, home, [calls(['c1', 'write', {}], ['c2', 'lint', {}]), text('done')])
     const reviewer = await root.agents.create({ cwd, preset: 'reviewer' })
     const plain = await root.agents.create({ cwd })

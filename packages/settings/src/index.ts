@@ -2,12 +2,14 @@
 // default, an optional environment variable) with `define`, an effect undone when the declaring plugin
 // unloads. A value comes from the highest of five layers: default < $DSH_HOME/settings.yaml <
 // <cwd>/.dsh/settings.yaml < environment < CLI flags, and says which one it came from.
+import { existsSync } from 'node:fs'
 import { homedir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import type {} from '@dsh/composition'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import { type FileValues, SettingsFiles } from './files.js'
 import { type JsonSchema, parseText, SchemaChecker, subschema } from './schema.js'
+import { FolderTrust } from './trust/store.js'
 
 /**
  * The typed map of setting keys. A package adds its keys by declaration merging:
@@ -44,6 +46,12 @@ export interface SettingSpec<T> {
   allowed?: string
   /** A check the schema cannot express (relations to live state); returns the problem, or undefined. */
   check?: (value: T) => string | undefined
+  /**
+   * A plain preference a project's `.dsh/settings.yaml` may set in a folder the user has not trusted:
+   * it cannot run code, reach a host of the project's choosing or change where a credential goes.
+   * Default false: the project file's value loads only in a trusted folder (see `@dsh/settings/trust`).
+   */
+  projectSafe?: boolean
 }
 
 /** The five layers, lowest first. */
@@ -105,6 +113,7 @@ export class SettingsService extends Service {
   private readonly _files = new SettingsFiles()
   private readonly _schemas = new SchemaChecker()
   private readonly _paths: { user?: string; project?: string } = {}
+  private _trust: FolderTrust | undefined
 
   constructor(ctx: Context, config: SettingsConfig = {}) {
     super(ctx, 'settings')
@@ -190,6 +199,16 @@ export class SettingsService extends Service {
     return found
   }
 
+  /**
+   * What one file layer alone sets for `key` (undefined when it sets nothing, or when it is the project
+   * file of a folder that is not trusted). Not checked against the schema: for comparisons such as
+   * whether the user bound a credential to an endpoint the project also names.
+   */
+  fileValue(key: string, source: 'user' | 'project'): unknown {
+    const { spec } = this._definition(key)
+    return this._layers(key, spec).find((layer) => layer.source === source)?.value
+  }
+
   /** Every declared key with its value, source and description. Throws like `resolve`. */
   list(): SettingInfo[] {
     return this.keys().map((key) => ({ ...this.resolve(key), ...this.describe(key) }))
@@ -257,7 +276,7 @@ export class SettingsService extends Service {
     const problem = this._problem(spec, next)
     if (problem)
       throw invalid({ key, value: next, source: scope, location: file }, `${problem}; nothing was written`, spec)
-    this._files.update(file, (document) => document.setIn([key, ...rest], parsed))
+    this._keepingTrust(scope, () => this._files.update(file, (document) => document.setIn([key, ...rest], parsed)))
     this.ctx.emit('settings/changed', { key, source: scope })
     return { key, value: next, source: scope, location: file }
   }
@@ -275,7 +294,7 @@ export class SettingsService extends Service {
       if (problem)
         throw invalid({ key, value: next, source: scope, location: file }, `${problem}; nothing was written`, spec)
     }
-    this._files.update(file, (document) => document.deleteIn([key, ...rest]))
+    this._keepingTrust(scope, () => this._files.update(file, (document) => document.deleteIn([key, ...rest])))
     this.ctx.emit('settings/changed', { key, source: scope })
     return true
   }
@@ -339,7 +358,8 @@ export class SettingsService extends Service {
       [string, FileValues],
     ]
     if (user[key] !== undefined) out.push({ key, value: user[key], source: 'user', location: userFile })
-    if (project[key] !== undefined) out.push({ key, value: project[key], source: 'project', location: projectFile })
+    if (project[key] !== undefined && (spec.projectSafe || this._projectTrusted()))
+      out.push({ key, value: project[key], source: 'project', location: projectFile })
     const text = spec.env ? this.env[spec.env] : undefined
     if (spec.env && text !== undefined && text !== '') {
       out.push({ key, value: parseText(text, spec.schema), source: 'env', location: spec.env })
@@ -347,6 +367,45 @@ export class SettingsService extends Service {
     const flag = this._flags.get(key)
     if (flag) out.push({ key, value: flag.value, source: 'flag', location: flag.label })
     return out
+  }
+
+  /**
+   * Keys the project file sets that do not load because the folder is not trusted (or the file
+   * changed since it was), for the notice that says so.
+   */
+  ignoredProjectKeys(): string[] {
+    const project = this._files.read(this.projectFile)
+    if (Object.keys(project).length === 0 || this._projectTrusted()) return []
+    return Object.keys(project).filter((key) => !this._definitions.get(key)?.spec.projectSafe)
+  }
+
+  /** The folder trust record of this settings' home (`dsh trust` writes it; see `@dsh/settings/trust`). */
+  get trust(): FolderTrust {
+    this._trust ??= new FolderTrust(dirname(this.userFile), {
+      assume: this.ctx.get('launcher')?.config.trustFolder === true,
+    })
+    return this._trust
+  }
+
+  /**
+   * A write through this service is the user's own (`dsh config set --project`): in a folder they
+   * trusted, the project file stays trusted with its new content. An untrusted or since-edited file
+   * is not laundered by it.
+   */
+  private _keepingTrust(scope: WritableScope, write: () => void): void {
+    const folder = dirname(dirname(this.projectFile))
+    const path = '.dsh/settings.yaml'
+    const keep =
+      scope === 'project' &&
+      !this.trust.assumed &&
+      this.trust.record(folder) !== undefined &&
+      (this.trust.admits(folder, path) || !existsSync(this.projectFile))
+    write()
+    if (keep) this.trust.update(folder, path)
+  }
+
+  private _projectTrusted(): boolean {
+    return this.trust.admits(dirname(dirname(this.projectFile)), '.dsh/settings.yaml')
   }
 
   private _problem(spec: SettingSpec<unknown>, value: unknown): string | undefined {
@@ -403,6 +462,8 @@ export interface PeekWhere {
   envName?: string
   /** `--set KEY=VALUE` flags. */
   flags?: readonly string[]
+  /** `--trust`: read the project file even if the folder is not trusted. */
+  trustFolder?: boolean
 }
 
 /**
@@ -416,7 +477,14 @@ export function peekStringSetting(key: string, where: PeekWhere): { value: strin
   const fromEnv = where.envName ? where.env[where.envName] : undefined
   if (fromEnv) return { value: fromEnv, source: where.envName as string }
   const files = new SettingsFiles()
-  for (const file of [join(resolve(where.cwd), '.dsh', 'settings.yaml'), join(resolve(where.home), 'settings.yaml')]) {
+  // The keys read here choose rows (where the session runs): a project sets them only when trusted.
+  const trusted = new FolderTrust(resolve(where.home), { assume: where.trustFolder === true }).admits(
+    resolve(where.cwd),
+    '.dsh/settings.yaml',
+  )
+  const candidates = [join(resolve(where.home), 'settings.yaml')]
+  if (trusted) candidates.unshift(join(resolve(where.cwd), '.dsh', 'settings.yaml'))
+  for (const file of candidates) {
     const value = files.read(file)[key]
     if (typeof value === 'string' && value !== '') return { value, source: file }
   }

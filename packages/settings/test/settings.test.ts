@@ -8,6 +8,7 @@ import SettingsService from '../src/index.js'
 declare module '../src/index.js' {
   interface SettingsMap {
     'test.mode': 'fast' | 'slow'
+    'test.theme': string
     'test.limit': number
     'test.endpoints': Record<string, { baseUrl: string; apiKey?: string }>
   }
@@ -86,6 +87,7 @@ describe('ctx.settings', () => {
       location: f.userFile,
     })
     await writeFile(f.projectFile, 'test.mode: fast\n')
+    f.ctx.settings.trust.grant(f.cwd)
     expect(f.ctx.settings.resolve('test.mode')).toMatchObject({
       value: 'fast',
       source: 'project',
@@ -102,6 +104,28 @@ describe('ctx.settings', () => {
     expect(f.ctx.settings.resolve('test.limit')).toMatchObject({ source: 'flag', location: '--limit' })
     dispose()
     expect(f.ctx.settings.get('test.limit')).toBe(30)
+  })
+
+  it('reads only projectSafe keys from the project file of a folder that is not trusted, or changed since', async () => {
+    await using f = await fixture()
+    f.define()
+    f.ctx.settings.define('test.theme', {
+      schema: { type: 'string' },
+      description: 'a plain preference',
+      projectSafe: true,
+    })
+    await writeFile(f.projectFile, 'test.mode: slow\ntest.theme: dark\n')
+    expect(f.ctx.settings.resolve('test.mode').source).toBe('default')
+    expect(f.ctx.settings.get('test.theme')).toBe('dark')
+    expect(f.ctx.settings.ignoredProjectKeys()).toEqual(['test.mode'])
+    f.ctx.settings.trust.grant(f.cwd)
+    expect(f.ctx.settings.resolve('test.mode')).toMatchObject({ value: 'slow', source: 'project' })
+    expect(f.ctx.settings.ignoredProjectKeys()).toEqual([])
+    await writeFile(f.projectFile, 'test.mode: fast\ntest.theme: dark\n')
+    expect(f.ctx.settings.resolve('test.mode').source).toBe('default')
+    // A write through the service does not launder an edit made behind its back.
+    f.ctx.settings.set('test.limit', 5, { scope: 'project' })
+    expect(f.ctx.settings.resolve('test.limit').source).toBe('default')
   })
 
   it('refuses an invalid file value with one error naming the file, the key and the allowed values', async () => {
@@ -121,10 +145,12 @@ describe('ctx.settings', () => {
     await using f = await fixture({ TEST_MODE: 'fast' })
     f.define()
     await writeFile(f.projectFile, 'test.mode: turbo\ntest.limt: 3\n')
+    f.ctx.settings.trust.grant(f.cwd)
     expect(f.ctx.settings.get('test.mode')).toBe('fast')
     const error = thrown(() => f.ctx.settings.check())
     expect(error.message).toContain(`${f.projectFile}: setting "test.mode" must be one of fast, slow`)
     await writeFile(f.projectFile, 'test.limt: 3\n')
+    f.ctx.settings.trust.grant(f.cwd)
     expect(f.ctx.settings.check()).toEqual([
       `${f.projectFile}: unknown setting "test.limt" (declared keys: test.endpoints, test.limit, test.mode)`,
     ])
@@ -156,6 +182,8 @@ describe('ctx.settings', () => {
     expect(error.message).toContain('nothing was written')
     expect(await readFile(f.userFile, 'utf8')).toBe(text)
 
+    // In a trusted folder, the user's own writes to the project file keep it trusted.
+    f.ctx.settings.trust.grant(f.cwd)
     f.ctx.settings.set('test.endpoints.local.baseUrl', 'http://127.0.0.1:1234/v1', { scope: 'project', text: true })
     expect(f.ctx.settings.get('test.endpoints')).toEqual({ local: { baseUrl: 'http://127.0.0.1:1234/v1' } })
     expect(f.ctx.settings.resolve('test.endpoints').location).toBe(f.projectFile)

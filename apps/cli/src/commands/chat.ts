@@ -6,6 +6,7 @@ import { type Context, HarnessError } from '@dsh/kernel'
 import type { ChatScreen } from '@dsh/surfaces/tui'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
+import { checkFolderTrust } from '../folder-trust.js'
 import type { Io } from '../io.js'
 import { withRuntime } from '../runtime.js'
 import { modelOf, type RunOptions, run } from './run.js'
@@ -48,6 +49,10 @@ export async function chat(
     // Without a prompt argument the task is read from stdin, as `dsh run -` does.
     return run({ ...request, command: 'run', args: prompt ? (request.args ?? []) : ['-'] }, runOptions, io)
   }
+  await checkFolderTrust(request, io, {
+    folders: [request.cwd ?? process.cwd(), ...(options.cwd ? [options.cwd] : [])],
+    ask: { input: io.stdin, output: process.stderr },
+  })
   const noColor = Boolean((request.env ?? process.env).NO_COLOR)
   // First paint before the tree boots: the person sees the editor and can type while dsh starts.
   const screen = (await import('@dsh/surfaces/tui/screen')).openScreen(noColor)

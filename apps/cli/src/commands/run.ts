@@ -6,6 +6,7 @@ import type { SessionEvent } from '@dsh/session'
 import type {} from '@dsh/surfaces/headless'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode, exitCodeForRun } from '../exit-codes.js'
+import { checkFolderTrust } from '../folder-trust.js'
 import type { Io } from '../io.js'
 import { withRuntime } from '../runtime.js'
 
@@ -71,6 +72,10 @@ export async function run(request: ComposeRequest, options: RunOptions, io: Io):
     throw new HarnessError('USAGE', 'no task given: dsh run "<task>" (or `-` to read it from stdin)', {})
   }
   const composed = options.remote === undefined ? request : { ...request, remote: options.remote }
+  if (options.remote === undefined) {
+    const folders = [request.cwd ?? process.cwd(), ...(options.cwd ? [options.cwd] : [])]
+    await checkFolderTrust(request, io, { folders })
+  }
   return withRuntime(composed, io, (scope) => {
     const remote = scope.composition.remote
     if (remote && options.cwd !== undefined) {

@@ -6,6 +6,7 @@ import type {} from '@dsh/surfaces/acp'
 import type {} from '@dsh/surfaces/rpc'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
+import { checkFolderTrust } from '../folder-trust.js'
 import type { Io } from '../io.js'
 import { withRuntime } from '../runtime.js'
 
@@ -32,6 +33,7 @@ export async function serve(surface: Surface, request: ComposeRequest, io: Io): 
   const options = { ...request.options, profile: request.options.profile ?? env.DSH_PROFILE ?? surface }
   const restoreConsole = consoleToStderr()
   try {
+    await checkFolderTrust(request, io, { folders: [request.cwd ?? process.cwd()] })
     return await withRuntime({ ...request, options }, io, ({ runtime }) => serveOn(surface, runtime.root, io), {
       watch: true,
     })

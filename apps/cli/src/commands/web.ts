@@ -5,6 +5,7 @@ import { HarnessError } from '@dsh/kernel'
 import type {} from '@dsh/surfaces/web'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
+import { checkFolderTrust } from '../folder-trust.js'
 import type { Io } from '../io.js'
 import { withRuntime } from '../runtime.js'
 
@@ -15,7 +16,8 @@ export interface WebOptions {
   open?: boolean
 }
 
-export function web(request: ComposeRequest, options: WebOptions, io: Io): Promise<number> {
+export async function web(request: ComposeRequest, options: WebOptions, io: Io): Promise<number> {
+  await checkFolderTrust(request, io, { folders: [request.cwd ?? process.cwd()] })
   return withRuntime(
     request,
     io,

@@ -4,6 +4,7 @@
 // step), Stop on `agent/turn-stopping`. A hook never has more power than a native plugin: it can deny,
 // ask, block, add context or stop, never loosen another policy or rewrite arguments and results.
 // Every run is logged as a `hook/run` session event.
+import { existsSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import type { PreStepDecision, TurnContinuation } from '@dsh/agent'
@@ -12,6 +13,7 @@ import type {} from '@dsh/composition'
 import { type Context, directService } from '@dsh/kernel'
 import type { UserMessage } from '@dsh/llm'
 import type { Session } from '@dsh/session'
+import { projectTrust } from '@dsh/settings/trust'
 import { type HookProcessResult, runHook } from './run.js'
 import { type CommandHook, type HookEvent, type HooksSettings, parseRowHooks, readSettingsFile } from './settings.js'
 
@@ -137,8 +139,20 @@ export const HooksBridge = {
     const files: string[] = []
     if (config.user !== false)
       files.push(typeof config.user === 'string' ? config.user : join(homedir(), '.claude', 'settings.json'))
-    if (config.project !== false)
-      files.push(join(cwd, '.claude', 'settings.json'), join(cwd, '.claude', 'settings.local.json'))
+    if (config.project !== false) {
+      // A checkout's hooks are shell commands of its author: they run only in a trusted folder.
+      for (const name of ['settings.json', 'settings.local.json']) {
+        const file = join(cwd, '.claude', name)
+        if (!existsSync(file)) continue
+        if (projectTrust(ctx).admits(cwd, `.claude/${name}`)) files.push(file)
+        else
+          ctx
+            .logger('hooks')
+            .warn(
+              `${file} not loaded: this folder is not trusted (or the file changed since); review it, then run \`dsh trust\``,
+            )
+      }
+    }
     const hooks: CommandHook[] = [...rowHooks]
     for (const file of files) {
       const read = readSettingsFile(file)

@@ -1,8 +1,11 @@
 // The MCP manager row: `ctx.mcp`. Resolves the servers (row config + the project's `.mcp.json`) at
 // activation and applies one McpServerPlugin fiber per server under its own context, so disposing the
 // row stops every server, and the servers' tools go with them.
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import type {} from '@dsh/composition'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
+import { projectTrust } from '@dsh/settings/trust'
 import { checkServer, type ResolvedServer, resolveServers } from './config.js'
 import type { McpAttachedServers, McpAttachOptions, McpConfig, McpManager, McpServerStatus } from './index.js'
 import type { ServerPluginConfig } from './server.js'
@@ -45,13 +48,21 @@ export class McpService extends Service implements McpManager {
     if (config.mcpJson !== undefined && typeof config.mcpJson !== 'boolean' && typeof config.mcpJson !== 'string') {
       throw new HarnessError('MCP_CONFIG_INVALID', 'mcp config: mcpJson must be a boolean or a path', {})
     }
+    // The project's own `.mcp.json` starts commands and expands the environment into URLs it
+    // chooses: it loads only in a trusted folder. A file a row names is the user's configuration.
+    const projectFile = config.mcpJson === undefined || config.mcpJson === true
+    const untrusted = projectFile && existsSync(join(cwd, '.mcp.json')) && !projectTrust(ctx).admits(cwd, '.mcp.json')
     const { servers, problems } = resolveServers(
       config.servers as Record<string, unknown> | undefined,
-      config.mcpJson,
+      untrusted ? false : config.mcpJson,
       cwd,
       process.env,
     )
     super(ctx, 'mcp')
+    if (untrusted)
+      problems.push(
+        `${join(cwd, '.mcp.json')} not loaded: this folder is not trusted (or the file changed since); review it, then run \`dsh trust\``,
+      )
     for (const problem of problems) ctx.logger('mcp').warn(problem)
     this.defaults = { startupTimeoutMs, callTimeoutMs, maxResultChars, restart }
     const planned = plan(servers, { ...this.defaults, cwd })

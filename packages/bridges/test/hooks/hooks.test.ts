@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { UserMessage } from '@dsh/llm'
+import { FolderTrust } from '@dsh/settings/trust'
 import { describe, expect, it, vi } from 'vitest'
 import { calls, createDsh, dataOf, tempDir, text, turn, types } from './harness.js'
 
@@ -77,6 +78,9 @@ describe('PreToolUse', () => {
       join(dir.path, '.claude', 'settings.local.json'),
       JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'ba.*', hooks: [{ type: 'command', command: allow }] }] } }),
     )
+    const saved = process.env.DSH_HOME
+    process.env.DSH_HOME = join(dir.path, 'home')
+    new FolderTrust(join(dir.path, 'home')).grant(dir.path)
     const { root, received } = await createDsh({ cwd: dir.path }, [
       calls(
         ['c1', 'write', { command: 'x' }],
@@ -85,6 +89,8 @@ describe('PreToolUse', () => {
       ),
       text('ok'),
     ])
+    if (saved === undefined) delete process.env.DSH_HOME
+    else process.env.DSH_HOME = saved
     root.on('tools/pre-execute', async (call, next) =>
       call.args.command === 'native-denied' ? { action: 'deny', reason: 'native policy' } : next(),
     )

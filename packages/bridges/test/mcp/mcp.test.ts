@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import LocalAttachments from '@dsh/attachments/local'
+import { FolderTrust } from '@dsh/settings/trust'
 import { isAlive } from '@dsh/test-support'
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest'
 import { checkServer } from '../../src/mcp/config.js'
@@ -309,7 +310,15 @@ describe('.mcp.json discovery', () => {
         },
       }),
     )
+    // Untrusted, the project's servers do not start; trusted (as this content), they do.
+    const saved = process.env.DSH_HOME
+    process.env.DSH_HOME = join(dir.path, 'home')
+    await using untrusted = await createDsh({ mcpJson: true, cwd: dir.path })
+    expect(untrusted.root.mcp.servers()).toEqual([])
+    new FolderTrust(join(dir.path, 'home')).grant(dir.path)
     await using dsh = await createDsh({ mcpJson: true, cwd: dir.path })
+    if (saved === undefined) delete process.env.DSH_HOME
+    else process.env.DSH_HOME = saved
     expect(dsh.root.mcp.servers()).toEqual([
       expect.objectContaining({ name: 'project', source: join(dir.path, '.mcp.json'), state: 'ready' }),
     ])

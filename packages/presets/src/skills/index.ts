@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path'
 import { matchesToolPattern } from '@dsh/agent/tools'
 import type {} from '@dsh/composition'
 import { agentScopeOf, type Context, HarnessError, Service } from '@dsh/kernel'
+import { projectConfigItems, projectTrust } from '@dsh/settings/trust'
 
 // The YAML library loads with the first skill file read: a session with no skills never needs it.
 const require = createRequire(import.meta.url)
@@ -199,10 +200,23 @@ export class SkillsService extends Service {
     return { ...info, description: parsed.description, body: parsed.body, files: await listFiles(info.dir) }
   }
 
+  /** Project skill directories with files besides Markdown that the folder's trust does not cover. */
+  private untrustedProjectSkills(): Set<string> {
+    if (this.config.project === false) return new Set()
+    const cwd = this.config.cwd ?? this.home.get('launcher')?.config.cwd ?? process.cwd()
+    const trust = projectTrust(this.home, this.config.home)
+    return new Set(
+      projectConfigItems(cwd)
+        .filter((item) => item.kind === 'skill' && !trust.admits(cwd, item.path))
+        .map((item) => join(cwd, item.path)),
+    )
+  }
+
   private scan(): Promise<{ skills: SkillInfo[]; problems: SkillProblem[] }> {
     this._catalog ??= (async () => {
       const byName = new Map<string, SkillInfo>()
       const problems: SkillProblem[] = []
+      const gated = this.untrustedProjectSkills()
       for (const root of this.roots()) {
         if (!(await isDir(root.dir))) continue
         const entries = (await readdir(root.dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))
@@ -210,6 +224,13 @@ export class SkillsService extends Service {
           if (!entry.isDirectory() && !entry.isSymbolicLink()) continue
           const dir = join(root.dir, entry.name)
           const path = join(dir, 'SKILL.md')
+          if (gated.has(dir)) {
+            problems.push({
+              path,
+              message: `skill ${dir} has scripts and this folder is not trusted (or it changed since); review it, then run \`dsh trust\``,
+            })
+            continue
+          }
           let text: string
           try {
             text = await readFile(path, 'utf8')

@@ -1,0 +1,196 @@
+// The record of trusted folders, `$DSH_HOME/trust.json`: per folder (its real path), the content hash
+// of each gated item as it was when the user trusted it. An item is admitted only while its content
+// still has that hash, so an edited `.mcp.json` or a preset the model wrote mid-session asks again.
+import { createHash, randomBytes } from 'node:crypto'
+import {
+  chmodSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
+import { join, resolve } from 'node:path'
+import { HarnessError } from '@dsh/kernel'
+import { listFiles, projectConfigItems, type TrustItem } from './items.js'
+
+export interface FolderRecord {
+  trustedAt: string
+  /** Item path (relative to the folder) to the hash of its content when trusted. */
+  items: Record<string, string>
+}
+
+interface TrustFile {
+  version: 1
+  folders: Record<string, FolderRecord>
+}
+
+/** A gated item and whether this folder's trust covers it as it is now. */
+export interface ItemState extends TrustItem {
+  admitted: boolean
+}
+
+export interface FolderTrustOptions {
+  /** `--trust`: treat every folder's configuration as trusted in this process, recording nothing. */
+  assume?: boolean
+}
+
+export class FolderTrust {
+  readonly file: string
+  private cached: { mtimeMs: number; size: number; data: TrustFile } | undefined
+
+  constructor(
+    readonly home: string,
+    private readonly options: FolderTrustOptions = {},
+  ) {
+    this.file = join(home, 'trust.json')
+  }
+
+  get assumed(): boolean {
+    return this.options.assume === true
+  }
+
+  /** Whether the item at `path` (relative to `folder`) may load: trusted with this very content. */
+  admits(folder: string, path: string): boolean {
+    if (this.options.assume) return true
+    const recorded = this.record(folder)?.items[path]
+    return recorded !== undefined && recorded === contentHash(join(folder, path))
+  }
+
+  /** The folder's record, if it was ever trusted. */
+  record(folder: string): FolderRecord | undefined {
+    return this.read().folders[folderKey(folder)]
+  }
+
+  /** The gated items of `folder` with whether each is admitted now. */
+  status(folder: string): ItemState[] {
+    return projectConfigItems(folder).map((item) => ({ ...item, admitted: this.admits(folder, item.path) }))
+  }
+
+  /** The gated items of `folder` that would not load. */
+  pending(folder: string): TrustItem[] {
+    return this.status(folder)
+      .filter((item) => !item.admitted)
+      .map(({ admitted: _, ...item }) => item)
+  }
+
+  /** Trusts `folder` as it is now: records the hash of every gated item present. */
+  grant(folder: string): FolderRecord {
+    const items: Record<string, string> = {}
+    for (const item of projectConfigItems(folder)) {
+      const hash = contentHash(join(folder, item.path))
+      if (hash) items[item.path] = hash
+    }
+    const record: FolderRecord = { trustedAt: new Date().toISOString(), items }
+    const data = this.read()
+    this.write({ ...data, folders: { ...data.folders, [folderKey(folder)]: record } })
+    return record
+  }
+
+  /** Records the current content of one item of a trusted folder (the user's own edit through dsh). */
+  update(folder: string, path: string): void {
+    const data = this.read()
+    const key = folderKey(folder)
+    const record = data.folders[key]
+    if (!record) return
+    const hash = contentHash(join(folder, path))
+    const items = { ...record.items }
+    if (hash) items[path] = hash
+    else delete items[path]
+    this.write({ ...data, folders: { ...data.folders, [key]: { ...record, items } } })
+  }
+
+  /** Forgets `folder`; returns whether it was trusted. */
+  revoke(folder: string): boolean {
+    const data = this.read()
+    const key = folderKey(folder)
+    if (!data.folders[key]) return false
+    const folders = { ...data.folders }
+    delete folders[key]
+    this.write({ ...data, folders })
+    return true
+  }
+
+  /** Every trusted folder. */
+  folders(): Array<{ folder: string } & FolderRecord> {
+    return Object.entries(this.read().folders).map(([folder, record]) => ({ folder, ...record }))
+  }
+
+  private read(): TrustFile {
+    const stats = statSync(this.file, { throwIfNoEntry: false })
+    if (!stats) return { version: 1, folders: {} }
+    if (this.cached && this.cached.mtimeMs === stats.mtimeMs && this.cached.size === stats.size) return this.cached.data
+    let data: TrustFile
+    try {
+      const parsed = JSON.parse(readFileSync(this.file, 'utf8')) as Partial<TrustFile>
+      if (!parsed || typeof parsed.folders !== 'object' || parsed.folders === null)
+        throw new Error('no "folders" object')
+      data = { version: 1, folders: parsed.folders }
+    } catch (error) {
+      // A damaged record trusts nothing: failing closed only costs the user a `dsh trust`.
+      throw new HarnessError(
+        'TRUST_FILE_INVALID',
+        `${this.file} is not a valid trust record (${(error as Error).message}); delete it and trust your folders again with \`dsh trust\``,
+        { file: this.file },
+      )
+    }
+    this.cached = { mtimeMs: stats.mtimeMs, size: stats.size, data }
+    return data
+  }
+
+  private write(data: TrustFile): void {
+    mkdirSync(this.home, { recursive: true, mode: 0o700 })
+    const temp = `${this.file}.${randomBytes(6).toString('hex')}.tmp`
+    writeFileSync(temp, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 })
+    chmodSync(temp, 0o600)
+    renameSync(temp, this.file)
+    this.cached = undefined
+  }
+}
+
+/** The key a folder is recorded under: its real path, so a symlinked path finds the same record. */
+export function folderKey(folder: string): string {
+  try {
+    return realpathSync(folder)
+  } catch {
+    return resolve(folder)
+  }
+}
+
+// Keyed by ctime too: a process can put mtime back after an edit of the same size, not ctime.
+const fileHashes = new Map<string, { stamp: string; hash: string }>()
+
+/**
+ * The content hash of a file, or of a directory (every file below it with its relative path, links
+ * by their target); undefined when nothing is there.
+ */
+export function contentHash(path: string): string | undefined {
+  const stats = statSync(path, { throwIfNoEntry: false })
+  if (!stats) return undefined
+  if (!stats.isDirectory()) return fileHash(path)
+  const outer = createHash('sha256')
+  for (const rel of listFiles(path)) {
+    const full = join(path, rel)
+    let link: string | undefined
+    try {
+      link = readlinkSync(full)
+    } catch {
+      link = undefined
+    }
+    outer.update(`${rel}\0${link !== undefined ? `link:${link}` : (fileHash(full) ?? 'unreadable')}\n`)
+  }
+  return `sha256:${outer.digest('hex')}`
+}
+
+function fileHash(path: string): string | undefined {
+  const stats = statSync(path, { throwIfNoEntry: false })
+  if (!stats?.isFile()) return stats ? `special:${stats.mode}` : undefined
+  const stamp = `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`
+  const cached = fileHashes.get(path)
+  if (cached?.stamp === stamp) return cached.hash
+  const hash = `sha256:${createHash('sha256').update(readFileSync(path)).digest('hex')}`
+  fileHashes.set(path, { stamp, hash })
+  return hash
+}
