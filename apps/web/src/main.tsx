@@ -11,6 +11,7 @@ import { type ShortcutActions, useShortcuts } from './shortcuts'
 import { SessionView } from './views/session'
 import { ConfigBanner, SettingsPage } from './views/settings'
 import { Sidebar } from './views/sidebar'
+import { TrustBanner } from './views/trust'
 import './style.css'
 
 /** What the keyboard shortcuts do, for the open session (if any). */
@@ -43,6 +44,7 @@ function App() {
   return (
     <div class="app">
       <ConfigBanner />
+      <TrustBanner />
       <NavToggle />
       <Sidebar current={session} />
       {session ? (

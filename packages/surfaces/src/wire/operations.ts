@@ -10,6 +10,7 @@ import { exportFile, searchSessions, workspacesView } from '../web/session-api.j
 import { credentialsOf, modelsView, settingsOf, settingsView } from '../web/settings-api.js'
 import { type Operation, op, type WebRoute, type WireScope } from './operation.js'
 import { checkParams, type FromSchema, type JsonSchema, NoParams, Schema as S } from './schema.js'
+import { trustOperations } from './trust-operations.js'
 import type {
   CancelResult,
   CommandRunResult,
@@ -410,6 +411,7 @@ export const operations = {
     web: { method: 'GET', path: '/api/models' },
     handler: (_host, _params, scope) => modelsView(scope.ctx),
   }),
+  ...trustOperations,
 } satisfies Record<string, Operation<JsonSchema, unknown>>
 
 export type Operations = typeof operations

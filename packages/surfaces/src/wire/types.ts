@@ -191,3 +191,11 @@ export interface ClientModuleEntry {
   hash: string
   url: string
 }
+
+/** A folder's gated configuration as `trust/status` and `trust/grant` answer it. */
+export interface FolderTrustView {
+  folder: string
+  /** The folder was trusted once (some items may have changed since: see each item). */
+  trusted: boolean
+  items: Array<{ kind: string; path: string; summary: string; admitted: boolean }>
+}
