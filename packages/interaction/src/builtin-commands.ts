@@ -2,6 +2,7 @@
 // /compact. (/plan and /goal are registered by @dsh/interaction/work-state, next to the state they change.)
 // Optional services (`ctx.approval`, `ctx.sandboxPolicy`, `ctx.compaction`) are looked up per call.
 import type {} from '@dsh/agent/approval'
+import type {} from '@dsh/agent/approval/permissions'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { Session } from '@dsh/session'
 import { type CommandContext, requireAgent, requireSession, usageError } from './commands.js'
@@ -67,10 +68,19 @@ export default {
 
     ctx.commands.register({
       name: 'permissions',
-      description: 'Show or change the permission mode (sandbox preset, or approval ask/never)',
-      usage: '[preset | mode | ask | never]',
+      description: 'Show or change the permission mode and rules (allow/ask/deny RULE, remove RULE)',
+      usage: '[preset | mode | ask | never | allow RULE | ask RULE | deny RULE | remove RULE]',
       run(args, context) {
         const session = requireSession(context)
+        const rules = ctx.get('permissions')
+        const edit = /^(allow|ask|deny|remove)\s+(\S.*)$/.exec(args.trim())
+        if (edit) {
+          if (!rules) throw usageError('permissions', 'allow|ask|deny|remove RULE', 'the permissions row is not loaded')
+          const [, verb, rule] = edit as unknown as [string, 'allow' | 'ask' | 'deny' | 'remove', string]
+          if (verb === 'remove') return rules.remove(rule) ? `removed ${rule}` : `${rule} is not in your settings`
+          const added = rules.add(verb, rule)
+          return `${verb} ${added.text} (saved in ${added.source})`
+        }
         const sandbox = optional<SandboxPolicyLike>(ctx, 'sandboxPolicy')
         const approval = ctx.get('approval')
         if (args) {
@@ -84,6 +94,15 @@ export default {
           parts.push(`presets: ${Object.keys(sandbox.presets()).join(', ')}`)
         }
         if (approval) parts.push(`approval: ${approval.policy(session.id)}`)
+        if (rules) {
+          const all = rules.rules()
+          parts.push(
+            all.length === 0
+              ? 'rules: none (add one: /permissions allow Bash(npm test:*))'
+              : 'rules (deny wins, then ask, then allow):',
+          )
+          for (const rule of all) parts.push(`  ${rule.effect} ${rule.text}  (${rule.source})`)
+        }
         return parts.join('\n') || 'no permission services are active'
       },
     })

@@ -1,0 +1,190 @@
+// The `permissions` row: `ctx.permissions`, rules a person writes (`permissions.allow` / `ask` / `deny`
+// in the user's settings, and in a project's settings once the folder is trusted) deciding tool calls
+// before anyone is asked. Any deny wins, then ask, then allow. A deny is the call's logged result; an
+// ask rule puts the question (its reason names the rule); an allow rule answers a question the call
+// raised, logged as the decision's reason. An allow never widens the sandbox: it only answers.
+
+import type {} from '@dsh/composition'
+import { type Context, HarnessError, Service } from '@dsh/kernel'
+import type {} from '@dsh/session'
+import type {} from '@dsh/settings'
+import type { ToolCallInput } from '../tools/types.js'
+import type {} from './index.js'
+import { decide, type PermissionRule, parseRule, type RuleEffect, type RuleSubject } from './rules.js'
+
+export type { PermissionRule, RuleEffect } from './rules.js'
+
+declare module 'cordis' {
+  interface Context {
+    permissions: PermissionsService
+  }
+}
+
+interface RuleLists {
+  allow?: string[]
+  ask?: string[]
+  deny?: string[]
+}
+
+declare module '@dsh/settings' {
+  interface SettingsMap {
+    /** Permission rules: `{ allow: [...], ask: [...], deny: [...] }` such as `Bash(npm test:*)`. */
+    permissions: RuleLists
+  }
+}
+
+export interface PermissionsConfig {
+  /** Rules from the row itself (a user patch), beside the settings files'. */
+  allow?: string[]
+  ask?: string[]
+  deny?: string[]
+}
+
+const EFFECTS: readonly RuleEffect[] = ['allow', 'ask', 'deny']
+const list = { type: 'array', items: { type: 'string', minLength: 1 } }
+
+export class PermissionsService extends Service {
+  static readonly provide = 'permissions'
+  readonly config: PermissionsConfig
+  readonly home: Context
+  /** Calls an allow rule may answer a question for, by call id, until their result. */
+  private readonly pending = new Map<string, RuleSubject>()
+
+  constructor(ctx: Context, config: PermissionsConfig = {}) {
+    super(ctx, 'permissions')
+    this.config = config ?? {}
+    this.home = ctx
+    for (const effect of EFFECTS) for (const text of this.config[effect] ?? []) check(text, 'permissions row config')
+    ctx.inject(['settings'], (inner) => {
+      inner.settings.define('permissions', {
+        schema: {
+          type: 'object',
+          properties: { allow: list, ask: list, deny: list },
+          additionalProperties: false,
+        },
+        default: {},
+        description: 'permission rules: { allow, ask, deny } lists such as Bash(npm test:*), Edit(src/**), mcp__github',
+        allowed: '{ allow?: [rule], ask?: [rule], deny?: [rule] } where a rule is Tool or Tool(specifier)',
+        check: (value) => {
+          for (const effect of EFFECTS)
+            for (const text of (value as RuleLists)[effect] ?? [])
+              try {
+                parseRule(text)
+              } catch (error) {
+                return (error as Error).message
+              }
+          return undefined
+        },
+      })
+    })
+    // Outermost on the policy layer: a deny is final whatever a later listener would say.
+    ctx.on('tools/pre-execute', (call, next) => this.preExecute(call, next), true)
+    ctx.on(
+      'approval/request',
+      async (question, next) => {
+        const subject = question.toolCallId === undefined ? undefined : this.pending.get(question.toolCallId)
+        const rule = subject && decide(this.rules(), subject)
+        if (rule?.effect === 'allow') return { decision: 'allowed-once', reason: `allowed by ${describe(rule)}` }
+        return next()
+      },
+      true,
+    )
+    ctx.on('tools/result', (result) => void this.pending.delete(result.toolCallId))
+  }
+
+  /** Every rule in force, user settings first, then the trusted project's, then the row's. */
+  rules(): PermissionRule[] {
+    const out: PermissionRule[] = []
+    const settings = this.home.get('settings')
+    if (settings?.has('permissions')) {
+      for (const source of ['user', 'project'] as const) {
+        const lists = settings.fileValue('permissions', source) as RuleLists | undefined
+        const where = source === 'user' ? settings.userFile : settings.projectFile
+        for (const effect of EFFECTS)
+          for (const text of lists?.[effect] ?? []) out.push({ effect, text, source: where })
+      }
+    }
+    for (const effect of EFFECTS)
+      for (const text of this.config[effect] ?? []) out.push({ effect, text, source: 'the permissions row' })
+    return out
+  }
+
+  /** The rule that decides a call now, if any. */
+  decide(subject: RuleSubject): PermissionRule | undefined {
+    return decide(this.rules(), subject)
+  }
+
+  /** Adds a rule to the user's settings (`/permissions allow Bash(npm test:*)`). */
+  add(effect: RuleEffect, text: string): PermissionRule {
+    check(text, 'rule')
+    const settings = this.requireSettings()
+    const current = (settings.fileValue('permissions', 'user') as RuleLists | undefined)?.[effect] ?? []
+    if (!current.includes(text)) settings.set(`permissions.${effect}`, [...current, text], { scope: 'user' })
+    return { effect, text, source: settings.userFile }
+  }
+
+  /** Removes a rule from the user's settings; returns whether it was there. */
+  remove(text: string): boolean {
+    const settings = this.requireSettings()
+    const lists = (settings.fileValue('permissions', 'user') as RuleLists | undefined) ?? {}
+    let removed = false
+    for (const effect of EFFECTS) {
+      const current = lists[effect] ?? []
+      if (!current.includes(text)) continue
+      settings.set(
+        `permissions.${effect}`,
+        current.filter((item) => item !== text),
+        { scope: 'user' },
+      )
+      removed = true
+    }
+    return removed
+  }
+
+  private requireSettings() {
+    const settings = this.home.get('settings')
+    if (!settings)
+      throw new HarnessError(
+        'CONFIG_NO_SETTINGS',
+        'permission rules are kept in settings, which this profile disables',
+        {},
+      )
+    return settings
+  }
+
+  private async preExecute(
+    call: ToolCallInput,
+    next: () => Promise<import('../tools/types.js').ToolPreExecuteDecision>,
+  ) {
+    const subject: RuleSubject = { toolName: call.toolName, args: call.args, cwd: this.cwdOf(call.sessionId) }
+    const rule = this.decide(subject)
+    if (rule?.effect === 'deny') return { action: 'deny', reason: `denied by ${describe(rule)}` } as const
+    this.pending.set(call.callId, subject)
+    const inner = await next()
+    if (rule?.effect !== 'ask' || inner.action !== 'allow') return inner
+    return {
+      action: 'ask',
+      reason: `${describe(rule)} asks first`,
+      ...(inner.args ? { args: inner.args } : {}),
+    } as const
+  }
+
+  private cwdOf(sessionId: string | undefined): string {
+    const session = sessionId === undefined ? undefined : this.home.get('sessions')?.get(sessionId)
+    return session?.header.cwd ?? this.home.get('launcher')?.config.cwd ?? process.cwd()
+  }
+}
+
+function describe(rule: PermissionRule): string {
+  return `rule ${rule.effect} ${rule.text} (${rule.source})`
+}
+
+function check(text: string, where: string): void {
+  try {
+    parseRule(text)
+  } catch (error) {
+    throw new HarnessError('PERMISSION_RULE_INVALID', `${where}: ${(error as Error).message}`, { rule: text })
+  }
+}
+
+export default PermissionsService
