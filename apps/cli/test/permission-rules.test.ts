@@ -79,4 +79,13 @@ describe('permission rules', () => {
     expect((await runDsh(['run', 'tidy up'], { home, cwd: project, modelUrl: model.url })).code).toBe(0)
     expect(existsSync(join(project, 'victim.txt'))).toBe(true)
   })
+
+  it("reads the rules of a trusted project's .claude/settings.json too", async () => {
+    mkdirSync(join(project, '.claude'))
+    writeFileSync(join(project, '.claude', 'settings.json'), JSON.stringify({ permissions: { deny: ['Bash(rm:*)'] } }))
+    expect((await runDsh(['trust'], { home, cwd: project })).code).toBe(0)
+    expect((await runDsh(['run', 'tidy up'], { home, cwd: project, modelUrl: model.url })).code).toBe(0)
+    expect(existsSync(join(project, 'victim.txt'))).toBe(true)
+    expect(results().c1?.text).toContain(join(project, '.claude', 'settings.json'))
+  })
 })

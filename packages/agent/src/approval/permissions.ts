@@ -4,10 +4,13 @@
 // ask rule puts the question (its reason names the rule); an allow rule answers a question the call
 // raised, logged as the decision's reason. An allow never widens the sandbox: it only answers.
 
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import type {} from '@dsh/composition'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type {} from '@dsh/session'
 import type {} from '@dsh/settings'
+import { projectTrust } from '@dsh/settings/trust'
 import type { ToolCallInput } from '../tools/types.js'
 import type {} from './index.js'
 import { decide, type PermissionRule, parseRule, type RuleEffect, type RuleSubject } from './rules.js'
@@ -104,8 +107,30 @@ export class PermissionsService extends Service {
           for (const text of lists?.[effect] ?? []) out.push({ effect, text, source: where })
       }
     }
+    for (const rule of this.claudeRules()) out.push(rule)
     for (const effect of EFFECTS)
       for (const text of this.config[effect] ?? []) out.push({ effect, text, source: 'the permissions row' })
+    return out
+  }
+
+  /** `permissions` of the project's `.claude/settings*.json`, the same syntax, once the folder is trusted. */
+  private claudeRules(): PermissionRule[] {
+    const cwd = this.home.get('launcher')?.config.cwd ?? process.cwd()
+    const trust = projectTrust(this.home)
+    const out: PermissionRule[] = []
+    for (const name of ['settings.json', 'settings.local.json']) {
+      const file = join(cwd, '.claude', name)
+      if (!existsSync(file) || !trust.admits(cwd, `.claude/${name}`)) continue
+      let lists: RuleLists | undefined
+      try {
+        lists = (JSON.parse(readFileSync(file, 'utf8')) as { permissions?: RuleLists }).permissions
+      } catch {
+        continue
+      }
+      for (const effect of EFFECTS)
+        for (const text of Array.isArray(lists?.[effect]) ? (lists?.[effect] ?? []) : [])
+          if (typeof text === 'string') out.push({ effect, text, source: file })
+    }
     return out
   }
 
