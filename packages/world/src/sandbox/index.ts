@@ -21,8 +21,18 @@ declare module 'cordis' {
 
 declare module '@dsh/session' {
   interface SessionEventMap {
-    /** The session's permission mode and network changed (`setMode`); the latest wins on resume. */
-    'sandbox/mode': { mode: SandboxMode; network?: NetworkPolicy }
+    /**
+     * The session's permission mode and network changed (`setMode`, `bind`); the latest wins on resume.
+     * `requested`: what was asked when a ceiling clamped it. `bound`: the session is a child that may
+     * never exceed this (its parent's mode and network when it was bound); it stands for the rest of
+     * the session.
+     */
+    'sandbox/mode': {
+      mode: SandboxMode
+      network?: NetworkPolicy
+      requested?: string
+      bound?: { session: string; mode: SandboxMode; network: NetworkPolicy }
+    }
   }
 }
 
@@ -41,6 +51,11 @@ export function isSandboxMode(value: unknown): value is SandboxMode {
 /** True when `wider` allows strictly more than `narrower`. */
 export function isStrictlyWider(wider: SandboxMode, narrower: SandboxMode): boolean {
   return SANDBOX_MODES.indexOf(wider) > SANDBOX_MODES.indexOf(narrower)
+}
+
+/** The narrower of two modes (a child's mode is `narrowest(requested, parent)`). */
+export function narrowest(a: SandboxMode, b: SandboxMode): SandboxMode {
+  return isStrictlyWider(a, b) ? b : a
 }
 
 /** Whether confined commands reach the network: `on` (shared with the host) or `off` (own namespace). */
@@ -95,6 +110,14 @@ export interface SandboxPolicyService {
   setMode(sessionId: string, mode: SandboxMode | string, options?: { network?: NetworkPolicy | string }): SandboxMode
   /** The configured presets by name. */
   presets(): Readonly<Record<string, PermissionPreset>>
+  /**
+   * Bounds a child session by its parent: from now on the child's mode and network are never wider
+   * than the parent's (its own choice, a preset's `setMode`, clamped; a parent that narrows later
+   * narrows it too). Logs the effective mode and the bound in the child's `sandbox/mode`, which keeps
+   * the bound after a restart. Returns the child's effective mode; the disposer drops the live link
+   * to the parent (the logged bound stays).
+   */
+  bind(childSessionId: string, parentSessionId: string): { mode: SandboxMode; dispose(): void }
 }
 
 /** Whether processes can be confined here, and why not. */
