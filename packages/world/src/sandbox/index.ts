@@ -7,6 +7,9 @@ import { resolve } from 'node:path'
 import type {} from '@dsh/agent/approval'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type {} from '@dsh/session'
+import type { ProtectedPath } from './protected.js'
+
+export { PROTECTED_NAMES, type ProtectedPath, protectedPaths } from './protected.js'
 
 declare module 'cordis' {
   interface Context {
@@ -76,6 +79,12 @@ export interface SandboxPolicy {
    * the fs tools). Empty under danger-full-access, which confines nothing.
    */
   readonly secretPaths: readonly string[]
+  /**
+   * Paths in the workspace a write needs a person's approval for, whatever the mode allows (agent
+   * configuration, git hooks): refused by the fs fence (`FS_PROTECTED_PATH`), bound read-only for bash.
+   * Empty under danger-full-access. A call a person approved gets a policy without that path.
+   */
+  readonly protectedPaths: readonly ProtectedPath[]
   /** Network of confined commands; danger-full-access is always `on`. */
   readonly network: NetworkPolicy
   /** Set when this policy is an approved per-call escalation (the mode it widened). */

@@ -20,6 +20,7 @@ import {
   type SandboxPolicy,
   type SandboxPolicyService,
 } from './index.js'
+import { protectedPaths } from './protected.js'
 import { secretPaths } from './secrets.js'
 
 export { HOME_SECRETS } from './secrets.js'
@@ -39,6 +40,8 @@ export interface SandboxPolicyConfig {
   secretPaths?: string[]
   /** The user's home for the built-in secret list. Default: the OS home directory. */
   home?: string
+  /** More paths writes need approval for (relative to the workspace, or absolute), besides the built-in list. */
+  protectedPaths?: string[]
   /**
    * The widest mode any session of this process may have (default `danger-full-access`: no ceiling).
    * A parent dsh sets it for a dsh it starts as an ACP child (`DSH_SANDBOX_CEILING`).
@@ -252,6 +255,9 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
       workspaceRoot: workspace,
       writableRoots: Object.freeze(writable),
       secretPaths: Object.freeze(confined ? this.secretsFor(workspace) : []),
+      protectedPaths: Object.freeze(
+        confined ? protectedPaths(workspace, (path) => this.canonical(path), this.config.protectedPaths) : [],
+      ),
       network: confined ? this.network(sessionId) : 'on',
       ...(location === undefined ? {} : { location }),
     })
