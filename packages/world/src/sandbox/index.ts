@@ -108,6 +108,8 @@ export interface SandboxPolicyService {
    * session's log (so a resumed session keeps its mode), else the configured default.
    */
   mode(sessionId?: string): SandboxMode
+  /** The session's network: a switch in this process, else its logged choice, else the default; never past its ceiling. */
+  network(sessionId?: string): NetworkPolicy
   /** The full policy for a session (or for an explicit mode, e.g. an approved escalation). */
   resolve(sessionId?: string, mode?: SandboxMode): SandboxPolicy
   /**

@@ -170,6 +170,7 @@ describe('ctx.sandbox (bwrap)', () => {
       workspaceRoot: '/tmp',
       writableRoots: ['/tmp'],
       secretPaths: [],
+      protectedPaths: [],
       network: 'on' as const,
     }
     let usable = false
