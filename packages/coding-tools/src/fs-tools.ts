@@ -16,6 +16,7 @@ import {
   ESCALATION_PROPERTIES,
   type EscalationArgs,
   fsFailure,
+  withProtection,
   workspaceOf,
 } from './shared.js'
 
@@ -179,17 +180,19 @@ export function createFsTools(ctx: Context, config: FsToolsConfig = {}): ToolDef
       const e = env(ctx, call)
       const path = e.fs.resolvePath(args.path, base(e))
       const policy = await callPolicy(ctx, call, args, `Write ${path} with wider sandbox permissions`)
-      const options = { ...base(e), ...(policy ? { policy } : {}) }
       try {
-        const current = await e.fs.version(path, options)
-        const decision = await intent(ctx, { ...sid(call), path, kind: 'write', current })
-        const mode: WriteMode =
-          decision.action === 'allow' && decision.expectedVersion !== undefined
-            ? { kind: 'replaceIfVersion', version: decision.expectedVersion }
-            : current === undefined
-              ? { kind: 'createIfAbsent' }
-              : { kind: 'overwrite' }
-        const result = await e.fs.writeText(path, args.content, mode, options)
+        const result = await withProtection(ctx, call, policy, async (policy) => {
+          const options = { ...base(e), ...(policy ? { policy } : {}) }
+          const current = await e.fs.version(path, options)
+          const decision = await intent(ctx, { ...sid(call), path, kind: 'write', current })
+          const mode: WriteMode =
+            decision.action === 'allow' && decision.expectedVersion !== undefined
+              ? { kind: 'replaceIfVersion', version: decision.expectedVersion }
+              : current === undefined
+                ? { kind: 'createIfAbsent' }
+                : { kind: 'overwrite' }
+          return e.fs.writeText(path, args.content, mode, options)
+        })
         ctx.emit('fs/mutated', { ...sid(call), path, version: result.version })
         const lines = args.content === '' ? 0 : args.content.split('\n').length - (args.content.endsWith('\n') ? 1 : 0)
         return `${result.created ? 'Created' : 'Wrote'} ${path} (${lines} lines).`
@@ -231,19 +234,21 @@ export function createFsTools(ctx: Context, config: FsToolsConfig = {}): ToolDef
       const e = env(ctx, call)
       const path = e.fs.resolvePath(args.path, base(e))
       const policy = await callPolicy(ctx, call, args, `Edit ${path} with wider sandbox permissions`)
-      const options = { ...base(e), ...(policy ? { policy } : {}) }
       try {
-        const current = await e.fs.version(path, options)
-        if (current === undefined)
-          throw new ToolError(`File not found: ${path}. Use write to create a new file.`, 'FS_NOT_FOUND')
-        const decision = await intent(ctx, { ...sid(call), path, kind: 'edit', current })
-        const expectedVersion: FileVersion | undefined =
-          decision.action === 'allow' ? decision.expectedVersion : undefined
-        const result = await e.fs.editText(
-          path,
-          [{ oldText: args.old_string, newText: args.new_string, replaceAll: args.replace_all === true }],
-          { ...options, ...(expectedVersion ? { expectedVersion } : {}) },
-        )
+        const result = await withProtection(ctx, call, policy, async (policy) => {
+          const options = { ...base(e), ...(policy ? { policy } : {}) }
+          const current = await e.fs.version(path, options)
+          if (current === undefined)
+            throw new ToolError(`File not found: ${path}. Use write to create a new file.`, 'FS_NOT_FOUND')
+          const decision = await intent(ctx, { ...sid(call), path, kind: 'edit', current })
+          const expectedVersion: FileVersion | undefined =
+            decision.action === 'allow' ? decision.expectedVersion : undefined
+          return e.fs.editText(
+            path,
+            [{ oldText: args.old_string, newText: args.new_string, replaceAll: args.replace_all === true }],
+            { ...options, ...(expectedVersion ? { expectedVersion } : {}) },
+          )
+        })
         ctx.emit('fs/mutated', { ...sid(call), path, version: result.version })
         const count = result.replacements === 1 ? '1 replacement' : `${result.replacements} replacements`
         return {

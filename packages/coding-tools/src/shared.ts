@@ -2,6 +2,7 @@
 // identity, sandbox escalation of one call, and turning seam errors into model-facing failures.
 import { readFileSync } from 'node:fs'
 import { basename, dirname } from 'node:path'
+import type {} from '@dsh/agent/approval'
 import { type ToolCallContext, ToolError } from '@dsh/agent/tools'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type {} from '@dsh/session'
@@ -69,6 +70,67 @@ export async function callPolicy(
   })
   if (!outcome.ok) throw new ToolError(`[escalation refused] ${outcome.message}`, outcome.code)
   return outcome.policy
+}
+
+/**
+ * A write refused with `FS_PROTECTED_PATH` (agent configuration, git hooks) goes to a person, with the
+ * risk named. Returns the call's policy without that one path when they allow it once; otherwise throws
+ * the refusal the model reads (headless without an approver: refused, and it says how to get it done).
+ */
+export async function approveProtected(
+  ctx: Context,
+  call: ToolCallContext,
+  error: HarnessError,
+  policy: SandboxPolicy | undefined,
+): Promise<SandboxPolicy> {
+  const { protected: guarded, why, target } = error.facts as { protected: string; why: string; target: string }
+  const current = effectivePolicy(ctx, call, policy)
+  const approval = ctx.get('approval')
+  const decision =
+    approval && current
+      ? await approval.request(
+          {
+            ...(call.sessionId === undefined ? {} : { sessionId: call.sessionId }),
+            toolCallId: call.callId,
+            toolName: call.toolName,
+            kind: 'protected-path',
+            summary: `${call.toolName === 'edit' ? 'Edit' : 'Write'} ${target}`,
+            reason: `${guarded} ${why}`,
+            details: { path: target, protected: guarded, why },
+          },
+          call.signal,
+        )
+      : 'unavailable'
+  if (decision !== 'allowed-once' || !current) {
+    throw new ToolError(
+      `[protected: refused] ${error.message}; it was not approved (${decision}). Do not write it another way: tell the user what the change is and let them make it (or run with an approver).`,
+      'FS_PROTECTED_PATH',
+    )
+  }
+  return Object.freeze({
+    ...current,
+    protectedPaths: Object.freeze(current.protectedPaths.filter((entry) => entry.path !== guarded)),
+  })
+}
+
+/**
+ * Runs a mutation under `policy`; when the fence says the target is protected, asks (above) and runs it
+ * once more under the approved policy. A second protected path in the same call asks again.
+ */
+export async function withProtection<T>(
+  ctx: Context,
+  call: ToolCallContext,
+  policy: SandboxPolicy | undefined,
+  run: (policy: SandboxPolicy | undefined) => Promise<T>,
+): Promise<T> {
+  for (let current = policy; ; ) {
+    try {
+      return await run(current)
+    } catch (error) {
+      if (!HarnessError.is(error) || error.code !== 'FS_PROTECTED_PATH') throw error
+      current = await approveProtected(ctx, call, error, current)
+    }
+  }
 }
 
 /** The policy a denied call ran under, for the denial hint. */

@@ -10,6 +10,11 @@ export interface ResolvedServer {
   name: string
   source: string
   config: McpServerConfig
+  /**
+   * Configured by the user (a row of their profile), not found in the project (`.mcp.json`) or handed
+   * over by a client: only then is its `readOnlyHint` believed in a read-only session.
+   */
+  trusted?: boolean
 }
 
 /**
@@ -144,7 +149,7 @@ export function resolveServers(
   const rowProblems: string[] = []
   for (const [name, raw] of Object.entries(rowServers ?? {})) {
     const checked = checkServer(name, raw, env)
-    if (checked.config) servers.push({ name, source: 'config', config: checked.config })
+    if (checked.config) servers.push({ name, source: 'config', config: checked.config, trusted: true })
     rowProblems.push(...checked.problems)
   }
   if (rowProblems.length > 0) {

@@ -113,6 +113,8 @@ export interface McpAttachOptions {
   layer?: ToolLayer
   /** Shown as each server's `source` in its status, e.g. `acp session <id>`. */
   source: string
+  /** Believe these servers' `readOnlyHint` in read-only sessions (default false: every call asks there). */
+  trusted?: boolean
 }
 
 /** Servers attached to one scope (see `McpManager.attach`). */

@@ -96,7 +96,9 @@ export class McpService extends Service implements McpManager {
     const problems: string[] = []
     for (const [name, raw] of Object.entries(servers)) {
       const checked = checkServer(name, raw, undefined)
-      if (checked.config) resolved.push({ name, source: options.source, config: checked.config })
+      if (checked.config) {
+        resolved.push({ name, source: options.source, config: checked.config, trusted: options.trusted === true })
+      }
       problems.push(...checked.problems)
     }
     if (problems.length > 0) {

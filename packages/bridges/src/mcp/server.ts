@@ -1,8 +1,17 @@
 // One MCP server as one plugin: its connection (stdio child or Streamable HTTP), its tools bridged into
 // `ctx.tools` for the plugin's lifetime, list_changed refreshes, and crash restarts with bounded backoff.
 // Disposing the plugin closes the client (which ends the child process) and unregisters every tool.
+// A server runs outside dsh's sandbox: in a read-only session its tools ask first (`tools/pre-execute`)
+// unless the tool says it only reads (`readOnlyHint`) and the user configured the server (issue 34).
 
-import { defineTool, ToolError, type ToolLayer, type ToolParameters } from '@dsh/agent/tools'
+import {
+  defineTool,
+  type ToolCallInput,
+  ToolError,
+  type ToolLayer,
+  type ToolParameters,
+  type ToolPreExecuteDecision,
+} from '@dsh/agent/tools'
 import type {} from '@dsh/attachments'
 import type { Context, JsonValue } from '@dsh/kernel'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -49,7 +58,7 @@ class Connection {
   private connectedAt = 0
   private refreshing: Promise<void> | undefined
   private refreshAgain = false
-  private readonly registered = new Map<string, { fingerprint: string; dispose: () => void }>()
+  private readonly registered = new Map<string, { fingerprint: string; dispose: () => void; readOnly: boolean }>()
   private firstSettled = false
 
   constructor(
@@ -220,7 +229,8 @@ class Connection {
     for (const [name, tool] of wanted) {
       if (this.registered.has(name)) continue
       const dispose = this.register(name, tool)
-      if (dispose) this.registered.set(name, { fingerprint: JSON.stringify(tool), dispose })
+      const readOnly = tool.annotations?.readOnlyHint === true
+      if (dispose) this.registered.set(name, { fingerprint: JSON.stringify(tool), dispose, readOnly })
     }
     this.report({})
   }
@@ -292,6 +302,30 @@ class Connection {
     return { content, isError: result.isError === true, details }
   }
 
+  /**
+   * The read-only rule for one of this server's tools: in a session whose permission mode is
+   * read-only, a call asks unless the tool is declared read-only by a server the user trusts. The
+   * server is a process (or a remote service) outside the sandbox, so the mode cannot confine it.
+   */
+  gate(call: ToolCallInput, decision: ToolPreExecuteDecision): ToolPreExecuteDecision {
+    const entry = this.registered.get(call.toolName)
+    if (!entry || decision.action !== 'allow') return decision
+    // Structural: the sandbox policy is optional here (a profile without one has no permission modes).
+    const policy = (this.ctx.get as (name: string) => unknown)('sandboxPolicy') as
+      | { mode(sessionId?: string): string }
+      | undefined
+    if (policy?.mode(call.sessionId) !== 'read-only') return decision
+    if (entry.readOnly && this.options.server.trusted) return decision
+    const why = entry.readOnly
+      ? `it says it only reads, but server "${this.options.server.name}" comes from ${this.options.server.source}, not from your configuration`
+      : 'it is not declared read-only (annotations.readOnlyHint)'
+    return {
+      action: 'ask',
+      reason: `this session is read-only and MCP servers run outside its sandbox; ${why}`,
+      ...(decision.args === undefined ? {} : { args: decision.args }),
+    }
+  }
+
   private unregisterAll(): void {
     for (const entry of this.registered.values()) entry.dispose()
     this.registered.clear()
@@ -307,6 +341,7 @@ export const McpServerPlugin = {
   inject: ['tools'],
   apply(ctx: Context, config: ServerPluginConfig) {
     const connection = new Connection(ctx, config)
+    ctx.on('tools/pre-execute', async (call, next) => connection.gate(call, await next()))
     ctx.effect(() => {
       connection.start()
       return () => connection.stop()

@@ -7,6 +7,7 @@
 import type {} from '@dsh/agent/system-prompt'
 import type {} from '@dsh/composition'
 import { type Context, HarnessError } from '@dsh/kernel'
+import type {} from '@dsh/world/sandbox'
 import type { SubagentLaunch } from '../subagents/index.js'
 import type { AgentSpec } from './child.js'
 import { type AcpAgentConfig, type AcpSettings, type AcpSubagentsConfig, agentEnv, checkConfig } from './config.js'
@@ -26,6 +27,15 @@ function checkLaunch(name: string, launch: SubagentLaunch): void {
     ...(request.tools?.allow || request.tools?.deny?.length ? ['tools'] : []),
     ...(request.model !== undefined ? ['model'] : []),
   ]
+  // A child never gets a tool its parent cannot use; an ACP agent brings its own tools, so a parent
+  // whose tools are narrowed (a plan or ask preset) cannot hand work to one.
+  if (request.parent.toolRestrictions.some((restriction) => restriction.allow || restriction.deny?.length)) {
+    throw new HarnessError(
+      'SUBAGENT_UNSUPPORTED',
+      `the ACP agent "${name}" brings its own tools, and yours are narrowed (preset ${request.parent.preset ?? 'of this session'}): a subagent may never use a tool you cannot; use provider spawn`,
+      { agent: name, unsupported: ['tools'] },
+    )
+  }
   if (unsupported.length > 0) {
     throw new HarnessError(
       'SUBAGENT_UNSUPPORTED',
@@ -35,7 +45,26 @@ function checkLaunch(name: string, launch: SubagentLaunch): void {
   }
 }
 
-function specOf(ctx: Context, name: string, agent: AcpAgentConfig, settings: AcpSettings, depth: number): AgentSpec {
+/**
+ * The parent session's permission mode and network as the ceiling of a dsh child (the base bundle's
+ * sandbox-policy row reads these variables): it can narrow itself, never widen past its parent. An agent
+ * that is not dsh ignores them; its permission requests still come to the parent's approval.
+ */
+function ceilingEnv(ctx: Context, launch: SubagentLaunch): Record<string, string> {
+  const policy = ctx.get('sandboxPolicy')
+  if (!policy) return {}
+  const { mode, network } = policy.resolve(launch.request.parent.session.id)
+  return { DSH_SANDBOX_CEILING: mode, DSH_SANDBOX_NETWORK_CEILING: network }
+}
+
+function specOf(
+  ctx: Context,
+  name: string,
+  agent: AcpAgentConfig,
+  settings: AcpSettings,
+  depth: number,
+  launch: SubagentLaunch,
+): AgentSpec {
   const self = ctx.get('launcher')?.config.self
   const command = agent.command !== undefined ? [agent.command] : self
   if (!command || command.length === 0) {
@@ -49,7 +78,7 @@ function specOf(ctx: Context, name: string, agent: AcpAgentConfig, settings: Acp
     name,
     argv: [...command, ...(agent.args ?? [])],
     // The child counts itself one level deeper: its own ACP children see how deep the chain already is.
-    env: { ...agentEnv(agent, process.env), DSH_ACP_DEPTH: String(depth) },
+    env: { ...agentEnv(agent, process.env), ...ceilingEnv(ctx, launch), DSH_ACP_DEPTH: String(depth) },
     startTimeoutMs: settings.startTimeoutMs,
     graceMs: settings.graceMs,
   }
@@ -88,7 +117,7 @@ export default {
               { depth, maxDepth: max },
             )
           }
-          const spec = specOf(ctx, name, agent, settings, depth)
+          const spec = specOf(ctx, name, agent, settings, depth, launch)
           // The ACP SDK (and the zod schemas it builds at load, ~100 modules) loads with the first child:
           // most sessions never start one (decision 390).
           return import('./child.js').then(({ startAcpChild }) => startAcpChild(ctx, launch, spec))

@@ -2,6 +2,7 @@
 // child session (a fork of the parent's log: empty for spawn, the last closed turn for fork), an agent
 // over it, and the child's composition: its preset (the requested one, else the parent's), its tool
 // restrictions (the parent's, then the launch filter: a child never sees a tool its parent cannot use),
+// its permission mode and network bound by the parent's (a preset may narrow them, never widen them),
 // the persona section, approval policy `never`.
 import { type Agent, foldInbox, type InboxSplice } from '@dsh/agent'
 import type {} from '@dsh/agent/approval'
@@ -9,6 +10,7 @@ import type {} from '@dsh/agent/system-prompt'
 import type {} from '@dsh/agent/tools'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { Session } from '@dsh/session'
+import type {} from '@dsh/world/sandbox'
 import { type ChildRunResult, outcomeOf, type SubagentChild, type SubagentLaunch } from './index.js'
 
 /**
@@ -72,6 +74,7 @@ export async function startInProcess(launch: SubagentLaunch, seed: ChildSeed): P
       session = ctx.sessions.fork(parent.session, seed === 'fresh' ? -1 : lastClosedTurn(parent.session), id)
     }
     compose(ctx, launch, session)
+    bound(ctx, session, parent.session)
     // The restrictions go with the agent from its creation: a resumed child never takes a step without them.
     const preset = request.preset ?? parent.preset
     const agent = await ctx.agents.create({
@@ -82,6 +85,7 @@ export async function startInProcess(launch: SubagentLaunch, seed: ChildSeed): P
       ...(request.maxSteps !== undefined ? { maxSteps: request.maxSteps } : {}),
       ...(preset !== undefined ? { preset } : {}),
     })
+    never(ctx, session)
     return new InProcessChild(ctx, fiber, agent)
   } catch (error) {
     await fiber.dispose()
@@ -103,24 +107,39 @@ function dropQueued(session: Session): void {
   }
 }
 
-/** The child's persona and approval policy, registered on its scope so they go when the child goes. */
+/** The child's persona, registered on its scope so it goes when the child goes. */
 function compose(ctx: Context, launch: SubagentLaunch, session: Session): void {
   const { persona } = launch
-  const agent = { id: launch.id, session }
   ctx.systemPrompt.register({
-    name: `subagent-persona:${agent.id}`,
-    agentId: agent.id,
+    name: `subagent-persona:${launch.id}`,
+    agentId: launch.id,
     order: 900,
     render: () => persona,
   })
-  // A delegated child cannot reach a person: nobody is ever asked on its behalf.
+  never(ctx, session)
+}
+
+/**
+ * A delegated child cannot reach a person: nobody is ever asked on its behalf. Set before the agent is
+ * created and again after, because its preset's permission mode (`setMode`) binds an approval policy too.
+ */
+function never(ctx: Context, session: Session): void {
   const approval = ctx.get('approval')
-  if (approval) {
-    ctx.effect(() => {
-      approval.setPolicy(agent.session.id, 'never')
-      return () => approval.setPolicy(agent.session.id, undefined)
-    }, `subagent.approval(${agent.id})`)
-  }
+  if (!approval) return
+  ctx.effect(() => {
+    approval.setPolicy(session.id, 'never')
+    return () => approval.setPolicy(session.id, undefined)
+  }, `subagent.approval(${session.id})`)
+}
+
+/**
+ * The child's permission mode and network never exceed its parent's: bound before the agent exists,
+ * so the preset it is created with is clamped (and its log says so), and released with its scope.
+ */
+function bound(ctx: Context, session: Session, parent: Session): void {
+  const policy = ctx.get('sandboxPolicy')
+  if (!policy) return
+  ctx.effect(() => policy.bind(session.id, parent.id).dispose, `subagent.sandbox(${session.id})`)
 }
 
 interface Pending {

@@ -4,6 +4,7 @@
 import type { Agent } from '@dsh/agent'
 import { defineTool, ToolError } from '@dsh/agent/tools'
 import { type Context, HarnessError } from '@dsh/kernel'
+import type {} from '@dsh/world/sandbox'
 import type { SubagentHandle, SubagentRecord, SubagentReport } from './index.js'
 
 interface TaskArgs {
@@ -29,6 +30,17 @@ export function formatReport(report: SubagentReport, kept = false): { content: s
   lines.push(report.text.trim() ? report.text : '(the subagent gave no final text)')
   if (kept) lines.push(`The subagent stays available: use subagent_send with subagent_id "${report.subagentId}".`)
   return { content: lines.join('\n'), isError: report.outcome !== 'completed' }
+}
+
+/**
+ * What the model must know when its child runs narrower than asked: the child's log records a
+ * `sandbox/mode` with `requested` when a ceiling (its parent's mode) clamped its preset's mode.
+ */
+export function clampNote(handle: SubagentHandle): string | undefined {
+  const events = handle.agent?.session.events ?? []
+  const clamped = events.filter((event) => event.type === 'sandbox/mode' && event.data.requested !== undefined).at(-1)
+  if (clamped?.type !== 'sandbox/mode') return undefined
+  return `[sandbox: the subagent asked for "${clamped.data.requested}" and runs in ${clamped.data.mode}: a subagent never gets a wider permission mode than yours]`
 }
 
 function recordLine(record: SubagentRecord): string {
@@ -143,7 +155,9 @@ export default {
         try {
           const report = await handle.result
           if (args.keep && report.outcome !== 'completed') await release(handle.id)
-          return formatReport(report, args.keep === true && report.outcome === 'completed')
+          const result = formatReport(report, args.keep === true && report.outcome === 'completed')
+          const note = clampNote(handle)
+          return note ? { ...result, content: `${note}\n${result.content}` } : result
         } finally {
           if (!args.keep) await handle.dispose()
         }

@@ -4,7 +4,9 @@
 // publish, and the write goes to the canonical path, so a link swapped in between is refused.
 // This narrows the symlink race; it cannot defeat a hostile writer in this same process.
 // Reads of the policy's secret paths (credentials, ~/.ssh...) are refused with FS_SECRET_DENIED,
-// checked on the canonical path so a symlink in the workspace does not lead around it.
+// checked on the canonical path so a symlink in the workspace does not lead around it. Writes to the
+// policy's protected paths (agent configuration, git hooks) are refused with FS_PROTECTED_PATH: the
+// caller asks a person and retries with a policy that lifts that one path.
 import type { Context } from '@dsh/kernel'
 import { canonicalPath, isWithin, type SandboxPolicy } from '../sandbox/index.js'
 import { type FsCallOptions, fsError } from './index.js'
@@ -59,6 +61,18 @@ export class SandboxFs extends LocalFs {
           : `writing ${where} is not allowed: it is outside the writable roots (${policy.writableRoots.join(', ')})`,
         { path: abs, target, mode: policy.mode, writableRoots: [...policy.writableRoots] },
       )
+    }
+    // Writable by mode, but configuring the agent or running code on git actions: a person decides.
+    const guarded = policy.protectedPaths.find((entry) => isWithin(target, entry.path))
+    if (guarded) {
+      const where = target === abs ? abs : `${abs} (which resolves to ${target})`
+      throw fsError('FS_PROTECTED_PATH', `writing ${where} needs the user's approval: ${guarded.path} ${guarded.why}`, {
+        path: abs,
+        target,
+        protected: guarded.path,
+        why: guarded.why,
+        mode: policy.mode,
+      })
     }
     return target
   }

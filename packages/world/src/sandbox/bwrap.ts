@@ -1,6 +1,7 @@
 // @dsh/world/sandbox/bwrap: confines processes with bubblewrap. The whole filesystem is mounted read-only,
 // the policy's writable roots are bound read-write on top, its secret paths are masked (an empty
-// read-only tmpfs over a directory, /dev/null over a file), /dev and /proc are fresh, the network is
+// read-only tmpfs over a directory, /dev/null over a file), its existing protected paths (git hooks, agent
+// configuration) are bound read-only again, /dev and /proc are fresh, the network is
 // cut when the policy says `off`, and the process gets its own PID namespace so that its whole tree
 // dies with it. Activates even when bwrap is missing:
 // availability is probed on first use and `confine` then fails closed, per call.
@@ -53,6 +54,11 @@ export function bwrapArgv(input: BwrapArgvInput): string[] {
   const { policy } = input
   const args = [input.command, '--ro-bind', '/', '/']
   for (const root of policy.writableRoots) if (input.kindOf(root)) args.push('--bind', root, root)
+  // Protected paths that exist are read-only again on top of the writable binds (a missing one cannot
+  // be bound without creating it in the workspace: see the README's limits).
+  for (const entry of policy.protectedPaths ?? []) {
+    if (input.kindOf(entry.path)) args.push('--ro-bind', entry.path, entry.path)
+  }
   for (const secret of policy.secretPaths) {
     const kind = input.kindOf(secret)
     if (kind === 'directory') args.push('--tmpfs', secret, '--remount-ro', secret)

@@ -7,6 +7,9 @@ import { resolve } from 'node:path'
 import type {} from '@dsh/agent/approval'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type {} from '@dsh/session'
+import type { ProtectedPath } from './protected.js'
+
+export { PROTECTED_NAMES, type ProtectedPath, protectedPaths } from './protected.js'
 
 declare module 'cordis' {
   interface Context {
@@ -21,8 +24,18 @@ declare module 'cordis' {
 
 declare module '@dsh/session' {
   interface SessionEventMap {
-    /** The session's permission mode and network changed (`setMode`); the latest wins on resume. */
-    'sandbox/mode': { mode: SandboxMode; network?: NetworkPolicy }
+    /**
+     * The session's permission mode and network changed (`setMode`, `bind`); the latest wins on resume.
+     * `requested`: what was asked when a ceiling clamped it. `bound`: the session is a child that may
+     * never exceed this (its parent's mode and network when it was bound); it stands for the rest of
+     * the session.
+     */
+    'sandbox/mode': {
+      mode: SandboxMode
+      network?: NetworkPolicy
+      requested?: string
+      bound?: { session: string; mode: SandboxMode; network: NetworkPolicy }
+    }
   }
 }
 
@@ -43,6 +56,11 @@ export function isStrictlyWider(wider: SandboxMode, narrower: SandboxMode): bool
   return SANDBOX_MODES.indexOf(wider) > SANDBOX_MODES.indexOf(narrower)
 }
 
+/** The narrower of two modes (a child's mode is `narrowest(requested, parent)`). */
+export function narrowest(a: SandboxMode, b: SandboxMode): SandboxMode {
+  return isStrictlyWider(a, b) ? b : a
+}
+
 /** Whether confined commands reach the network: `on` (shared with the host) or `off` (own namespace). */
 export type NetworkPolicy = 'on' | 'off'
 
@@ -61,6 +79,12 @@ export interface SandboxPolicy {
    * the fs tools). Empty under danger-full-access, which confines nothing.
    */
   readonly secretPaths: readonly string[]
+  /**
+   * Paths in the workspace a write needs a person's approval for, whatever the mode allows (agent
+   * configuration, git hooks): refused by the fs fence (`FS_PROTECTED_PATH`), bound read-only for bash.
+   * Empty under danger-full-access. A call a person approved gets a policy without that path.
+   */
+  readonly protectedPaths: readonly ProtectedPath[]
   /** Network of confined commands; danger-full-access is always `on`. */
   readonly network: NetworkPolicy
   /** Set when this policy is an approved per-call escalation (the mode it widened). */
@@ -84,6 +108,8 @@ export interface SandboxPolicyService {
    * session's log (so a resumed session keeps its mode), else the configured default.
    */
   mode(sessionId?: string): SandboxMode
+  /** The session's network: a switch in this process, else its logged choice, else the default; never past its ceiling. */
+  network(sessionId?: string): NetworkPolicy
   /** The full policy for a session (or for an explicit mode, e.g. an approved escalation). */
   resolve(sessionId?: string, mode?: SandboxMode): SandboxPolicy
   /**
@@ -95,6 +121,14 @@ export interface SandboxPolicyService {
   setMode(sessionId: string, mode: SandboxMode | string, options?: { network?: NetworkPolicy | string }): SandboxMode
   /** The configured presets by name. */
   presets(): Readonly<Record<string, PermissionPreset>>
+  /**
+   * Bounds a child session by its parent: from now on the child's mode and network are never wider
+   * than the parent's (its own choice, a preset's `setMode`, clamped; a parent that narrows later
+   * narrows it too). Logs the effective mode and the bound in the child's `sandbox/mode`, which keeps
+   * the bound after a restart. Returns the child's effective mode; the disposer drops the live link
+   * to the parent (the logged bound stays).
+   */
+  bind(childSessionId: string, parentSessionId: string): { mode: SandboxMode; dispose(): void }
 }
 
 /** Whether processes can be confined here, and why not. */

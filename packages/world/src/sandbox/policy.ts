@@ -1,6 +1,8 @@
 // @dsh/world/sandbox/policy: `ctx.sandboxPolicy`. The mode of a session comes from (newest first) a
 // switch in this process, the session log's last `sandbox/mode` event, the configured default.
-// Writable roots are derived from the mode: the workspace plus the temp dirs, canonicalized.
+// Writable roots are derived from the mode: the workspace plus the temp dirs, canonicalized. A ceiling
+// (the row's `ceiling`, a child's bound to its parent) clamps whatever the session asked for: a child
+// never exceeds its parent (issue 34, docs/decisions/430-children-bounded-by-their-parent.md).
 import { homedir, tmpdir } from 'node:os'
 import type {} from '@dsh/agent/approval'
 import { type Context, directService, HarnessError, Service } from '@dsh/kernel'
@@ -12,11 +14,13 @@ import {
   isNetworkPolicy,
   isSandboxMode,
   type NetworkPolicy,
+  narrowest,
   type PermissionPreset,
   type SandboxMode,
   type SandboxPolicy,
   type SandboxPolicyService,
 } from './index.js'
+import { protectedPaths } from './protected.js'
 import { secretPaths } from './secrets.js'
 
 export { HOME_SECRETS } from './secrets.js'
@@ -36,7 +40,24 @@ export interface SandboxPolicyConfig {
   secretPaths?: string[]
   /** The user's home for the built-in secret list. Default: the OS home directory. */
   home?: string
+  /** More paths writes need approval for (relative to the workspace, or absolute), besides the built-in list. */
+  protectedPaths?: string[]
+  /**
+   * The widest mode any session of this process may have (default `danger-full-access`: no ceiling).
+   * A parent dsh sets it for a dsh it starts as an ACP child (`DSH_SANDBOX_CEILING`).
+   */
+  ceiling?: SandboxMode
+  /** `off`: no session of this process reaches the network (`DSH_SANDBOX_NETWORK_CEILING`). Default `on`. */
+  networkCeiling?: NetworkPolicy
 }
+
+/** What bounds a session: the narrowest mode and network it may have. */
+interface Ceiling {
+  mode: SandboxMode
+  network: NetworkPolicy
+}
+
+type Logged = { read: number; mode?: SandboxMode; network?: NetworkPolicy; bound?: Ceiling }
 
 export const DEFAULT_PRESETS: Readonly<Record<string, PermissionPreset>> = Object.freeze({
   'read-only': { mode: 'read-only', approval: 'ask' },
@@ -58,7 +79,10 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
   private readonly sessions: () => SessionService | undefined
   private readonly credentials: () => Context['credentials'] | undefined
   /** The last logged mode and network of each session, and how far its log was read for them. */
-  private readonly logged = new WeakMap<Session, { read: number; mode?: SandboxMode; network?: NetworkPolicy }>()
+  private readonly logged = new WeakMap<Session, Logged>()
+  /** Live children bound to their parent session (`bind`): a parent that narrows narrows them. */
+  private readonly parents = new Map<string, string>()
+  private readonly ceiling: Ceiling
 
   constructor(ctx: Context, config: SandboxPolicyConfig = {}) {
     super(ctx, 'sandboxPolicy')
@@ -69,6 +93,10 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
     this.defaultMode = checkMode(this.config.mode ?? 'read-only', 'sandboxPolicy config mode')
     this.defaultNetwork = checkNetwork(this.config.network ?? 'on', 'sandboxPolicy config network')
     this.presetTable = { ...DEFAULT_PRESETS, ...(this.config.presets ?? {}) }
+    this.ceiling = {
+      mode: checkMode(this.config.ceiling ?? 'danger-full-access', 'sandboxPolicy config ceiling'),
+      network: checkNetwork(this.config.networkCeiling ?? 'on', 'sandboxPolicy config networkCeiling'),
+    }
     // A resumed session gets its preset's approval policy back (the mode itself is read from the log).
     ctx.on('session/restored', (session) => {
       const approval = ctx.get('approval')
@@ -96,25 +124,83 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
   }
 
   mode(sessionId?: string): SandboxMode {
-    if (sessionId === undefined) return this.defaultMode
-    const override = this.overrides.get(sessionId)
-    if (override) return override
-    return this.fromLog(sessionId)?.mode ?? this.defaultMode
+    return narrowest(this.ownMode(sessionId), this.ceilingOf(sessionId).mode)
   }
 
   /** The session's network: a switch in this process, else its last logged choice, else the default. */
   network(sessionId?: string): NetworkPolicy {
+    return this.ceilingOf(sessionId).network === 'off' ? 'off' : this.ownNetwork(sessionId)
+  }
+
+  /** The mode the session chose (or was given), before any ceiling. */
+  private ownMode(sessionId: string | undefined): SandboxMode {
+    if (sessionId === undefined) return this.defaultMode
+    return this.overrides.get(sessionId) ?? this.fromLog(sessionId)?.mode ?? this.defaultMode
+  }
+
+  private ownNetwork(sessionId: string | undefined): NetworkPolicy {
     if (sessionId === undefined) return this.defaultNetwork
-    const override = this.networkOverrides.get(sessionId)
-    if (override) return override
-    return this.fromLog(sessionId)?.network ?? this.defaultNetwork
+    return this.networkOverrides.get(sessionId) ?? this.fromLog(sessionId)?.network ?? this.defaultNetwork
+  }
+
+  /**
+   * The widest the session may be: the row's ceiling, the bound its log records, and (while the child
+   * is bound in this process) its parent's current mode and network, so a parent that narrows later
+   * narrows its children too. `seen` stops a cycle a hand-edited log could make.
+   */
+  private ceilingOf(sessionId: string | undefined, seen = new Set<string>()): Ceiling {
+    let { mode, network } = this.ceiling
+    if (sessionId === undefined || seen.has(sessionId)) return { mode, network }
+    seen.add(sessionId)
+    const bounds = [this.fromLog(sessionId)?.bound]
+    const parent = this.parents.get(sessionId)
+    if (parent !== undefined) {
+      const above = this.ceilingOf(parent, seen)
+      bounds.push({
+        mode: narrowest(this.ownMode(parent), above.mode),
+        network: above.network === 'off' ? 'off' : this.ownNetwork(parent),
+      })
+    }
+    for (const bound of bounds) {
+      if (!bound) continue
+      mode = narrowest(mode, bound.mode)
+      if (bound.network === 'off') network = 'off'
+    }
+    return { mode, network }
+  }
+
+  bind(childSessionId: string, parentSessionId: string): { mode: SandboxMode; dispose(): void } {
+    if (childSessionId === parentSessionId) {
+      throw new HarnessError('SANDBOX_MODE_INVALID', 'sandboxPolicy.bind: a session cannot bound itself', {
+        session: childSessionId,
+      })
+    }
+    this.parents.set(childSessionId, parentSessionId)
+    const bound = { session: parentSessionId, mode: this.mode(parentSessionId), network: this.network(parentSessionId) }
+    const mode = this.mode(childSessionId)
+    const network = this.network(childSessionId)
+    const requested = this.ownMode(childSessionId)
+    this.session(childSessionId)?.append('sandbox/mode', {
+      mode,
+      network,
+      ...(requested === mode ? {} : { requested }),
+      bound,
+    })
+    this.overrides.set(childSessionId, mode)
+    this.networkOverrides.set(childSessionId, network)
+    return {
+      mode,
+      dispose: () => {
+        if (this.parents.get(childSessionId) === parentSessionId) this.parents.delete(childSessionId)
+      },
+    }
   }
 
   /**
    * The session's last logged mode and network (each checked, not trusted: a log may name a preset, or
    * come from a hand-edited file). Reads only the events appended since the last call: the log only grows.
    */
-  private fromLog(sessionId: string): { mode?: SandboxMode; network?: NetworkPolicy } | undefined {
+  private fromLog(sessionId: string): Logged | undefined {
     const session = this.session(sessionId)
     if (!session) return undefined
     let seen = this.logged.get(session)
@@ -131,6 +217,16 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
       if (named) seen.mode = named
       const network: unknown = event.data.network
       if (isNetworkPolicy(network)) seen.network = network
+      // A bound only ever narrows: a later event cannot lift an earlier one.
+      const bound: unknown = event.data.bound
+      if (bound && typeof bound === 'object') {
+        const { mode: max, network: net } = bound as { mode?: unknown; network?: unknown }
+        const boundMode = isSandboxMode(max) ? max : 'read-only'
+        seen.bound = {
+          mode: seen.bound ? narrowest(seen.bound.mode, boundMode) : boundMode,
+          network: net === 'on' && seen.bound?.network !== 'off' ? 'on' : 'off',
+        }
+      }
     }
     return seen
   }
@@ -159,6 +255,9 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
       workspaceRoot: workspace,
       writableRoots: Object.freeze(writable),
       secretPaths: Object.freeze(confined ? this.secretsFor(workspace) : []),
+      protectedPaths: Object.freeze(
+        confined ? protectedPaths(workspace, (path) => this.canonical(path), this.config.protectedPaths) : [],
+      ),
       network: confined ? this.network(sessionId) : 'on',
       ...(location === undefined ? {} : { location }),
     })
@@ -203,17 +302,23 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
     options: { network?: NetworkPolicy | string } = {},
   ): SandboxMode {
     const preset = this.presetTable[modeOrPreset]
-    const mode = preset ? preset.mode : checkMode(modeOrPreset, 'sandboxPolicy.setMode')
-    const network = checkNetwork(
+    const wanted = preset ? preset.mode : checkMode(modeOrPreset, 'sandboxPolicy.setMode')
+    const wantedNetwork = checkNetwork(
       options.network ?? preset?.network ?? this.network(sessionId),
       'sandboxPolicy.setMode network',
     )
+    // A ceiling clamps rather than refuses: the session runs, never wider than it may, and its log
+    // says what was asked and what it got.
+    const ceiling = this.ceilingOf(sessionId)
+    const mode = narrowest(wanted, ceiling.mode)
+    const network = ceiling.network === 'off' ? 'off' : wantedNetwork
+    const clamped = mode !== wanted
     const previous = this.mode(sessionId)
-    this.session(sessionId)?.append('sandbox/mode', { mode, network })
+    this.session(sessionId)?.append('sandbox/mode', { mode, network, ...(clamped ? { requested: modeOrPreset } : {}) })
     this.overrides.set(sessionId, mode)
     this.networkOverrides.set(sessionId, network)
     const approval = this.ctx.get('approval')
-    const binding = preset ?? this.presetTable[mode]
+    const binding = clamped ? this.presetTable[mode] : (preset ?? this.presetTable[mode])
     if (approval && binding) approval.setPolicy(sessionId, binding.approval)
     this.ctx.emit('sandbox/mode-changed', { sessionId, mode, previous })
     return mode

@@ -36,6 +36,8 @@ export function seatbeltProfile(policy: SandboxPolicy): string {
   }
   if (policy.network === 'on') lines.push('(allow network*)')
   for (const secret of policy.secretPaths) lines.push(`(deny file-read* file-write* (subpath ${quote(secret)}))`)
+  // Protected paths (git hooks, agent configuration): denied after the allowances, existing or not.
+  for (const entry of policy.protectedPaths ?? []) lines.push(`(deny file-write* (subpath ${quote(entry.path)}))`)
   return `${lines.join('\n')}\n`
 }
 

@@ -26,8 +26,13 @@ describe('ctx.sandboxPolicy', () => {
       workspaceRoot: '/work/main',
       writableRoots: [],
       secretPaths: expect.any(Array),
+      protectedPaths: expect.arrayContaining([
+        { path: '/work/main/.git/hooks', why: expect.stringContaining('runs code on git actions') },
+        { path: '/work/main/.dsh', why: expect.stringContaining('configures the agent') },
+      ]),
       network: 'on',
     })
+    expect(root.sandboxPolicy.resolve(undefined, 'danger-full-access').protectedPaths).toEqual([])
     const ww = root.sandboxPolicy.resolve(undefined, 'workspace-write')
     expect(ww.writableRoots).toEqual([...new Set(['/work/main', realpathSync('/tmp'), realpathSync(tmpdir())])])
     expect(isStrictlyWider('danger-full-access', 'workspace-write')).toBe(true)
@@ -48,6 +53,38 @@ describe('ctx.sandboxPolicy', () => {
     expect(root.approval.policy('s1')).toBe('never')
     expect(changes).toEqual([{ sessionId: 's1', mode: 'danger-full-access', previous: 'workspace-write' }])
     expect(() => root.sandboxPolicy.setMode('s1', 'yolo')).toThrow(HarnessError)
+  })
+
+  it('binds a child to its parent: clamped, logged, narrowed with the parent, and kept across a restore', async () => {
+    const root = await setup({ mode: 'workspace-write' })
+    root.sessions.create({ id: 'parent', cwd: tmpdir() })
+    const child = root.sessions.create({ id: 'child', cwd: tmpdir() })
+    root.sandboxPolicy.setMode('parent', 'workspace-write', { network: 'off' })
+    const bound = root.sandboxPolicy.bind('child', 'parent')
+    expect(bound.mode).toBe('workspace-write')
+    expect(root.sandboxPolicy.setMode('child', 'danger-full-access', { network: 'on' })).toBe('workspace-write')
+    expect(child.events.at(-1)).toMatchObject({
+      type: 'sandbox/mode',
+      data: { mode: 'workspace-write', network: 'off', requested: 'danger-full-access' },
+    })
+    expect(root.sandboxPolicy.resolve('child')).toMatchObject({ mode: 'workspace-write', network: 'off' })
+    // A parent that narrows later narrows its live child.
+    root.sandboxPolicy.setMode('parent', 'read-only')
+    expect(root.sandboxPolicy.mode('child')).toBe('read-only')
+    bound.dispose()
+    // Restored elsewhere (no live parent): the bound its log records still holds.
+    const other = await setup({ mode: 'danger-full-access' })
+    other.sessions.restore(other.sessions.build(child.header, child.events as never))
+    expect(other.sandboxPolicy.mode('child')).toBe('workspace-write')
+    expect(other.sandboxPolicy.setMode('child', 'danger-full-access')).toBe('workspace-write')
+  })
+
+  it('clamps every session to the row ceiling (a dsh started as an ACP child)', async () => {
+    const root = await setup({ mode: 'danger-full-access', ceiling: 'read-only', networkCeiling: 'off' })
+    root.sessions.create({ id: 's1', cwd: tmpdir() })
+    expect(root.sandboxPolicy.mode('s1')).toBe('read-only')
+    expect(root.sandboxPolicy.setMode('s1', 'workspace-write', { network: 'on' })).toBe('read-only')
+    expect(root.sandboxPolicy.network('s1')).toBe('off')
   })
 
   it('gives a resumed session its mode and its preset approval policy back from the log', async () => {
@@ -133,6 +170,7 @@ describe('ctx.sandbox (bwrap)', () => {
       workspaceRoot: '/tmp',
       writableRoots: ['/tmp'],
       secretPaths: [],
+      protectedPaths: [],
       network: 'on' as const,
     }
     let usable = false

@@ -8,6 +8,7 @@ const base: SandboxPolicy = {
   workspaceRoot: '/Users/me/project',
   writableRoots: ['/Users/me/project', '/private/tmp'],
   secretPaths: ['/Users/me/.ssh', '/Users/me/.dsh/.credentials.yaml'],
+  protectedPaths: [{ path: '/Users/me/project/.git/hooks', why: 'runs code on git actions' }],
   network: 'on',
 }
 
@@ -22,19 +23,27 @@ const HEAD = [
 ]
 
 describe('seatbeltProfile', () => {
-  it('workspace-write: writes to the roots, network on, secrets denied last', () => {
+  it('workspace-write: writes to the roots, network on, secrets and protected paths denied last', () => {
     expect(seatbeltProfile(base).split('\n')).toEqual([
       ...HEAD,
       '(allow file-write* (subpath "/Users/me/project") (subpath "/private/tmp"))',
       '(allow network*)',
       '(deny file-read* file-write* (subpath "/Users/me/.ssh"))',
       '(deny file-read* file-write* (subpath "/Users/me/.dsh/.credentials.yaml"))',
+      '(deny file-write* (subpath "/Users/me/project/.git/hooks"))',
       '',
     ])
   })
 
   it('read-only with network off: no write rule, no network rule', () => {
-    const profile = seatbeltProfile({ ...base, mode: 'read-only', writableRoots: [], network: 'off', secretPaths: [] })
+    const profile = seatbeltProfile({
+      ...base,
+      mode: 'read-only',
+      writableRoots: [],
+      network: 'off',
+      secretPaths: [],
+      protectedPaths: [],
+    })
     expect(profile.split('\n')).toEqual([...HEAD, ''])
   })
 
