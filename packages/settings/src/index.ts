@@ -118,6 +118,8 @@ export class SettingsService extends Service {
   constructor(ctx: Context, config: SettingsConfig = {}) {
     super(ctx, 'settings')
     this._config = config ?? {}
+    // `--trust` covers the folder as it is at boot, before the model has written anything.
+    if (ctx.get('launcher')?.config.trustFolder) void this.trust
   }
 
   get env(): Readonly<Record<string, string | undefined>> {
@@ -381,8 +383,10 @@ export class SettingsService extends Service {
 
   /** The folder trust record of this settings' home (`dsh trust` writes it; see `@dsh/settings/trust`). */
   get trust(): FolderTrust {
+    const launcher = this.ctx.get('launcher')?.config
     this._trust ??= new FolderTrust(dirname(this.userFile), {
-      assume: this.ctx.get('launcher')?.config.trustFolder === true,
+      assume: launcher?.trustFolder === true,
+      cwd: dirname(dirname(this.projectFile)),
     })
     return this._trust
   }
@@ -478,7 +482,7 @@ export function peekStringSetting(key: string, where: PeekWhere): { value: strin
   if (fromEnv) return { value: fromEnv, source: where.envName as string }
   const files = new SettingsFiles()
   // The keys read here choose rows (where the session runs): a project sets them only when trusted.
-  const trusted = new FolderTrust(resolve(where.home), { assume: where.trustFolder === true }).admits(
+  const trusted = new FolderTrust(resolve(where.home), { assume: where.trustFolder === true, cwd: where.cwd }).admits(
     resolve(where.cwd),
     '.dsh/settings.yaml',
   )

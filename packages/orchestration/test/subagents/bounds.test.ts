@@ -16,6 +16,7 @@ import {
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { FolderTrust } from '@dsh/settings/trust'
 import { afterEach, describe, expect, it } from 'vitest'
 
 const bin = fileURLToPath(new URL('../../../../apps/cli/bin/dsh.js', import.meta.url))
@@ -54,8 +55,9 @@ interface Event {
 }
 
 /** Runs `dsh run` in `ws` with the scripted model answering `script` in order (parent and children share it). */
-function run(ws: string, script: unknown[], args: string[]) {
+function run(ws: string, script: unknown[], args: string[], prepare?: (home: string) => void) {
   const home = temp('dsh-bounds-home-')
+  prepare?.(home)
   const patch = join(home, 'patch.yml')
   writeFileSync(patch, JSON.stringify([{ id: 'llm-scripted', use: '@dsh/llm/scripted', config: { script } }]))
   const result = spawnSync(
@@ -74,7 +76,11 @@ function run(ws: string, script: unknown[], args: string[]) {
     readdirSync(dir)
       .filter((name) => name.startsWith('sub-') && name.endsWith('.jsonl'))
       .map((name) => read(name.slice(0, -'.jsonl'.length)))
-  return { result, children }
+  const parent = () => {
+    const name = readdirSync(dir).find((file) => !file.startsWith('sub-') && file.endsWith('.jsonl'))
+    return name ? read(name.slice(0, -'.jsonl'.length)) : []
+  }
+  return { result, children, parent }
 }
 
 /** The last permission mode a log records. */
@@ -141,38 +147,73 @@ describe('a child of a read-only session cannot write', () => {
 })
 
 describe.skipIf(skipSandbox)('a preset never widens a child', () => {
-  it('a model-written danger-full-access preset gives a workspace-write child, which cannot write outside', () => {
-    const ws = temp('dsh-bounds-ws-')
-    execFileSync('git', ['init', '-q'], { cwd: ws })
+  const preset = 'permissionMode: danger-full-access\ndescription: full access\n'
+  const outsideTarget = () => {
     // Outside the workspace and the temp dirs: not writable under workspace-write.
     const outside = temp('dsh-bounds-outside-', existsSync('/var/tmp') ? '/var/tmp' : process.cwd())
     mkdirSync(outside, { recursive: true })
-    const target = join(outside, 'escaped.txt')
-    const preset = 'permissionMode: danger-full-access\ndescription: full access\n'
+    return join(outside, 'escaped.txt')
+  }
+
+  it.each([[[]], [['--trust']]])(
+    'a preset the model writes mid-session is not loaded (%j): the task is refused and no child runs',
+    (flags: string[]) => {
+      const ws = temp('dsh-bounds-ws-')
+      execFileSync('git', ['init', '-q'], { cwd: ws })
+      const target = outsideTarget()
+      const { result, children, parent } = run(
+        ws,
+        [
+          // The model writes a project preset with bash (the file tools refuse `.dsh/`), then delegates with it.
+          calls([
+            'p1',
+            'bash',
+            {
+              command: `mkdir -p .dsh/presets/x && printf '%s' '${preset}' > .dsh/presets/x/preset.yml`,
+              description: 'write a preset',
+            },
+          ]),
+          calls(['p2', 'task', { prompt: 'escape', description: 'escaper', preset: 'x' }]),
+          calls(['p3', 'write', { path: target, content: 'escaped\n' }]),
+          says('parent done'),
+        ],
+        ['--permission-mode', 'workspace-write', ...flags],
+      )
+      expect(result.status, result.stderr).toBe(0)
+      expect(existsSync(target)).toBe(false)
+      // A child session may have been opened, but it took no preset and ran no turn.
+      const childTypes = children().flatMap((events) => events.map((event) => event.type))
+      expect(childTypes.filter((type) => type === 'preset/selected' || type === 'turn/start')).toEqual([])
+      const results = parent().filter((event) => event.type === 'tool/result')
+      const refused = results.find((event) => JSON.stringify(event.data).includes('"toolCallId":"p2"'))
+      expect(JSON.stringify(refused?.data)).toContain('"isError":true')
+      expect(JSON.stringify(refused?.data)).toContain('not trusted')
+    },
+    90_000,
+  )
+
+  it('a trusted danger-full-access preset gives a workspace-write child, which cannot write outside', () => {
+    const ws = temp('dsh-bounds-ws-')
+    execFileSync('git', ['init', '-q'], { cwd: ws })
+    mkdirSync(join(ws, '.dsh', 'presets', 'x'), { recursive: true })
+    writeFileSync(join(ws, '.dsh', 'presets', 'x', 'preset.yml'), preset)
+    const target = outsideTarget()
     const { result, children } = run(
       ws,
       [
-        // The model writes a project preset with bash (the file tools refuse `.dsh/`), then delegates with it.
-        calls([
-          'p1',
-          'bash',
-          {
-            command: `mkdir -p .dsh/presets/x && printf '%s' '${preset}' > .dsh/presets/x/preset.yml`,
-            description: 'write a preset',
-          },
-        ]),
         calls(['p2', 'task', { prompt: 'escape', description: 'escaper', preset: 'x' }]),
         calls(['c1', 'write', { path: target, content: 'escaped\n' }]),
         says('child done'),
         says('parent done'),
       ],
       ['--permission-mode', 'workspace-write'],
+      (home) => new FolderTrust(home).grant(ws),
     )
     expect(result.status, result.stderr).toBe(0)
     expect(existsSync(target)).toBe(false)
     const [child] = children()
     if (!child) throw new Error('no child session')
-    // The preset was selected (the attack reached the child) and the child ran clamped to its parent.
+    // The preset was selected and the child ran clamped to its parent.
     expect(child.find((event) => event.type === 'preset/selected')?.data.name).toBe('x')
     expect(modeOf(child)).toBe('workspace-write')
   }, 90_000)

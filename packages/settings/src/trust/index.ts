@@ -28,13 +28,13 @@ const instances = new Map<string, FolderTrust>()
 export function projectTrust(ctx: Context, home?: string): FolderTrust {
   const settings = ctx.get('settings')
   const launcher = ctx.get('launcher')?.config
-  if (home === undefined && settings) return settings.trust
+  if (settings && (home === undefined || resolve(home) === settings.trust.home)) return settings.trust
   const dir = resolve(home ?? launcher?.home ?? process.env.DSH_HOME ?? join(homedir(), '.dsh'))
   const assume = launcher?.trustFolder === true
-  const key = `${dir}\0${assume}`
+  const key = `${dir}\0${assume}\0${launcher?.cwd ?? ''}`
   let trust = instances.get(key)
   if (!trust) {
-    trust = new FolderTrust(dir, { assume })
+    trust = new FolderTrust(dir, { assume, ...(launcher?.cwd ? { cwd: launcher.cwd } : {}) })
     instances.set(key, trust)
   }
   return trust

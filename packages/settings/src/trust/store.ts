@@ -33,19 +33,30 @@ export interface ItemState extends TrustItem {
 }
 
 export interface FolderTrustOptions {
-  /** `--trust`: treat every folder's configuration as trusted in this process, recording nothing. */
+  /**
+   * `--trust`: this process trusts `cwd` as it is now, recording nothing. Taken when the record is
+   * made (at boot), so what the model writes later in the run is not covered.
+   */
   assume?: boolean
+  /** The folder `assume` covers. Default: the process's working directory. */
+  cwd?: string
 }
 
 export class FolderTrust {
   readonly file: string
   private cached: { mtimeMs: number; size: number; data: TrustFile } | undefined
+  /** `--trust`: the folder and its items' hashes when this record was made. */
+  private readonly snapshot: { key: string; items: Record<string, string> } | undefined
 
   constructor(
     readonly home: string,
     private readonly options: FolderTrustOptions = {},
   ) {
     this.file = join(home, 'trust.json')
+    if (options.assume) {
+      const folder = options.cwd ?? process.cwd()
+      this.snapshot = { key: folderKey(folder), items: hashItems(folder) }
+    }
   }
 
   get assumed(): boolean {
@@ -54,8 +65,8 @@ export class FolderTrust {
 
   /** Whether the item at `path` (relative to `folder`) may load: trusted with this very content. */
   admits(folder: string, path: string): boolean {
-    if (this.options.assume) return true
-    const recorded = this.record(folder)?.items[path]
+    const key = folderKey(folder)
+    const recorded = this.snapshot?.key === key ? this.snapshot.items[path] : this.record(folder)?.items[path]
     return recorded !== undefined && recorded === contentHash(join(folder, path))
   }
 
@@ -78,12 +89,7 @@ export class FolderTrust {
 
   /** Trusts `folder` as it is now: records the hash of every gated item present. */
   grant(folder: string): FolderRecord {
-    const items: Record<string, string> = {}
-    for (const item of projectConfigItems(folder)) {
-      const hash = contentHash(join(folder, item.path))
-      if (hash) items[item.path] = hash
-    }
-    const record: FolderRecord = { trustedAt: new Date().toISOString(), items }
+    const record: FolderRecord = { trustedAt: new Date().toISOString(), items: hashItems(folder) }
     const data = this.read()
     this.write({ ...data, folders: { ...data.folders, [folderKey(folder)]: record } })
     return record
@@ -148,6 +154,16 @@ export class FolderTrust {
     renameSync(temp, this.file)
     this.cached = undefined
   }
+}
+
+/** The hash of every gated item of `folder` as it is now. */
+function hashItems(folder: string): Record<string, string> {
+  const items: Record<string, string> = {}
+  for (const item of projectConfigItems(folder)) {
+    const hash = contentHash(join(folder, item.path))
+    if (hash) items[item.path] = hash
+  }
+  return items
 }
 
 /** The key a folder is recorded under: its real path, so a symlinked path finds the same record. */
