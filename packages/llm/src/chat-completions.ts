@@ -37,6 +37,11 @@ export interface ChatCompletionsOptions {
   /** Bound on the silence between data events once the stream has started. */
   idleTimeoutMs: number
   /**
+   * Bound on one whole response, from sending the request to the end of the stream: a server that
+   * keeps trickling data never trips the idle bound, and must not hold a turn (and the host) forever.
+   */
+  responseTimeoutMs: number
+  /**
    * The HTTP client: its connect timeout is the third bound; its own limits must not fire before the
    * two above (see `createModelTransport`).
    */
@@ -195,7 +200,7 @@ export function createChatCompletionsAdapter(options: ChatCompletionsOptions): L
   }
 }
 
-type TimeoutOption = 'connectTimeoutMs' | 'firstByteTimeoutMs' | 'idleTimeoutMs'
+type TimeoutOption = 'connectTimeoutMs' | 'firstByteTimeoutMs' | 'idleTimeoutMs' | 'responseTimeoutMs'
 
 /** A timeout is a retryable fault naming the bound that expired (its row option) and the endpoint. */
 function timeoutError(option: TimeoutOption, message: string, url: string): LlmErrorData {
@@ -285,6 +290,15 @@ async function* streamCompletion(dispatch: LlmDispatch, options: ChatCompletions
   }
   const onAbort = () => controller.abort()
   signal?.addEventListener('abort', onAbort, { once: true })
+  // The whole response's bound runs beside the first-byte/idle timer, which each event re-arms.
+  const overall = setTimeout(() => {
+    timedOut = timeoutError(
+      'responseTimeoutMs',
+      `${label} did not finish its answer within ${options.responseTimeoutMs} ms`,
+      url,
+    )
+    controller.abort()
+  }, options.responseTimeoutMs)
   const failure = (error: unknown, fallback: LlmErrorCode, what: string): LlmErrorData => {
     if (signal?.aborted) return llmError('ABORTED', 'the request was aborted')
     if (timedOut) return timedOut
@@ -417,6 +431,7 @@ async function* streamCompletion(dispatch: LlmDispatch, options: ChatCompletions
     yield { type: 'finish', reason }
   } finally {
     clearTimeout(timer)
+    clearTimeout(overall)
     signal?.removeEventListener('abort', onAbort)
     controller.abort()
   }

@@ -38,10 +38,20 @@ export interface ChatProviderConfig {
   firstTokenTimeoutMs?: number
   /** Bound on the silence between data events once streaming. Default 120000 (2 min). */
   idleTimeoutMs?: number
+  /**
+   * Bound on one whole response, request to last event, however steadily it streams. Default 600000
+   * (10 min); raise it for very long answers.
+   */
+  responseTimeoutMs?: number
 }
 
-/** Defaults of the three model request bounds, milliseconds. */
-export const MODEL_TIMEOUTS = Object.freeze({ connect: BUILT_IN_LIMITS.connect, firstByte: 300_000, idle: 120_000 })
+/** Defaults of the model request bounds, milliseconds. */
+export const MODEL_TIMEOUTS = Object.freeze({
+  connect: BUILT_IN_LIMITS.connect,
+  firstByte: 300_000,
+  idle: 120_000,
+  response: 600_000,
+})
 
 const V4_EFFORTS: ReasoningEffort[] = ['none', 'low', 'high', 'max']
 
@@ -117,6 +127,7 @@ export function applyChatProvider(ctx: Context, config: ChatProviderConfig, defa
     headers: config.headers,
     firstByteTimeoutMs,
     idleTimeoutMs,
+    responseTimeoutMs: config.responseTimeoutMs ?? MODEL_TIMEOUTS.response,
     ...defaults.extra,
     transport: createModelTransport({
       connectTimeoutMs: config.connectTimeoutMs ?? MODEL_TIMEOUTS.connect,

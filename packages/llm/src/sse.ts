@@ -4,19 +4,34 @@
 export type SseItem = { type: 'data'; data: string } | { type: 'comment' }
 
 /**
+ * Characters one event (its unfinished line plus its data lines) may hold. A stream event is one token
+ * delta or tool-call piece; a server that never ends a line must not grow the process without bound.
+ */
+export const MAX_SSE_EVENT_CHARS = 32 * 1024 * 1024
+
+/**
  * Reads `body` into SSE items. `data:` lines of one event are joined with `\n`; an event is
  * dispatched at a blank line (or at the end of the body). Fields other than `data` are ignored.
  * Decoding errors and read failures propagate to the caller.
  */
-export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseItem> {
+export async function* readSse(
+  body: ReadableStream<Uint8Array>,
+  maxEventChars = MAX_SSE_EVENT_CHARS,
+): AsyncGenerator<SseItem> {
   const reader = body.getReader()
   const decoder = new TextDecoder()
   let buffer = ''
   let data: string[] = []
+  let dataChars = 0
   try {
     while (true) {
       const { value, done } = await reader.read()
       buffer += done ? decoder.decode() : decoder.decode(value, { stream: true })
+      if (buffer.length + dataChars > maxEventChars) {
+        throw new Error(
+          `one stream event is larger than ${maxEventChars} characters; the server is not sending token deltas`,
+        )
+      }
       let newline = buffer.search(/\r\n|\n|\r/)
       while (newline >= 0) {
         const line = buffer.slice(0, newline)
@@ -27,10 +42,12 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
         if (line === '') {
           if (data.length > 0) yield { type: 'data', data: data.join('\n') }
           data = []
+          dataChars = 0
         } else if (line.startsWith(':')) {
           yield { type: 'comment' }
         } else if (line.startsWith('data:')) {
           data.push(line.slice(line[5] === ' ' ? 6 : 5))
+          dataChars += line.length
         }
         newline = buffer.search(/\r\n|\n|\r/)
       }

@@ -32,6 +32,7 @@ function options(): ChatCompletionsOptions {
     thinking: true,
     firstByteTimeoutMs: 1000,
     idleTimeoutMs: 1000,
+    responseTimeoutMs: 10_000,
     transport: createModelTransport({ connectTimeoutMs: 1000, firstByteTimeoutMs: 1000, idleTimeoutMs: 1000 }),
   }
 }

@@ -4,7 +4,7 @@
 // the connection's SFTP session and paths canonicalized by the remote `realpath`.
 import { posix } from 'node:path'
 import type { Context } from '@dsh/kernel'
-import type { FileIo, IoStats } from '@dsh/world/fs/io'
+import { type FileIo, type IoStats, requireRegular } from '@dsh/world/fs/io'
 import type { LocalFsConfig } from '@dsh/world/fs/local'
 import SandboxFs from '@dsh/world/fs/sandbox'
 import type { SFTPWrapper, Stats } from 'ssh2'
@@ -46,24 +46,40 @@ export function sftpIo(session: () => Promise<SFTPWrapper>): FileIo {
   const io: FileIo = {
     stat: async (path) => toStats(await call<Stats>(path, async (done) => (await session()).stat(path, done))),
     lstat: async (path) => toStats(await call<Stats>(path, async (done) => (await session()).lstat(path, done))),
-    readFile: async (path) => call<Buffer>(path, async (done) => (await session()).readFile(path, done)),
-    async readHead(path, maxBytes) {
+    async openRead(path) {
       const sftp = await session()
+      // Stat first: SFTP servers serve one request at a time, and an open of a remote FIFO would hang
+      // the whole session (SFTP has no O_NONBLOCK); the fstat after the open catches a swap.
+      requireRegular(path, await call<Stats>(path, (done) => sftp.stat(path, done)))
       const handle = await call<Buffer>(path, (done) => sftp.open(path, 'r', done))
+      let size: number
       try {
-        const { size } = await call<Stats>(path, (done) => sftp.fstat(handle, done))
-        const buffer = Buffer.alloc(Math.min(size, maxBytes))
-        let read = 0
-        while (read < buffer.length) {
-          const n = await call<number>(path, (done) =>
-            sftp.read(handle, buffer, read, buffer.length - read, read, (error, bytes) => done(error, bytes)),
-          )
-          if (n === 0) break
-          read += n
-        }
-        return { bytes: buffer.subarray(0, read), size }
-      } finally {
+        const now = await call<Stats>(path, (done) => sftp.fstat(handle, done))
+        requireRegular(path, now)
+        size = now.size
+      } catch (error) {
         await call(path, (done) => sftp.close(handle, done)).catch(() => {})
+        throw error
+      }
+      let position = 0
+      return {
+        size,
+        async read(maxBytes) {
+          const buffer = Buffer.allocUnsafe(maxBytes)
+          let read = 0
+          // One SFTP read returns at most the server's packet size: fill the buffer or reach the end.
+          while (read < maxBytes) {
+            const n = await call<number>(path, (done) =>
+              // ssh2 answers the end of the file with 0 bytes.
+              sftp.read(handle, buffer, read, maxBytes - read, position, (error, bytes) => done(error, bytes)),
+            )
+            if (n === 0) break
+            read += n
+            position += n
+          }
+          return buffer.subarray(0, read)
+        },
+        close: () => call(path, (done) => sftp.close(handle, done)).then(() => {}),
       }
     },
     async readdir(path) {

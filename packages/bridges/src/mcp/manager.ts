@@ -11,7 +11,10 @@ import type { McpAttachedServers, McpAttachOptions, McpConfig, McpManager, McpSe
 import type { ServerPluginConfig } from './server.js'
 
 /** The per-server settings every server shares, from the row config. */
-type ServerDefaults = Pick<ServerPluginConfig, 'startupTimeoutMs' | 'callTimeoutMs' | 'maxResultChars' | 'restart'>
+type ServerDefaults = Pick<
+  ServerPluginConfig,
+  'startupTimeoutMs' | 'callTimeoutMs' | 'maxResultChars' | 'maxMessageBytes' | 'restart'
+>
 
 function positive(value: unknown, fallback: number, key: string): number {
   if (value === undefined) return fallback
@@ -45,6 +48,7 @@ export class McpService extends Service implements McpManager {
     const startupTimeoutMs = positive(config.startupTimeoutMs, 30_000, 'startupTimeoutMs')
     const callTimeoutMs = positive(config.callTimeoutMs, 120_000, 'callTimeoutMs')
     const maxResultChars = positive(config.maxResultChars, 100_000, 'maxResultChars')
+    const maxMessageBytes = positive(config.maxMessageBytes, 10 * 1024 * 1024, 'maxMessageBytes')
     if (config.mcpJson !== undefined && typeof config.mcpJson !== 'boolean' && typeof config.mcpJson !== 'string') {
       throw new HarnessError('MCP_CONFIG_INVALID', 'mcp config: mcpJson must be a boolean or a path', {})
     }
@@ -64,7 +68,7 @@ export class McpService extends Service implements McpManager {
         `${join(cwd, '.mcp.json')} not loaded: this folder is not trusted (or the file changed since); review it, then run \`dsh trust\``,
       )
     for (const problem of problems) ctx.logger('mcp').warn(problem)
-    this.defaults = { startupTimeoutMs, callTimeoutMs, maxResultChars, restart }
+    this.defaults = { startupTimeoutMs, callTimeoutMs, maxResultChars, maxMessageBytes, restart }
     const planned = plan(servers, { ...this.defaults, cwd })
     for (const config of planned.configs) this.statuses.set(config.server.name, config.status)
     this.pending.push(...planned.configs)

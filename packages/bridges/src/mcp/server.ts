@@ -29,6 +29,8 @@ export interface ServerPluginConfig {
   startupTimeoutMs: number
   callTimeoutMs: number
   maxResultChars: number
+  /** Bound of one stdio message while it arrives (the SDK's read buffer). */
+  maxMessageBytes: number
   restart: { maxRestarts: number; initialDelayMs: number; maxDelayMs: number; resetAfterMs: number }
   /** The manager's live record of this server (mutated here, read by `ctx.mcp.servers()`). */
   status: McpServerStatus
@@ -60,6 +62,8 @@ class Connection {
   private refreshAgain = false
   private readonly registered = new Map<string, { fingerprint: string; dispose: () => void; readOnly: boolean }>()
   private firstSettled = false
+  /** Calls in flight, failed at once when a message overflows (the SDK then closes the connection). */
+  private readonly inFlight = new Set<(error: ToolError) => void>()
 
   constructor(
     private readonly ctx: Context,
@@ -112,6 +116,8 @@ class Connection {
       env: { ...getDefaultEnvironment(), ...(config.env ?? {}) },
       cwd: config.cwd ?? this.options.cwd,
       stderr: 'pipe',
+      // Checked as bytes arrive, before a line is parsed: a huge result is refused, not buffered whole.
+      maxBufferSize: this.options.maxMessageBytes,
     })
   }
 
@@ -130,6 +136,15 @@ class Connection {
       if (this.client !== client || this.stopped) return
       const tail = lastStderr.trim().split('\n').slice(-3).join(' | ')
       this.crashed(`connection closed${tail ? ` (stderr: ${tail})` : ''}`)
+    }
+    client.onerror = (error) => {
+      // The SDK's read buffer refused a message over maxMessageBytes and closes the connection.
+      if (this.client !== client || !/ReadBuffer exceeded/.test(error.message)) return
+      const refusal = new ToolError(
+        `MCP server "${this.options.server.name}" sent a message larger than ${this.options.maxMessageBytes} bytes (maxMessageBytes); it was refused unread and the server is restarted. Ask for less (a narrower query, a page), or raise maxMessageBytes in the mcp row`,
+        'MCP_RESULT_TOO_LARGE',
+      )
+      for (const fail of this.inFlight) fail(refusal)
     }
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       if (this.client !== client) return
@@ -275,18 +290,30 @@ class Connection {
       )
     }
     let result: Awaited<ReturnType<Client['callTool']>>
+    let fail: ((error: ToolError) => void) | undefined
+    const overflow = new Promise<never>((_, reject) => {
+      fail = reject
+    })
+    this.inFlight.add(fail as (error: ToolError) => void)
     try {
-      result = await client.callTool({ name: tool, arguments: { ...args } }, undefined, {
-        signal,
-        timeout: this.options.callTimeoutMs,
-        resetTimeoutOnProgress: true,
-      })
+      result = await Promise.race([
+        client.callTool({ name: tool, arguments: { ...args } }, undefined, {
+          signal,
+          timeout: this.options.callTimeoutMs,
+          resetTimeoutOnProgress: true,
+        }),
+        overflow,
+      ])
     } catch (error) {
+      if (error instanceof ToolError) throw error
       if (signal.aborted) throw error
       if (error instanceof McpError && error.code === -32000) {
         throw new ToolError(`MCP server "${server}" closed the connection during the call`, 'MCP_SERVER_UNAVAILABLE')
       }
       throw new ToolError(`MCP server "${server}" failed the call: ${messageOf(error)}`, 'MCP_CALL_FAILED')
+    } finally {
+      this.inFlight.delete(fail as (error: ToolError) => void)
+      overflow.catch(() => {})
     }
     const blocks = (Array.isArray(result.content) ? result.content : []) as McpContentBlock[]
     const legacy = 'toolResult' in result ? result.toolResult : undefined

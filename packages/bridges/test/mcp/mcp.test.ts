@@ -247,14 +247,19 @@ describe('MCP client with a server whose tools change', () => {
     await using dsh = await createDsh({ servers: { dyn: dynamic() } })
     const { root } = dsh
     const names = () => root.tools.list().map((tool) => tool.name)
-    expect(names()).toEqual(['mcp__dyn__die', 'mcp__dyn__grow', 'mcp__dyn__shrink'])
+    expect(names()).toEqual(['mcp__dyn__die', 'mcp__dyn__grow', 'mcp__dyn__huge', 'mcp__dyn__shrink'])
     await root.tools.executeCall(call('c1', 'mcp__dyn__grow', {}), { signal: signal() })
     await until(() => names().includes('mcp__dyn__grown'))
     const grown = await root.tools.executeCall(call('c2', 'mcp__dyn__grown', {}), { signal: signal() })
     expect(grown).toMatchObject({ isError: false, content: [{ text: 'grown ok' }] })
     await root.tools.executeCall(call('c3', 'mcp__dyn__shrink', {}), { signal: signal() })
     await until(() => !names().includes('mcp__dyn__grown'))
-    expect(root.mcp.servers()[0]?.tools).toEqual(['mcp__dyn__die', 'mcp__dyn__grow', 'mcp__dyn__shrink'])
+    expect(root.mcp.servers()[0]?.tools).toEqual([
+      'mcp__dyn__die',
+      'mcp__dyn__grow',
+      'mcp__dyn__huge',
+      'mcp__dyn__shrink',
+    ])
   })
 
   it('attaches servers to one scope: tools only in its layer, literal values, stopped with the scope', async () => {
@@ -276,7 +281,7 @@ describe('MCP client with a server whose tools change', () => {
     const [status] = attached.servers()
     expect(status).toMatchObject({ name: 'dyn', source: 'session s1', state: 'ready' })
     const names = (scope: { agentId?: string }) => root.tools.list(scope).map((tool) => tool.name)
-    expect(names({ agentId: 'a1' })).toEqual(['mcp__dyn__die', 'mcp__dyn__grow', 'mcp__dyn__shrink'])
+    expect(names({ agentId: 'a1' })).toEqual(['mcp__dyn__die', 'mcp__dyn__grow', 'mcp__dyn__huge', 'mcp__dyn__shrink'])
     expect(names({})).toEqual([])
     expect(names({ agentId: 'a2' })).toEqual([])
     expect(root.mcp.servers()).toEqual([])
@@ -290,6 +295,30 @@ describe('MCP client with a server whose tools change', () => {
     const { root } = dsh
     const died = await root.tools.executeCall(call('c1', 'mcp__dyn__die', {}), { signal: signal() })
     expect(died).toMatchObject({ isError: true, errorCode: 'MCP_SERVER_UNAVAILABLE' })
+    await until(() => root.mcp.servers()[0]?.state === 'ready' && root.mcp.servers()[0]?.restarts === 1)
+    const grow = await root.tools.executeCall(call('c2', 'mcp__dyn__grow', {}), { signal: signal() })
+    expect(grow).toMatchObject({ isError: false, content: [{ text: 'grew' }] })
+  })
+})
+
+describe('result bounds', () => {
+  const dynamic = () => ({
+    command: process.execPath,
+    args: [join(import.meta.dirname, 'fixtures', 'dynamic-server.mjs')],
+  })
+
+  it('refuses a result message over maxMessageBytes while it arrives, names the option, and restarts the server', async () => {
+    await using dsh = await createDsh({
+      servers: { dyn: dynamic() },
+      maxMessageBytes: 1_000_000,
+      restart: { initialDelayMs: 50 },
+    })
+    const { root } = dsh
+    const huge = await root.tools.executeCall(call('c1', 'mcp__dyn__huge', {}), { signal: signal() })
+    expect(huge).toMatchObject({ isError: true, errorCode: 'MCP_RESULT_TOO_LARGE' })
+    // What is kept is the refusal, not 30 MB.
+    expect(JSON.stringify(huge.content).length).toBeLessThan(1_000)
+    expect(JSON.stringify(huge.content)).toContain('maxMessageBytes')
     await until(() => root.mcp.servers()[0]?.state === 'ready' && root.mcp.servers()[0]?.restarts === 1)
     const grow = await root.tools.executeCall(call('c2', 'mcp__dyn__grow', {}), { signal: signal() })
     expect(grow).toMatchObject({ isError: false, content: [{ text: 'grew' }] })

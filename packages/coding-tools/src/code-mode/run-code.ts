@@ -27,11 +27,16 @@ export interface RunCodeConfig {
   deny?: string[]
   /** Bytes of console output kept. Default 20000. */
   maxLogBytes?: number
+  /**
+   * Characters of the program's result kept; the rest is cut in the worker, before it reaches this
+   * thread (larger kept results still spill as every tool result does). Default 1000000.
+   */
+  maxResultChars?: number
 }
 
 type WorkerMessage =
   | { type: 'call'; id: number; name: string; args: string }
-  | { type: 'log'; text: string }
+  | { type: 'log'; text: string; cut: boolean }
   | { type: 'done'; ok: boolean; text: string }
 
 const textOf = (content: readonly { type: string; text?: string }[]) =>
@@ -50,6 +55,7 @@ export function apply(ctx: Context, config: RunCodeConfig = {}): void {
   const maxCalls = positive(config?.maxCalls ?? 50, 'maxCalls')
   const maxCallsLimit = positive(config?.maxCallsLimit ?? 200, 'maxCallsLimit')
   const maxLogBytes = positive(config?.maxLogBytes ?? 20_000, 'maxLogBytes')
+  const maxResultChars = positive(config?.maxResultChars ?? 1_000_000, 'maxResultChars')
   const denied = new Set(['run_code', ...(config?.deny ?? [])])
   ctx.sessions.defineEvent(...CODE_MODE_EVENTS)
 
@@ -82,6 +88,7 @@ export function apply(ctx: Context, config: RunCodeConfig = {}): void {
     const limit = args.timeout_ms ?? timeoutMs
     const logs: string[] = []
     let logBytes = 0
+    let logCut = false
     let calls = 0
     // Inner calls run one at a time, in the order the program makes them; a stopped run cancels them.
     let queue: Promise<unknown> = Promise.resolve()
@@ -116,7 +123,7 @@ export function apply(ctx: Context, config: RunCodeConfig = {}): void {
 
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { code: args.code, tools: names, syncTimeoutMs: limit },
+      workerData: { code: args.code, tools: names, syncTimeoutMs: limit, maxLogChars: maxLogBytes, maxResultChars },
       resourceLimits: { maxOldGenerationSizeMb: 128 },
       env: {},
       stdout: true,
@@ -136,7 +143,9 @@ export function apply(ctx: Context, config: RunCodeConfig = {}): void {
       worker.on('message', (message: WorkerMessage) => {
         if (message.type === 'log') {
           logBytes += Buffer.byteLength(message.text)
+          if (message.cut) logCut = true
           if (logBytes <= maxLogBytes) logs.push(message.text)
+          else logCut = true
         } else if (message.type === 'done') stop(message.ok, message.text)
         else {
           queue = queue.then(() =>
@@ -159,9 +168,7 @@ export function apply(ctx: Context, config: RunCodeConfig = {}): void {
     call.signal.removeEventListener('abort', follow)
     const made = Math.min(calls, budget)
     const parts = [
-      ...(logs.length
-        ? [`[console]\n${logs.join('\n')}${logBytes > maxLogBytes ? '\n[console output cut]' : ''}`]
-        : []),
+      ...(logs.length ? [`[console]\n${logs.join('\n')}${logCut ? '\n[console output cut]' : ''}`] : []),
       ...(outcome.text ? [outcome.ok ? outcome.text : `[error] ${outcome.text}`] : []),
       `[run_code: ${made} tool call${made === 1 ? '' : 's'}]`,
     ]

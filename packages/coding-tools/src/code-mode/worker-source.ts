@@ -3,7 +3,8 @@
 // only JavaScript's own globals, no require, process, fetch or timers. Its only way out is `tools.x()`,
 // which posts a request to the main thread and waits for the answer. Values cross as JSON text and
 // errors as strings, so no object of the worker's realm (whose constructors lead to `process`) ever
-// reaches the program.
+// reaches the program. Console output and the result are cut here, before they are posted: the main
+// thread never receives (or copies) more than the limits, however much the program produces.
 export const WORKER_SOURCE = String.raw`
 const { parentPort, workerData } = require('node:worker_threads')
 const vm = require('node:vm')
@@ -22,7 +23,22 @@ const hostCall = (name, argsText) =>
     pending.set(id, { resolve, reject })
     parentPort.postMessage({ type: 'call', id, name, args: argsText })
   })
-const hostLog = (text) => parentPort.postMessage({ type: 'log', text: String(text) })
+let logLeft = workerData.maxLogChars
+let logCut = false
+const hostLog = (text) => {
+  if (logCut) return
+  let piece = String(text)
+  if (piece.length > logLeft) {
+    piece = piece.slice(0, logLeft)
+    logCut = true
+  }
+  logLeft -= piece.length
+  parentPort.postMessage({ type: 'log', text: piece, cut: logCut })
+}
+const clipResult = (text) => {
+  const max = workerData.maxResultChars
+  return text.length > max ? text.slice(0, max) + '\n[result cut at ' + max + ' of ' + text.length + ' characters]' : text
+}
 const context = vm.createContext({}, { codeGeneration: { strings: false, wasm: false } })
 const bootstrap = vm.runInContext(
   '(function (hostCall, hostLog, namesText) {' +
@@ -47,7 +63,7 @@ const bootstrap = vm.runInContext(
 const api = bootstrap(hostCall, hostLog, JSON.stringify(workerData.tools))
 context.tools = api.tools
 context.console = api.console
-const finish = (ok, text) => parentPort.postMessage({ type: 'done', ok, text: String(text) })
+const finish = (ok, text) => parentPort.postMessage({ type: 'done', ok, text: clipResult(String(text)) })
 try {
   const run = vm.runInContext(
     '(async () => {\n' + workerData.code + '\n})().then(' +

@@ -70,4 +70,18 @@ describe('run_code budgets', () => {
       )}\n[run_code: 1 tool call]`,
     )
   })
+
+  it('cuts a huge result and console output in the worker: the logged result stays small', async () => {
+    const code = [
+      "const big = 'x'.repeat(30_000_000)",
+      'for (let i = 0; i < 5; i++) console.log(big)',
+      'return big',
+    ].join('\n')
+    const result = await run(code)
+    expect(result.code).toBeUndefined()
+    // 20000 characters of console output and 1000000 of result are kept, not 150 + 30 million.
+    expect(result.text.length).toBeLessThan(1_100_000)
+    expect(result.text).toContain('[console output cut]')
+    expect(result.text).toContain('[result cut at 1000000 of 30000000 characters]')
+  })
 })

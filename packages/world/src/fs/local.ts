@@ -23,7 +23,7 @@ import {
   type WriteMode,
   type WriteResult,
 } from './index.js'
-import { type FileIo, localIo } from './io.js'
+import { type FileIo, hashFile, localIo, readBounded } from './io.js'
 import { globMatcher, relativeTo, walkFiles } from './walk.js'
 
 export interface LocalFsConfig {
@@ -34,6 +34,9 @@ export interface LocalFsConfig {
 }
 
 const MAX_GREP_FILE_BYTES = 2 * 1024 * 1024
+const DEFAULT_MAX_TEXT_BYTES = 10 * 1024 * 1024
+
+const signalOf = (options: FsCallOptions) => (options.signal ? { signal: options.signal } : {})
 const MAX_GREP_LINE = 400
 
 export function versionOf(bytes: Uint8Array): FileVersion {
@@ -128,18 +131,9 @@ export class LocalFs extends Service implements FileSystem {
   async readText(path: string, options: FsCallOptions & { maxBytes?: number } = {}): Promise<TextFile> {
     const abs = this.resolvePath(path, options)
     await this.readFence(abs, options)
-    const max = options.maxBytes ?? this.config.maxTextBytes ?? 10 * 1024 * 1024
+    const max = options.maxBytes ?? this.config.maxTextBytes ?? DEFAULT_MAX_TEXT_BYTES
     try {
-      const stats = await this.io.stat(abs)
-      if (stats.kind === 'directory') throw fsError('FS_IS_DIRECTORY', `${abs} is a directory`, { path: abs })
-      if (stats.size > max) {
-        throw fsError('FS_TOO_LARGE', `${abs} has ${stats.size} bytes, more than the ${max} allowed`, {
-          path: abs,
-          size: stats.size,
-          max,
-        })
-      }
-      const bytes = await this.io.readFile(abs)
+      const { bytes } = await readBounded(this.io, abs, max, { whole: true, ...signalOf(options) })
       return { path: abs, text: decodeText(bytes, abs), version: versionOf(bytes), size: bytes.length }
     } catch (error) {
       throw ioError(error, abs)
@@ -153,8 +147,8 @@ export class LocalFs extends Service implements FileSystem {
       throw new HarnessError('FS_READ_UNBOUNDED', 'readBytes needs an integer maxBytes >= 0', { path: abs })
     }
     try {
-      const { bytes, size } = await this.io.readHead(abs, options.maxBytes)
-      return { bytes: new Uint8Array(bytes), size, truncated: size > bytes.length }
+      const { bytes, size, complete } = await readBounded(this.io, abs, options.maxBytes, signalOf(options))
+      return { bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), size, truncated: !complete }
     } catch (error) {
       throw ioError(error, abs)
     }
@@ -184,7 +178,7 @@ export class LocalFs extends Service implements FileSystem {
   async version(path: string, options: FsCallOptions = {}): Promise<FileVersion | undefined> {
     const abs = this.resolvePath(path, options)
     try {
-      return versionOf(await this.io.readFile(abs))
+      return await hashFile(this.io, abs, options.signal)
     } catch (error) {
       if ((error as { code?: string }).code === 'ENOENT') return undefined
       throw ioError(error, abs)
@@ -195,10 +189,10 @@ export class LocalFs extends Service implements FileSystem {
     const abs = this.resolvePath(path, options)
     const target = await this.fence(abs, options)
     return this.locked(target, async () => {
-      const current = await this.currentBytes(target)
+      const current = await this.current(target, options)
       if (mode.kind === 'createIfAbsent' && current) throw fsError('FS_EXISTS', `${abs} already exists`, { path: abs })
       if (mode.kind === 'replaceIfVersion') {
-        const now = current ? versionOf(current) : null
+        const now = current ? current.version : null
         if (now !== mode.version) {
           throw fsError('FS_VERSION_CONFLICT', `${abs} changed since it was read`, {
             path: abs,
@@ -210,9 +204,9 @@ export class LocalFs extends Service implements FileSystem {
       const bytes = Buffer.from(text, 'utf8')
       await this.publish(abs, target, bytes, mode.kind === 'createIfAbsent' || !current, options)
       let previous: string | undefined
-      if (current) {
+      if (current?.bytes) {
         try {
-          previous = decodeText(current, abs)
+          previous = decodeText(current.bytes, abs)
         } catch {}
       }
       return {
@@ -232,9 +226,12 @@ export class LocalFs extends Service implements FileSystem {
     const abs = this.resolvePath(path, options)
     const target = await this.fence(abs, options)
     return this.locked(target, async () => {
-      const current = await this.currentBytes(target)
+      const current = await this.current(target, options)
       if (!current) throw fsError('FS_NOT_FOUND', `${abs} does not exist`, { path: abs })
-      const version = versionOf(current)
+      const max = this.config.maxTextBytes ?? DEFAULT_MAX_TEXT_BYTES
+      if (!current.bytes)
+        throw fsError('FS_TOO_LARGE', `${abs} is larger than the ${max} bytes an edit reads`, { path: abs, max })
+      const version = current.version
       if (options.expectedVersion !== undefined && options.expectedVersion !== version) {
         throw fsError('FS_VERSION_CONFLICT', `${abs} changed since it was read`, {
           path: abs,
@@ -242,7 +239,7 @@ export class LocalFs extends Service implements FileSystem {
           actual: version,
         })
       }
-      const before = decodeText(current, abs)
+      const before = decodeText(current.bytes, abs)
       const { text: after, replacements } = applyEdits(before, edits, abs)
       const bytes = Buffer.from(after, 'utf8')
       await this.publish(abs, target, bytes, false, options)
@@ -321,7 +318,8 @@ export class LocalFs extends Service implements FileSystem {
         await this.readFence(file.abs, options)
         const s = await this.io.stat(file.abs)
         if (s.kind !== 'file' || s.size > MAX_GREP_FILE_BYTES) continue
-        bytes = await this.io.readFile(file.abs)
+        // Bounded again: the file may have changed (or become a FIFO) since the stat.
+        bytes = (await readBounded(this.io, file.abs, MAX_GREP_FILE_BYTES, { whole: true, ...signalOf(options) })).bytes
       } catch {
         continue
       }
@@ -360,11 +358,19 @@ export class LocalFs extends Service implements FileSystem {
   /** Runs between staging the temp file and publishing it (a seam for tests and auditors). */
   protected async beforePublish(_abs: string, _target: string): Promise<void> {}
 
-  private async currentBytes(target: string): Promise<Buffer | undefined> {
+  /**
+   * The version of the file a mutation replaces, with its bytes when they fit the text limit (a larger
+   * file is hashed in chunks: it can be overwritten, not edited). `undefined` when there is none.
+   */
+  private async current(
+    target: string,
+    options: FsCallOptions,
+  ): Promise<{ version: FileVersion; bytes?: Buffer } | undefined> {
     try {
-      const stats = await this.io.stat(target)
-      if (stats.kind === 'directory') throw fsError('FS_IS_DIRECTORY', `${target} is a directory`, { path: target })
-      return await this.io.readFile(target)
+      const max = this.config.maxTextBytes ?? DEFAULT_MAX_TEXT_BYTES
+      const read = await readBounded(this.io, target, max, signalOf(options))
+      if (read.complete) return { version: versionOf(read.bytes), bytes: read.bytes }
+      return { version: await hashFile(this.io, target, options.signal) }
     } catch (error) {
       if ((error as { code?: string }).code === 'ENOENT') return undefined
       throw ioError(error, target)

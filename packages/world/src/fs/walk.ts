@@ -3,7 +3,7 @@
 import { join, relative } from 'node:path'
 import ignore, { type Ignore } from 'ignore'
 import picomatch from 'picomatch'
-import { type FileIo, localIo } from './io.js'
+import { type FileIo, localIo, readBounded } from './io.js'
 
 export interface WalkEntry {
   /** Relative to the walk root, `/`-separated. */
@@ -18,10 +18,15 @@ interface Layer {
 
 /** At most this many files are visited by one walk (the result says truncated beyond it). */
 export const MAX_WALK_FILES = 100_000
+/** A larger .gitignore is not read (its rules are skipped). */
+const MAX_IGNORE_BYTES = 1024 * 1024
 
 async function loadIgnore(io: FileIo, dir: string, rel: string): Promise<Layer | undefined> {
   try {
-    const text = (await io.readFile(join(dir, '.gitignore'))).toString('utf8')
+    // Bounded and regular files only: a FIFO named .gitignore must not hang every walk.
+    const text = (await readBounded(io, join(dir, '.gitignore'), MAX_IGNORE_BYTES, { whole: true })).bytes.toString(
+      'utf8',
+    )
     return { base: rel, rules: ignore().add(text) }
   } catch {
     return undefined
