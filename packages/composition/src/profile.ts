@@ -1,5 +1,5 @@
 // $DSH_HOME, profiles and bundles: turns "profile NAME plus --patch files" into the ordered layers.
-import { cpSync, existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs'
+import { cpSync, existsSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { homedir } from 'node:os'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
@@ -60,7 +60,17 @@ export function loadProfile(home: string, name: string, templatesDir: string): P
         { name, choices },
       )
     }
-    cpSync(template, dir, { recursive: true, errorOnExist: false, force: false })
+    // Copied aside, then renamed into place: two dsh processes starting at once on a fresh home both
+    // copy, one rename wins, and neither sees a half-written profile.
+    const staging = `${dir}.${process.pid}.${Date.now()}.tmp`
+    cpSync(template, staging, { recursive: true })
+    try {
+      renameSync(staging, dir)
+    } catch (error) {
+      rmSync(staging, { recursive: true, force: true })
+      const code = (error as NodeJS.ErrnoException).code
+      if (code !== 'EEXIST' && code !== 'ENOTEMPTY') throw error
+    }
   }
   let manifest: unknown
   try {
