@@ -264,7 +264,7 @@ export const operations = {
   'session/preset': op({
     summary: 'Switches an attached session to another agent preset, before its first turn.',
     params: S.object({ sessionId, preset: S.text({ description: 'an agent preset name' }) }, ['sessionId', 'preset']),
-    errors: [...ATTACHED, 'PRESET_LOCKED', 'NO_PRESETS', 'PRESET_NOT_FOUND', 'PRESET_INVALID'],
+    errors: [...ATTACHED, 'PRESET_LOCKED', 'NO_PRESETS', 'PRESET_NOT_FOUND', 'PRESET_INVALID', 'PRESET_UNTRUSTED'],
     rpc: true,
     web: { method: 'POST', path: '/api/sessions/:sessionId/preset' },
     handler: async (host, params) => ({
