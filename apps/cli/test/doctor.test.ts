@@ -1,6 +1,6 @@
 // `dsh doctor` on this machine and with bubblewrap off the PATH: each check's status, why, and the fix.
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startMockLlmServer } from '@dsh/test-support'
@@ -38,6 +38,15 @@ describe('dsh doctor', () => {
       expect(healthy.stdout).toMatch(/^ok {4}containment +pid-namespace/m)
       expect(healthy.stdout).toMatch(/^ok {4}key +DEEPSEEK_API_KEY from env/m)
       expect(healthy.status).toBe(ExitCode.OK)
+      expect(healthy.stdout).toMatch(/^ok {4}trust +.*nothing here needs trust/m)
+
+      // A folder configuration waiting for trust is reported, not failed.
+      writeFileSync(join(home, '.mcp.json'), '{"mcpServers":{}}')
+      const waiting = await run({ PATH: process.env.PATH, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: server.url })
+      expect(waiting.status).toBe(ExitCode.OK)
+      expect(waiting.stdout).toMatch(
+        /^ok {4}trust +.*not loaded until trusted: \.mcp\.json\n +fix: review them, then run `dsh trust`/m,
+      )
     } finally {
       rmSync(home, { recursive: true, force: true })
     }

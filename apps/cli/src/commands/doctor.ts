@@ -1,6 +1,8 @@
 // `dsh doctor`: what works on this machine and what to do about what does not: Node, the sandbox
-// (mechanism, why it is unusable, the fix), process containment, the model key and the endpoint.
+// (mechanism, why it is unusable, the fix), process containment, the model key and the endpoint, and
+// which of this folder's configuration waits for `dsh trust`.
 import type {} from '@dsh/settings/credentials'
+import { projectTrust } from '@dsh/settings/trust'
 import type {} from '@dsh/world/sandbox'
 import type {} from '@dsh/world/subprocess'
 import type { ComposeRequest } from '../config.js'
@@ -85,6 +87,20 @@ export async function doctor(request: ComposeRequest, io: Io): Promise<number> {
       })
       checks.push(await endpointCheck((await credentials.get('DEEPSEEK_BASE_URL')) ?? 'https://api.deepseek.com'))
     }
+    // Not a failure: an untrusted folder is the safe default. Said here because "my .mcp.json does
+    // nothing" is the question it answers.
+    const folder = request.cwd ?? process.cwd()
+    const trust = projectTrust(runtime.root)
+    const pending = trust.pending(folder)
+    checks.push({
+      name: 'trust',
+      ok: true,
+      detail:
+        pending.length === 0
+          ? `${folder}: nothing here needs trust${trust.record(folder) ? ' (trusted)' : ''}`
+          : `${folder}: not loaded until trusted: ${pending.map((item) => item.path).join(', ')}`,
+      ...(pending.length === 0 ? {} : { fix: 'review them, then run `dsh trust` (or pass --trust for one run)' }),
+    })
     for (const check of checks) {
       io.out(`${check.ok ? 'ok  ' : 'FAIL'}  ${check.name.padEnd(11)}  ${check.detail}`)
       if (check.fix) io.out(`${' '.repeat(19)}fix: ${check.fix}`)
