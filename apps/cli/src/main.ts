@@ -312,8 +312,9 @@ ${exitCodeHelp()}`,
     .command('add')
     .description('npm-install a bundle package into $DSH_HOME and name it in $DSH_HOME/patch.yml')
     .argument('<spec>', 'a package name (name@version), a tarball (.tgz) or a package directory')
-    .action(async (spec: string) =>
-      setCode(await (await import('./commands/plugin.js')).pluginAdd(request('plugin'), spec, io)),
+    .option('--allow-scripts', "run the package's install scripts (off by default: they are its author's code)")
+    .action(async (spec: string, options: { allowScripts?: boolean }) =>
+      setCode(await (await import('./commands/plugin.js')).pluginAdd(request('plugin'), spec, io, options)),
     )
   plugin
     .command('ls', { isDefault: true })

@@ -116,8 +116,11 @@ export function resolveBundle(reference: string, fromDir: string, alsoFrom: stri
     return path.endsWith('.yml') || path.endsWith('.yaml') ? path : bundleFileOf(join(path, 'package.json'))
   }
   const candidates = reference.includes('/') ? [reference] : [`@dsh/bundle-${reference}`, reference]
-  const dirs = [fromDir, ...alsoFrom, dirname(fileURLToPath(import.meta.url))]
+  const install = dirname(fileURLToPath(import.meta.url))
   for (const candidate of candidates) {
+    // dsh's own scope resolves from the dsh install first: a `@dsh/` package left in $DSH_HOME (or
+    // beside a patch) never shadows a shipped bundle.
+    const dirs = candidate.startsWith('@dsh/') ? [install, fromDir, ...alsoFrom] : [fromDir, ...alsoFrom, install]
     for (const dir of dirs) {
       const found = findPackageDir(candidate, dir)
       if (found) return bundleFileOf(join(found, 'package.json'))

@@ -2,7 +2,7 @@
 // installs it into $DSH_HOME with npm, checks it, links the `@dsh/*` packages it peers on to this dsh
 // install, and names it in $DSH_HOME/patch.yml (`- bundle: NAME`), which every profile applies;
 // `rm` undoes both. Decision 310.
-import { existsSync, mkdirSync, rmSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import { dshHome } from '@dsh/composition'
 import { HarnessError } from '@dsh/kernel'
@@ -19,8 +19,9 @@ import {
   writeHostLinks,
 } from '../plugins/home.js'
 import { hostLinksFor, inspectPlugin, type PluginInfo } from '../plugins/inspect.js'
-import { isNotFound, type NpmFailure, npm } from '../plugins/npm.js'
+import { type NpmFailure, npm } from '../plugins/npm.js'
 import { addBundle, namedBundles, removeBundle } from '../plugins/patch-file.js'
+import { checkName, keep, preflight } from '../plugins/preflight.js'
 
 interface Place {
   home: string
@@ -81,68 +82,73 @@ async function syncLinks(place: Place, links: Map<string, string>): Promise<void
     throw npmError('PLUGIN_INSTALL_FAILED', `npm could not link dsh's packages in ${place.home}`, failure)
 }
 
-/**
- * A package directory is packed into $DSH_HOME/tarballs and installed from there: npm would link a
- * directory, and a linked plugin resolves `@dsh/*` from its own folder, not from dsh's links.
- */
-async function packed(place: Place, target: string): Promise<string> {
-  if (!existsSync(join(target, 'package.json'))) return target
-  const tarballs = join(place.home, 'tarballs')
-  mkdirSync(tarballs, { recursive: true })
-  const result = await npm(['pack', target, '--pack-destination', tarballs, '--json'], place.home, place.env)
-  if (result.failed) throw npmError('PLUGIN_INSTALL_FAILED', `npm could not pack ${target}`, result)
-  const [file] = (JSON.parse(result.stdout) as Array<{ filename: string }>).map((entry) => entry.filename)
-  if (!file) throw new HarnessError('PLUGIN_INSTALL_FAILED', `npm pack ${target} made no tarball`, { target })
-  return join(tarballs, file)
+export interface PluginAddOptions {
+  /** Run the package's install scripts (and its dependencies'): off unless the user says so. */
+  allowScripts?: boolean
 }
 
-export async function pluginAdd(request: ComposeRequest, spec: string, io: Io): Promise<number> {
+/** The files of $DSH_HOME a failed add must put back as they were. */
+const HOME_FILES = ['package.json', 'package-lock.json', '.npmrc']
+
+function snapshotHome(home: string) {
+  const files = new Map(
+    HOME_FILES.map((file) => [file, existsSync(join(home, file)) ? readFileSync(join(home, file)) : undefined]),
+  )
+  const created = ['node_modules', 'tarballs'].filter((dir) => !existsSync(join(home, dir)))
+  return { files, created, homeExisted: existsSync(home) }
+}
+
+async function restoreHome(place: Place, snapshot: ReturnType<typeof snapshotHome>, kept: string | undefined) {
+  if (kept) rmSync(kept, { force: true })
+  for (const [file, content] of snapshot.files) {
+    if (content === undefined) rmSync(join(place.home, file), { force: true })
+    else writeFileSync(join(place.home, file), content)
+  }
+  // With the manifest and lockfile back, one install prunes what the failed add put in node_modules.
+  if (snapshot.files.get('package.json') !== undefined) await npm(['install'], place.home, place.env)
+  for (const dir of snapshot.created) rmSync(join(place.home, dir), { recursive: true, force: true })
+  if (!snapshot.homeExisted) rmSync(place.home, { recursive: true, force: true })
+}
+
+export async function pluginAdd(
+  request: ComposeRequest,
+  spec: string,
+  io: Io,
+  options: PluginAddOptions = {},
+): Promise<number> {
   const place = placeOf(request)
   const target = absoluteSpec(spec, request.cwd ?? process.cwd())
-  ensurePluginHome(place.home)
-  const before = homeDependencies(place.home)
-  const source = await packed(place, target)
-  const failure = await npm(['install', source], place.home, place.env)
-  if (failure.failed) {
-    const notFound = isNotFound(failure)
-    throw npmError(
-      notFound ? 'PLUGIN_NOT_FOUND' : 'PLUGIN_INSTALL_FAILED',
-      notFound ? `plugin package ${spec} not found` : `npm could not install ${spec}`,
-      failure,
-    )
-  }
-  const after = homeDependencies(place.home)
-  // The new or changed dependency; when re-adding the same file, the one npm saved for that file.
-  const plugins = Object.keys(after).filter((key) => !key.startsWith(HOST_SCOPE))
-  const name =
-    plugins.find((key) => after[key] !== before[key]) ??
-    plugins.find((key) => after[key]?.startsWith('file:') && resolve(place.home, after[key].slice(5)) === source) ??
-    (target === spec ? registryName(spec) : undefined)
-  if (!name) {
-    throw new HarnessError('PLUGIN_INSTALL_FAILED', `npm installed ${spec} but dsh cannot tell which package it is`, {
-      spec,
-    })
-  }
-  const version = hostVersion()
-  let plugin: PluginInfo
-  let links: Map<string, string>
+  // A registry name dsh reserves is refused before anything is fetched.
+  if (target === spec) checkName(registryName(spec))
+  const candidate = await preflight(target, place.env)
+  const snapshot = snapshotHome(place.home)
+  let kept: string | undefined
   try {
-    plugin = inspectPlugin(place.home, name)
-    links = hostLinksFor(plugin, version)
+    ensurePluginHome(place.home)
+    kept = keep(candidate, join(place.home, 'tarballs'))
+    const failure = await npm(['install', kept], place.home, place.env, { scripts: options.allowScripts === true })
+    if (failure.failed) throw npmError('PLUGIN_INSTALL_FAILED', `npm could not install ${spec}`, failure)
+    const version = hostVersion()
+    const plugin = inspectPlugin(place.home, candidate.name)
+    const links = hostLinksFor(plugin, version)
+    await syncLinks(place, new Map([...wantedLinks(place.home, version), ...links]))
+    const changed = addBundle(place.patch, candidate.name)
+    io.out(
+      `installed ${plugin.name}@${plugin.version} in ${place.home} (rows: ${plugin.rows.map((row) => row.id).join(', ')})`,
+    )
+    io.out(changed ? `enabled it in ${place.patch}` : `already enabled in ${place.patch}`)
+    if (candidate.scripts.length > 0 && !options.allowScripts)
+      io.out(
+        `note: its install scripts (${candidate.scripts.join(', ')}) did not run; if it needs them: dsh plugin add --allow-scripts ${spec}`,
+      )
+    return ExitCode.OK
   } catch (error) {
-    // Leave $DSH_HOME as it was: the previous version back, or nothing.
-    const previous = before[name]
-    await npm(previous ? ['install', `${name}@${previous}`] : ['uninstall', name], place.home, place.env)
-    if (source !== target && !previous) rmSync(source, { force: true })
+    // Leave $DSH_HOME as it was before this add.
+    await restoreHome(place, snapshot, kept)
     throw error
+  } finally {
+    candidate.dispose()
   }
-  await syncLinks(place, new Map([...wantedLinks(place.home, version), ...links]))
-  const changed = addBundle(place.patch, name)
-  io.out(
-    `installed ${plugin.name}@${plugin.version} in ${place.home} (rows: ${plugin.rows.map((row) => row.id).join(', ')})`,
-  )
-  io.out(changed ? `enabled it in ${place.patch}` : `already enabled in ${place.patch}`)
-  return ExitCode.OK
 }
 
 export interface PluginListOptions {

@@ -18,10 +18,20 @@ export interface NpmSuccess {
   stdout: string
 }
 
-/** Runs `npm ...args --prefix dir`; resolves with its stdout on success, the failure otherwise. */
-export function npm(args: string[], dir: string, env: NodeJS.ProcessEnv): Promise<NpmSuccess | NpmFailure> {
+/**
+ * Runs `npm ...args --prefix dir`; resolves with its stdout on success, the failure otherwise. Package
+ * scripts never run unless `scripts` says so (`dsh plugin add --allow-scripts`): they are code of a
+ * plugin's author, and of every package it depends on.
+ */
+export function npm(
+  args: string[],
+  dir: string,
+  env: NodeJS.ProcessEnv,
+  options: { scripts?: boolean } = {},
+): Promise<NpmSuccess | NpmFailure> {
+  const flags = options.scripts ? FLAGS : [...FLAGS, '--ignore-scripts']
   return new Promise((resolve, reject) => {
-    const proc = spawn('npm', [...args, '--prefix', dir, ...FLAGS], {
+    const proc = spawn('npm', [...args, '--prefix', dir, ...flags], {
       cwd: dir,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
