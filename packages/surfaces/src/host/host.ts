@@ -380,6 +380,11 @@ export class SessionHost {
     return this.modeControl.list()
   }
 
+  /** Whether `mode` would widen what the session may do (see `HostModes.widens`). */
+  widensMode(sessionId: string, mode: string): boolean {
+    return this.modeControl.widens(sessionId, mode)
+  }
+
   setMode(sessionId: string, mode: string, options: { network?: string } = {}): string {
     return this.modeControl.set(sessionId, mode, options)
   }
