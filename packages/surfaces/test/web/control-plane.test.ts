@@ -2,7 +2,7 @@
 // reach a loopback `dsh web`; without the page's access token it may read, but it may not switch a
 // session's mode, rewrite settings or credentials, trust a folder, or run a /command. Widening a
 // mode also needs the page's explicit `confirm`. Asserted on the durable log and the settings file.
-import { execFile } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -106,6 +106,51 @@ describe('control routes without the access token (loopback)', () => {
     expect(good.headers.get('set-cookie')).toMatch(/^dsh_token=/)
     // The token lives in this process's memory only: no environment variable a child inherits holds it.
     expect(Object.values(process.env)).not.toContain(token)
+  })
+})
+
+/** bubblewrap and curl both work here (a container without user namespaces cannot run bwrap). */
+function canSandboxCurl(): boolean {
+  try {
+    execFileSync('bwrap', ['--ro-bind', '/', '/', 'true'], { stdio: 'ignore' })
+    execFileSync('curl', ['--version'], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
+
+describe.skipIf(!canSandboxCurl())('the attack from inside the sandbox (real bash + curl under bubblewrap)', () => {
+  it('a confined bash with the network on cannot switch the mode or write the settings', async () => {
+    const workspace = mkdtempSync(join(tmpdir(), 'dsh-web-control-ws-'))
+    try {
+      const host = await startHost(
+        [],
+        { cwd: workspace },
+        { presets: true, settingsHome: home, sessionsDir: join(home, 'sessions'), sandboxWorkspace: workspace },
+      )
+      await using _host = host
+      writeFileSync(join(home, 'settings.yaml'), 'preset: code\n')
+      const id = (await call(host.base, 'POST', '/api/sessions', { cwd: workspace })).body.sessionId as string
+      await host.root.sessions.flush()
+      const logged = loggedModes(id)
+      const post = (method: string, path: string, body: string) =>
+        `curl -s -o /dev/null -w '%{http_code}\\n' -X ${method} -H 'content-type: application/json' --data '${body}' ${host.base}${path}`
+      const script = [
+        post('POST', `/api/sessions/${id}/mode`, '{"mode":"danger-full-access","confirm":true}'),
+        post('PUT', '/api/settings/values/preset', '{"value":"plan"}'),
+        // Whatever the confined bash can see of this process: its environment has no token.
+        'env | grep -c DSH_ || true',
+      ].join('; ')
+      const result = await host.root.shell.run(host.root.shell.resolve({ command: script, sessionId: id }))
+      expect(result.output.text.trim().split('\n')).toEqual(['401', '401', '0'])
+      await host.root.sessions.flush()
+      expect(host.root.sandboxPolicy.mode(id)).toBe('workspace-write')
+      expect(loggedModes(id)).toEqual(logged)
+      expect(readFileSync(join(home, 'settings.yaml'), 'utf8')).toBe('preset: code\n')
+    } finally {
+      rmSync(workspace, { recursive: true, force: true })
+    }
   })
 })
 

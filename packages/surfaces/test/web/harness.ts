@@ -10,7 +10,10 @@ import PresetsService from '@dsh/presets'
 import SettingsService from '@dsh/settings'
 import { startInProcess } from '@dsh/test-support/in-process'
 import JobsService from '@dsh/world/jobs'
+import BwrapSandbox from '@dsh/world/sandbox/bwrap'
 import LocalSandboxPolicy from '@dsh/world/sandbox/policy'
+import SandboxBash from '@dsh/world/shell/bash-sandbox'
+import LocalSubprocess from '@dsh/world/subprocess/local'
 import WebSocket from 'ws'
 import type { WebHostHandle, WebListenOptions } from '../../src/web/index.js'
 import WebHostService from '../../src/web/server.js'
@@ -18,7 +21,13 @@ import WebHostService from '../../src/web/server.js'
 export async function startHost(
   script: ScriptedResponse[] = [],
   listen: WebListenOptions = {},
-  rows: { presets?: boolean; settingsHome?: string; sessionsDir?: string } = {},
+  rows: {
+    presets?: boolean
+    settingsHome?: string
+    sessionsDir?: string
+    /** The real bubblewrap-confined bash (`ctx.shell`) with this workspace. */
+    sandboxWorkspace?: string
+  } = {},
 ) {
   const { root, adapter } = await startInProcess({
     script,
@@ -30,7 +39,15 @@ export async function startHost(
       root.plugin(CommandsService)
       root.plugin(JobsService)
       root.plugin(builtinCommands)
-      root.plugin(LocalSandboxPolicy, { mode: 'workspace-write' })
+      root.plugin(LocalSandboxPolicy, {
+        mode: 'workspace-write',
+        ...(rows.sandboxWorkspace ? { workspaceRoot: rows.sandboxWorkspace } : {}),
+      })
+      if (rows.sandboxWorkspace) {
+        root.plugin(LocalSubprocess)
+        root.plugin(BwrapSandbox)
+        root.plugin(SandboxBash, { cwd: rows.sandboxWorkspace })
+      }
     },
   })
   const written: string[] = []
