@@ -174,3 +174,17 @@ describe('widening a mode needs the page’s confirmation', () => {
     expect(loggedModes(id)).toEqual([...logged, 'read-only', 'danger-full-access'])
   })
 })
+
+describe('the page’s no-paths rule covers @ references', () => {
+  it('refuses @/absolute, @~ and @../ references from the browser and logs no message', async () => {
+    const { host, id } = await attackable()
+    await using _host = host
+    for (const text of ['read @/etc/hostname please', 'see @~/.bashrc', 'and @../outside.txt']) {
+      const refused = await call(host.base, 'POST', `/api/sessions/${id}/prompt`, { text })
+      expect({ text, ...refused }).toMatchObject({ status: 400, body: { error: { code: 'ATTACHMENT_PATH_REFUSED' } } })
+    }
+    await host.root.sessions.flush()
+    const logged = readFileSync(join(home, 'sessions', `${id}.jsonl`), 'utf8')
+    expect(logged).not.toContain('user/message')
+  })
+})
