@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { call, rawCall, startHost } from './harness.js'
+import { call, rawCall, startHost, stream, text } from './harness.js'
 
 let home: string
 beforeEach(() => {
@@ -186,5 +186,44 @@ describe('the page’s no-paths rule covers @ references', () => {
     await host.root.sessions.flush()
     const logged = readFileSync(join(home, 'sessions', `${id}.jsonl`), 'utf8')
     expect(logged).not.toContain('user/message')
+  })
+})
+
+describe('deleting the session the page has open', () => {
+  it('releases the host’s own lease and deletes the durable log', async () => {
+    const host = await startHost([text('an answer')], {}, { sessionsDir: join(home, 'sessions') })
+    await using _host = host
+    const id = (await call(host.base, 'POST', '/api/sessions', { cwd: host.cwd })).body.sessionId as string
+    const open = stream(host.base, `/api/streams/session/${id}`)
+    await open.opened
+    expect((await call(host.base, 'POST', `/api/sessions/${id}/prompt`, { text: 'hello' })).status).toBe(200)
+    await open.until((frames) =>
+      frames.some((f) => f.type === 'session/event' && (f.event as { type: string }).type === 'turn/end'),
+    )
+    await host.root.sessions.flush()
+    expect(existsSync(join(home, 'sessions', `${id}.jsonl`))).toBe(true)
+    const removed = await call(host.base, 'POST', `/api/sessions/${id}/delete`, {})
+    expect(removed).toMatchObject({ status: 200, body: { removed: [id] } })
+    expect(existsSync(join(home, 'sessions', `${id}.jsonl`))).toBe(false)
+    open.close()
+  })
+
+  it('deletes a session it resumed from an earlier run', async () => {
+    const sessions = join(home, 'sessions')
+    let id: string
+    {
+      await using first = await startHost([text('an answer')], {}, { sessionsDir: sessions })
+      id = (await call(first.base, 'POST', '/api/sessions', { cwd: first.cwd })).body.sessionId as string
+      await call(first.base, 'POST', `/api/sessions/${id}/prompt`, { text: 'hello' })
+      await first.root.agents.list()[0]?.whenIdle()
+    }
+    await using host = await startHost([text('again')], {}, { sessionsDir: sessions })
+    const open = stream(host.base, `/api/streams/session/${id}`)
+    await open.opened
+    expect((await call(host.base, 'POST', `/api/sessions/${id}/resume`, {})).status).toBe(200)
+    const removed = await call(host.base, 'POST', `/api/sessions/${id}/delete`, {})
+    expect(removed).toMatchObject({ status: 200, body: { removed: [id] } })
+    expect(existsSync(join(sessions, `${id}.jsonl`))).toBe(false)
+    open.close()
   })
 })
