@@ -138,3 +138,24 @@ describe('a session dsh cannot open', () => {
     expect(readFileSync(logPath(), 'utf8').startsWith(`${lines.slice(0, bad).join('\n')}\n`)).toBe(true)
   })
 })
+
+describe('dsh sessions ls and terminal escapes', () => {
+  it('prints a title without the escape sequences a prompt or a model put in it', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'dsh-sessions-esc-'))
+    const model = await startMockLlmServer({ responses: [completionResponse({ text: 'ok' })] })
+    try {
+      // An OSC that retitles the terminal, a CSI colour, a bell and a C1 CSI: none may reach the terminal.
+      const prompt = 'fix \x1b]0;pwned\x07the \x1b[31mbug\x1b[0m now\x07 \x9b2J'
+      const run = await runDsh(['run', prompt], { home: own, modelUrl: model.url })
+      expect(run.code).toBe(0)
+      const table = await runDsh(['sessions', 'ls'], { home: own, modelUrl: model.url })
+      expect(table.code).toBe(0)
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+      expect(table.stdout).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/)
+      expect(table.stdout).toContain('fix the bug now')
+    } finally {
+      await model.close()
+      rmSync(own, { recursive: true, force: true })
+    }
+  })
+})
