@@ -277,7 +277,7 @@ export const operations = {
         throw new HarnessError(
           'SANDBOX_MODE_UNCONFIRMED',
           `switching to "${params.mode}" widens what the session may do; ask the person, then send "confirm": true`,
-          { sessionId: params.sessionId, mode: params.mode, current: host.modeOf(params.sessionId) },
+          { sessionId: params.sessionId, mode: params.mode },
         )
       }
       return { sessionId: params.sessionId, mode: host.setMode(params.sessionId, params.mode) }
