@@ -4,6 +4,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type {} from '@dsh/session/store-pg/select'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { call, startHost } from './harness.js'
 
