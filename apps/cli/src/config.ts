@@ -1,4 +1,5 @@
 // How the CLI turns its options into layers and an effective tree, for dump and for boot alike.
+import { mkdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import {
   applyLayers,
@@ -68,6 +69,9 @@ export function compose(request: ComposeRequest): Composition {
   const env = request.env ?? process.env
   const cwd = request.cwd ?? process.cwd()
   const home = dshHome(env)
+  // Sessions, credentials and settings live here: a fresh home is the user's alone (an existing one
+  // keeps the mode its owner gave it).
+  mkdirSync(home, { recursive: true, mode: 0o700 })
   const name = profileName(request)
   const profile = loadProfile(home, name, templatesDir)
   const launcherRows: RowSpec[] = [

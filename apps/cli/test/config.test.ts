@@ -91,3 +91,25 @@ describe('dsh config', () => {
     expect(get.stdout + get.stderr).not.toContain('sk-secret-value')
   })
 })
+
+describe('dsh config list and passwords inside URLs', () => {
+  it('masks the password of a URL setting in the table and in --json', async () => {
+    // `session.store: postgres://user:password@...` is the common case; it would need a server to
+    // boot, so an endpoint URL (the same rule, any setting) stands in for it here.
+    writeFileSync(
+      join(home, 'settings.yaml'),
+      'endpoints:\n  local:\n    baseUrl: http://alice:s3cret@127.0.0.1:9/v1\n',
+    )
+    for (const args of [
+      ['config', 'list'],
+      ['config', 'list', '--json'],
+    ]) {
+      const list = await dsh(args)
+      expect(list.code).toBe(0)
+      expect(list.stdout).not.toContain('s3cret')
+      expect(list.stdout).toContain('http://alice:***@127.0.0.1:9/v1')
+    }
+    // The file keeps the real value: the mask is on output only.
+    expect(readFileSync(join(home, 'settings.yaml'), 'utf8')).toContain('alice:s3cret@')
+  })
+})

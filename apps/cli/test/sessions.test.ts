@@ -1,6 +1,6 @@
 // `dsh sessions` against sessions that `dsh run` really wrote (built binary, mock model server); a
 // session dsh cannot open says why and what to do, with its own exit code (busy 10, damaged 11).
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { acquireLease } from '@dsh/session/store'
@@ -138,3 +138,71 @@ describe('a session dsh cannot open', () => {
     expect(readFileSync(logPath(), 'utf8').startsWith(`${lines.slice(0, bad).join('\n')}\n`)).toBe(true)
   })
 })
+
+describe('dsh sessions ls and terminal escapes', () => {
+  it('prints a title without the escape sequences a prompt or a model put in it', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'dsh-sessions-esc-'))
+    const model = await startMockLlmServer({ responses: [completionResponse({ text: 'ok' })] })
+    try {
+      // An OSC that retitles the terminal, a CSI colour, a bell and a C1 CSI: none may reach the terminal.
+      const prompt = 'fix \x1b]0;pwned\x07the \x1b[31mbug\x1b[0m now\x07 \x9b2J'
+      const run = await runDsh(['run', prompt], { home: own, modelUrl: model.url })
+      expect(run.code).toBe(0)
+      const table = await runDsh(['sessions', 'ls'], { home: own, modelUrl: model.url })
+      expect(table.code).toBe(0)
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+      expect(table.stdout).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/)
+      expect(table.stdout).toContain('fix the bug now')
+    } finally {
+      await model.close()
+      rmSync(own, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('file modes of a fresh $DSH_HOME', () => {
+  it('creates the home 0700 and the session logs, SQLite file and blobs 0600', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'dsh-modes-'))
+    const fresh = join(parent, 'home') // does not exist yet: dsh creates it
+    const model = await startMockLlmServer({
+      responses: [completionResponse({ text: 'one' }), completionResponse({ text: 'two' })],
+    })
+    const mode = (path: string) => statSync(path).mode & 0o777
+    try {
+      const png = join(parent, 'pixel.png')
+      writeFileSync(png, Buffer.from(PIXEL_PNG, 'base64'))
+      const run = await runDsh(['run', '--attach', png, 'look'], { home: fresh, modelUrl: model.url, cwd: parent })
+      expect(run.code, run.stderr).toBe(0)
+      expect(mode(fresh)).toBe(0o700)
+      expect(mode(join(fresh, 'sessions'))).toBe(0o700)
+      const logs = readdirSync(join(fresh, 'sessions')).filter((name) => name.endsWith('.jsonl'))
+      expect(logs).toHaveLength(1)
+      expect(mode(join(fresh, 'sessions', logs[0] as string))).toBe(0o600)
+      const blobs = readdirSync(join(fresh, 'blobs'), { recursive: true, withFileTypes: true }).filter((e) =>
+        e.isFile(),
+      )
+      expect(blobs.length).toBeGreaterThan(0)
+      for (const blob of blobs) expect(mode(join(blob.parentPath, blob.name))).toBe(0o600)
+      expect(mode(join(fresh, 'blobs'))).toBe(0o700)
+
+      const sqlite = await runDsh(['run', 'again'], {
+        home: fresh,
+        modelUrl: model.url,
+        cwd: parent,
+        env: { DSH_SESSION_STORE: 'sqlite' },
+      })
+      expect(sqlite.code, sqlite.stderr).toBe(0)
+      const dbs = readdirSync(fresh, { recursive: true, withFileTypes: true }).filter((e) =>
+        /\.(db|sqlite)$/.test(e.name),
+      )
+      expect(dbs.length).toBeGreaterThan(0)
+      for (const db of dbs) expect(mode(join(db.parentPath, db.name))).toBe(0o600)
+    } finally {
+      await model.close()
+      rmSync(parent, { recursive: true, force: true })
+    }
+  })
+})
+
+/** A 1x1 PNG. */
+const PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='

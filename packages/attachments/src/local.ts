@@ -126,7 +126,7 @@ export class LocalAttachments extends Attachments {
     )
       return
     const dir = resolve(file, '..')
-    await mkdir(dir, { recursive: true })
+    await mkdir(dir, { recursive: true, mode: 0o700 })
     const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
     const handle = await open(temp, 'wx', 0o600)
     try {

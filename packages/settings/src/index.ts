@@ -30,6 +30,7 @@ declare module 'cordis' {
   }
 }
 
+export { maskUrlPasswords } from './mask.js'
 export type { JsonSchema } from './schema.js'
 
 /** What a package declares about one of its keys. */

@@ -3,7 +3,7 @@
 // ctx.credentials ($DSH_HOME/.credentials.yaml, 0600) and their values are never printed.
 
 import { type Context, HarnessError } from '@dsh/kernel'
-import type { SettingValue } from '@dsh/settings'
+import { maskUrlPasswords, type SettingValue } from '@dsh/settings'
 import type {} from '@dsh/settings/credentials'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
@@ -111,7 +111,8 @@ export function configUnset(request: ComposeRequest, key: string, options: Confi
 export function configList(request: ComposeRequest, options: ConfigOptions, io: Io): Promise<number> {
   return withSettings(request, io, async (root) => {
     const settings = settingsOf(root)
-    const list = settings.list()
+    // Shown, not stored: a URL's password (session.store's PostgreSQL URL) becomes ***.
+    const list = settings.list().map((item) => ({ ...item, value: maskUrlPasswords(item.value) }))
     if (options.json) {
       io.out(JSON.stringify(list, null, 2))
       return ExitCode.OK

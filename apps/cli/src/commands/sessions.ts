@@ -10,6 +10,7 @@ import { exportLines, removeSessions, renderTranscript } from '@dsh/surfaces/hos
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
+import { printable } from '../printable.js'
 import { type RuntimeScope, withRuntime } from '../runtime.js'
 
 type Runtime = RuntimeScope['runtime']
@@ -48,11 +49,11 @@ export async function sessionsList(request: ComposeRequest, options: { json?: bo
     }
     const rows = [['ID', 'TITLE', 'CWD', 'UPDATED', 'EVENTS']]
     for (const s of summaries) {
-      const title = (s.title ?? '').replace(/\s+/g, ' ')
+      const title = printable(s.title ?? '')
       rows.push([
         s.id,
         title.length > 40 ? `${title.slice(0, 37)}...` : title,
-        s.cwd,
+        printable(s.cwd),
         when(s.updatedAt),
         String(s.eventCount),
       ])

@@ -1,5 +1,6 @@
-// `dsh web`: boot the web profile, ask `ctx.webHost` to listen, print where (and the access token,
-// once, when bound beyond loopback), serve until SIGINT/SIGTERM, then close the host and the tree.
+// `dsh web`: boot the web profile, ask `ctx.webHost` to listen, print where (the URL carries the
+// access token the page trades for a cookie; printed alone too when bound beyond loopback), serve
+// until SIGINT/SIGTERM, then close the host and the tree.
 import { spawn } from 'node:child_process'
 import { HarnessError } from '@dsh/kernel'
 import type {} from '@dsh/surfaces/web'
@@ -39,7 +40,7 @@ export async function web(request: ComposeRequest, options: WebOptions, io: Io):
         log: (line) => io.err(`dsh web: ${line}`),
       })
       io.out(`dsh web: listening on ${handle.url}`)
-      if (handle.token) {
+      if (handle.tokenForReads) {
         io.out(`dsh web: bound beyond loopback; the access token (shown once) is ${handle.token}`)
       }
       if (options.open) openBrowser(handle.url, io)

@@ -1,7 +1,7 @@
 // The open session's header: where it runs, its status and preset, the mode and model pickers, the
 // token meter, client modules' badges and the session's actions.
 import { useState } from 'preact/hooks'
-import { api } from '../connection'
+import { ApiFailure, api } from '../connection'
 import { failed, useHost } from '../host-state'
 import { modelChoices, useModels } from '../models'
 import type { SessionProjection } from '../projection'
@@ -64,6 +64,24 @@ function Meter({ projection }: { projection: SessionProjection }) {
   )
 }
 
+/**
+ * Switches the session's mode. The host refuses a widening (e.g. to danger-full-access) without
+ * `confirm`, so a script on this machine cannot widen it unseen; the page asks the person first, and
+ * sends `confirm` only after they said yes. False when they declined.
+ */
+async function switchMode(sessionId: string, mode: string): Promise<boolean> {
+  const path = `/api/sessions/${sessionId}/mode`
+  try {
+    await api('POST', path, { mode })
+    return true
+  } catch (error) {
+    if (!(error instanceof ApiFailure) || error.code !== 'SANDBOX_MODE_UNCONFIRMED') throw error
+    if (!window.confirm(`Switch this session to "${mode}"? It lets the agent do more than now.`)) return false
+    await api('POST', path, { mode, confirm: true })
+    return true
+  }
+}
+
 function ModePicker({ projection }: { projection: SessionProjection }) {
   const state = useHost()
   if (!state.modes.length || !projection.mode) return null
@@ -71,9 +89,12 @@ function ModePicker({ projection }: { projection: SessionProjection }) {
     <select
       aria-label="permission mode"
       value={projection.mode}
-      onChange={(e) =>
-        void api('POST', `/api/sessions/${projection.sessionId}/mode`, { mode: e.currentTarget.value }).catch(failed)
-      }
+      onChange={(e) => {
+        const select = e.currentTarget
+        void switchMode(projection.sessionId, select.value).then((done) => {
+          if (!done) select.value = projection.mode ?? ''
+        }, failed)
+      }}
     >
       {state.modes.map((mode) => (
         <option key={mode} value={mode}>

@@ -316,6 +316,14 @@ export class SessionPersistence extends Service {
     await closing
   }
 
+  /**
+   * Resolves once a close of session `id` in progress (e.g. from a plain `ctx.sessions.close`, whose
+   * lease is released asynchronously) has released its lease; at once when none is in progress.
+   */
+  closed(id: string): Promise<void> {
+    return this.core.closed(id)
+  }
+
   /** Writes and syncs one session or all; the same barrier `ctx.sessions.flush()` waits for. */
   flush(session?: Session, options?: FlushOptions): Promise<void> {
     return this.core.flush(session, options)

@@ -156,7 +156,8 @@ export class JsonlBackend implements SessionStore {
 
   constructor(readonly dir: string) {
     this.leaseDir = dir
-    mkdirSync(dir, { recursive: true })
+    // Session logs hold everything the model saw: the directory and each file are the user's alone.
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
   }
 
   locate(id: string): string {
@@ -218,7 +219,7 @@ export class JsonlBackend implements SessionStore {
     let sideFile: string | undefined
     if (moved.length > 0) {
       sideFile = `${location}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`
-      const handle = await open(sideFile, 'wx')
+      const handle = await open(sideFile, 'wx', 0o600)
       try {
         await handle.writeFile(moved)
         await handle.sync()
@@ -281,7 +282,7 @@ export class JsonlBackend implements SessionStore {
     if (batch.header) {
       let handle: FileHandle
       try {
-        handle = await open(location, 'wx')
+        handle = await open(location, 'wx', 0o600)
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
         // A file without one complete line never held a durable header: reuse it.
@@ -289,7 +290,7 @@ export class JsonlBackend implements SessionStore {
         if (existing.includes(NEWLINE)) {
           throw sessionExists(id, location)
         }
-        handle = await open(location, 'w')
+        handle = await open(location, 'w', 0o600)
       }
       const { header } = batch
       const meta: Meta = {

@@ -150,14 +150,23 @@ export class SessionQueryService extends Service {
   /**
    * Full-text search over model-visible text: the store's own index when it keeps one (PostgreSQL),
    * else the SQLite index, refreshed from the logs first. Throws SESSION_SEARCH_DISABLED when the row
-   * has no `search` config.
+   * has no `search` config, SESSION_SEARCH_LIMIT_INVALID for a `limit` below 1 or not whole.
    */
   async search(text: string, options: { limit?: number } = {}): Promise<SearchHit[]> {
+    const limit = options.limit ?? 20
+    // Checked here, the one way to every store: SQLite reads `LIMIT -1` as no limit at all.
+    if (!Number.isInteger(limit) || limit < 1) {
+      throw new HarnessError(
+        'SESSION_SEARCH_LIMIT_INVALID',
+        `search limit must be a whole number of at least 1, got ${limit}; leave it out for 20`,
+        { limit },
+      )
+    }
     const store = this.home.sessionStore
-    if (store.search) return store.search(this.enabled(text), options.limit ?? 20)
+    if (store.search) return store.search(this.enabled(text), limit)
     const index = this.requireIndex()
     await this.refreshIndex()
-    return index.search(text, options.limit ?? 20)
+    return index.search(text, limit)
   }
 
   /** Brings the index up to date with the logs; returns how many documents were added. */

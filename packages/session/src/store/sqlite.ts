@@ -1,7 +1,7 @@
 // The SQLite provider of `ctx.sessionStore`: one database (better-sqlite3 12, WAL) holding a row per
 // session and per event. Each write is one transaction, so there is no torn tail; a flush commits with
 // `synchronous=FULL`. `PRAGMA user_version` is the schema version; a newer database is refused.
-import { mkdirSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type Database from 'better-sqlite3'
@@ -103,8 +103,11 @@ export class SqliteBackend implements SessionStore {
   constructor(path: string, leaseDir: string) {
     this.path = resolve(path)
     this.leaseDir = leaseDir
-    mkdirSync(dirname(this.path), { recursive: true })
-    mkdirSync(leaseDir, { recursive: true })
+    mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 })
+    mkdirSync(leaseDir, { recursive: true, mode: 0o700 })
+    // SQLite creates the file with the umask's mode (and its -wal/-shm files with the file's): made
+    // the user's alone before the first write, as the JSONL logs are.
+    if (!existsSync(this.path)) closeSync(openSync(this.path, 'a', 0o600))
     const Sqlite = loadBetterSqlite3('the SQLite session store')
     const db = guarded(this.path, () => new Sqlite(this.path))
     try {

@@ -266,6 +266,9 @@ export class SessionHost {
   /** Deletes a durable session (released first when this host drives it); see `removeSessions`. */
   async remove(sessionId: string): Promise<RemoveReport> {
     await this.release(sessionId, 'the session was deleted')
+    // Closing a session releases its lease asynchronously: wait for it, or the delete below would
+    // find this very process holding the session (SESSION_LEASED naming our own pid).
+    await this.ctx.get('sessionPersistence')?.closed(sessionId)
     const report = await removeSessions(this.ctx, [sessionId])
     this.listeners.listChanged?.()
     return report
@@ -378,6 +381,11 @@ export class SessionHost {
 
   modes(): string[] {
     return this.modeControl.list()
+  }
+
+  /** Whether `mode` would widen what the session may do (see `HostModes.widens`). */
+  widensMode(sessionId: string, mode: string): boolean {
+    return this.modeControl.widens(sessionId, mode)
   }
 
   setMode(sessionId: string, mode: string, options: { network?: string } = {}): string {

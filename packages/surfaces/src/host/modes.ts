@@ -1,7 +1,7 @@
 // A session's permission mode (a sandbox policy preset) and the modes it may switch to. Needs a
 // sandbox policy row; without one a session has no mode.
 import { HarnessError } from '@dsh/kernel'
-import type {} from '@dsh/world/sandbox'
+import { isSandboxMode, isStrictlyWider } from '@dsh/world/sandbox'
 import type { HostAccess } from './access.js'
 
 export class HostModes {
@@ -16,6 +16,20 @@ export class HostModes {
   list(): string[] {
     const policy = this.host.ctx.get('sandboxPolicy')
     return policy ? Object.keys(policy.presets()) : []
+  }
+
+  /**
+   * Whether switching to `mode` (a preset or a mode name) would let the session do more than now: a
+   * wider sandbox mode, or the network turned on. An unknown name is not a widening (`set` refuses it).
+   */
+  widens(sessionId: string, mode: string): boolean {
+    const policy = this.host.ctx.get('sandboxPolicy')
+    if (!policy) return false
+    const preset = policy.presets()[mode]
+    const wanted = preset?.mode ?? (isSandboxMode(mode) ? mode : undefined)
+    if (wanted === undefined) return false
+    if (isStrictlyWider(wanted, policy.mode(sessionId))) return true
+    return preset?.network === 'on' && policy.network(sessionId) === 'off'
   }
 
   /**

@@ -3,6 +3,7 @@
 // attachment store before the message exists (the message, logged afterwards, holds only their refs);
 // text files and `@path` references are copied into the message with their version, so the log keeps
 // exactly what the model saw even after the file changes. `@session:ID` adds a digest of that session.
+import { isAbsolute, resolve, sep } from 'node:path'
 import { sniffType } from '@dsh/attachments'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { UserContent, UserMessage } from '@dsh/llm'
@@ -206,8 +207,24 @@ function fileBlock(attributes: string, text: string, size: number, version?: str
   return `<context ${attributes} bytes="${size}"${version ? ` version="${version}"` : ''}>\n${body}${note}\n</context>`
 }
 
+/**
+ * A client on another machine (the browser) names files of the session's workspace only: an absolute,
+ * `~` or `..`-escaping `@` reference is refused whether or not it names a file, so the answer tells
+ * nothing about what exists outside.
+ */
+function refuseForeignPath(reference: string, cwd: string): void {
+  const inside = (path: string) => path === cwd || path.startsWith(cwd.endsWith(sep) ? cwd : cwd + sep)
+  if (!reference.startsWith('~') && !isAbsolute(reference) && inside(resolve(cwd, reference))) return
+  throw new HarnessError(
+    'ATTACHMENT_PATH_REFUSED',
+    `@${reference} is outside the session's folder; from this surface @ names a file relative to ${cwd}, or attach the file's bytes`,
+    { reference, cwd },
+  )
+}
+
 async function resolveReference(ctx: Context, reference: string, options: ComposeOptions): Promise<UserContent[]> {
   if (reference.startsWith('session:')) return [{ type: 'text', text: await sessionDigest(ctx, reference.slice(8)) }]
+  if (options.allowPaths === false) refuseForeignPath(reference, options.cwd)
   const fs = ctx.get('fs')
   if (!fs) return []
   // Trailing punctuation belongs to the sentence ("see @a.ts."), unless the file really has it.

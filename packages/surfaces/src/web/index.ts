@@ -15,7 +15,10 @@ declare module 'cordis' {
 }
 
 export interface WebListenOptions {
-  /** Address to bind (default 127.0.0.1). Anything but loopback makes the host require a token. */
+  /**
+   * Address to bind (default 127.0.0.1). Every state-changing request needs the access token; anything
+   * but loopback makes reads need it too.
+   */
   host?: string
   /** Port (default 3080; 0 picks a free one). */
   port?: number
@@ -29,11 +32,17 @@ export interface WebListenOptions {
 
 /** A listening host. */
 export interface WebHostHandle {
-  /** `http://host:port/` as a browser should open it (with `?token=` when a token is required). */
+  /** `http://host:port/?token=…` as a browser should open it (the page trades the token for a cookie). */
   readonly url: string
   readonly port: number
-  /** The access token, when the host is bound beyond loopback; printed once by the command. */
-  readonly token?: string
+  /**
+   * The page's access token, generated per listen and kept in memory only. Required on every request
+   * that changes state (mode, settings, credentials, trust, prompts, /commands), from loopback too: a
+   * tool process of this machine is on loopback as well.
+   */
+  readonly token: string
+  /** Reads need the token too (bound beyond loopback). */
+  readonly tokenForReads: boolean
   /**
    * Stops accepting, closes streams, cancels pending approvals, disposes the agents of this host and
    * flushes their sessions. Idempotent. Also runs when the row is disposed.

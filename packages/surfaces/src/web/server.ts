@@ -17,7 +17,7 @@ import { CLIENT_MODULE_PATH, ClientModules } from './client-modules.js'
 import { type ClientModuleSpec, WebHost, type WebHostHandle, type WebListenOptions } from './index.js'
 import { matchRoute, routeParams } from './routes.js'
 import { WebStreams } from './streams.js'
-import { checkRequest, type FenceOptions, hostName, isLoopbackAddress, isLoopbackName } from './trust.js'
+import { checkRequest, type FenceOptions, hostName, isLoopbackAddress, isLoopbackName, tokenMatches } from './trust.js'
 
 export interface WebHostConfig {
   /** Directory of the built browser client (default: `@dsh/web`'s `dist`). */
@@ -80,8 +80,10 @@ export class WebHostService extends WebHost {
   async listen(options: WebListenOptions = {}): Promise<WebHostHandle> {
     const bind = options.host ?? '127.0.0.1'
     const loopback = isLoopbackName(bind)
-    const token = loopback ? undefined : randomBytes(24).toString('base64url')
-    const fence: FenceOptions = { trustedHosts: options.trustedHosts ?? [], ...(token ? { token } : {}) }
+    // Always generated, held in this process's memory only (never a file or an environment
+    // variable a tool process could read): on loopback it still guards every state change.
+    const token = randomBytes(24).toString('base64url')
+    const fence: FenceOptions = { trustedHosts: options.trustedHosts ?? [], token, tokenForReads: !loopback }
     const log = options.log ?? (() => {})
     const state = new WebStreams(this.home, options.cwd, log, this.clientModules, this.config.listRefreshMs)
     const staticDir = this.config.staticDir ?? defaultStaticDir()
@@ -116,7 +118,7 @@ export class WebHostService extends WebHost {
       const queryToken = url.searchParams.get('token') ?? undefined
       const verdict = checkRequest({ method: req.method ?? 'GET', headers: req.headers, queryToken }, fence)
       if (!verdict.ok) return sendJson(res, verdict.status, { error: { code: verdict.code, message: verdict.message } })
-      if (token && queryToken) {
+      if (queryToken !== undefined && tokenMatches(token, queryToken)) {
         // Exchange the printed token for an HttpOnly cookie, then drop it from the address bar.
         res.setHeader('Set-Cookie', `dsh_token=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`)
         url.searchParams.delete('token')
@@ -210,9 +212,10 @@ export class WebHostService extends WebHost {
     const shown = bind.includes(':') ? `[${bind}]` : bind === '0.0.0.0' ? '127.0.0.1' : bind
     let closing: Promise<void> | undefined
     const handleObject: WebHostHandle = {
-      url: `http://${shown}:${port}/${token ? `?token=${token}` : ''}`,
+      url: `http://${shown}:${port}/?token=${token}`,
       port,
-      ...(token ? { token } : {}),
+      token,
+      tokenForReads: !loopback,
       close: () => {
         closing ??= (async () => {
           this.running.delete(handleObject)
@@ -307,6 +310,8 @@ const CONFLICT_CODES = new Set([
 function describe(error: unknown): [number, string, string] {
   if (error instanceof ApiError) return [error.status, error.code, error.message]
   if (HarnessError.is(error)) {
+    // 428 Precondition Required: the page asks the person, then repeats the call with `confirm`.
+    if (error.code === 'SANDBOX_MODE_UNCONFIRMED') return [428, error.code, error.message]
     const status = NOT_FOUND_CODES.has(error.code) ? 404 : CONFLICT_CODES.has(error.code) ? 409 : 400
     return [status, error.code, error.message]
   }

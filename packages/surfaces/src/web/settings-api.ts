@@ -5,7 +5,7 @@
 
 import { type Context, HarnessError } from '@dsh/kernel'
 import type {} from '@dsh/llm'
-import type {} from '@dsh/settings'
+import { maskUrlPasswords } from '@dsh/settings'
 import type {} from '@dsh/settings/credentials'
 import type { ModelsView, SettingsView, SettingView } from '../wire/types.js'
 
@@ -34,9 +34,12 @@ function settingRows(ctx: Context): SettingView[] {
     const { description, env, allowed } = settings.describe(key)
     const info = { description, ...(env ? { env } : {}), ...(allowed ? { allowed } : {}) }
     try {
-      return { ...settings.resolve(key), ...info }
+      // A URL's password (session.store's PostgreSQL URL) is never shown; the problem text may quote it.
+      const resolved = settings.resolve(key)
+      return { ...resolved, value: maskUrlPasswords(resolved.value), ...info }
     } catch (error) {
-      return { key, value: undefined, source: 'default', ...info, problem: (error as Error).message }
+      const problem = maskUrlPasswords((error as Error).message)
+      return { key, value: undefined, source: 'default', ...info, problem }
     }
   })
 }

@@ -1,14 +1,18 @@
 // The trust fence of `dsh web`: which requests reach the host at all. It is a reachability policy
-// against DNS rebinding and cross-site requests, plus a bearer token when the host is bound beyond
-// loopback; it is not a user-account system.
+// against DNS rebinding and cross-site requests, plus the page's access token; it is not a
+// user-account system. Loopback is not a person: a tool process of this machine (the model's bash
+// running `curl`) is on loopback too, so on loopback the token is still required for every request
+// that changes state (decision 445); only reads stay open there.
 import { timingSafeEqual } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 
 export interface FenceOptions {
   /** Extra Host names (without port) accepted besides loopback names. */
   trustedHosts: readonly string[]
-  /** Required on every request when set (the host is bound to a non-loopback address). */
-  token?: string
+  /** The page's access token: required on every state-changing request... */
+  token: string
+  /** ...and on reads too (the host is bound beyond loopback, where anyone on the network may ask). */
+  tokenForReads: boolean
 }
 
 export type FenceVerdict = { ok: true } | { ok: false; status: number; code: string; message: string }
@@ -100,10 +104,17 @@ export function checkRequest(request: FenceRequest, options: FenceOptions): Fenc
   if (changing && !sameOrigin(request.headers)) {
     return refuse(403, 'CROSS_ORIGIN', 'cross-site requests are refused')
   }
-  if (options.token !== undefined) {
+  // A stream upgrade is a read (the streams are downlink-only): the token follows the method.
+  const writes = !['GET', 'HEAD', 'OPTIONS'].includes(request.method)
+  if (writes || options.tokenForReads) {
     const presented = presentedToken(request.headers) ?? request.queryToken
     if (!tokenMatches(options.token, presented)) {
-      return refuse(401, 'TOKEN_REQUIRED', 'this host is bound beyond loopback: present the access token')
+      const what = options.tokenForReads ? 'this host is bound beyond loopback' : 'this request changes state'
+      return refuse(
+        401,
+        'TOKEN_REQUIRED',
+        `${what}: present the access token (open the URL \`dsh web\` printed, with ?token=, or send it as x-dsh-token)`,
+      )
     }
   }
   return { ok: true }

@@ -254,12 +254,34 @@ export const operations = {
     },
   }),
   'session/mode': op({
-    summary: 'Switches an attached session’s permission mode (logged as `sandbox/mode`).',
-    params: S.object({ sessionId, mode: S.text({ description: 'a permission preset name' }) }, ['sessionId', 'mode']),
-    errors: [...ATTACHED, 'NO_SANDBOX_POLICY', 'SANDBOX_MODE_INVALID'],
+    summary:
+      'Switches an attached session’s permission mode (logged as `sandbox/mode`). On the web a widening needs `confirm: true`.',
+    params: S.object(
+      {
+        sessionId,
+        mode: S.text({ description: 'a permission preset name' }),
+        confirm: {
+          type: 'boolean',
+          description: 'the person confirmed a widening (web: required for a less restrictive mode)',
+        } as const,
+      },
+      ['sessionId', 'mode'],
+    ),
+    errors: [...ATTACHED, 'NO_SANDBOX_POLICY', 'SANDBOX_MODE_INVALID', 'SANDBOX_MODE_UNCONFIRMED'],
     rpc: true,
     web: { method: 'POST', path: '/api/sessions/:sessionId/mode' },
-    handler: (host, params) => ({ sessionId: params.sessionId, mode: host.setMode(params.sessionId, params.mode) }),
+    handler: (host, params, scope) => {
+      // A widening from the page is the person's act: the page asks them first and says so. An RPC
+      // client is the program that started this dsh over stdio; no tool process can reach that wire.
+      if (scope.wire === 'web' && params.confirm !== true && host.widensMode(params.sessionId, params.mode)) {
+        throw new HarnessError(
+          'SANDBOX_MODE_UNCONFIRMED',
+          `switching to "${params.mode}" widens what the session may do; ask the person, then send "confirm": true`,
+          { sessionId: params.sessionId, mode: params.mode },
+        )
+      }
+      return { sessionId: params.sessionId, mode: host.setMode(params.sessionId, params.mode) }
+    },
   }),
   'session/preset': op({
     summary: 'Switches an attached session to another agent preset, before its first turn.',

@@ -10,7 +10,10 @@ import PresetsService from '@dsh/presets'
 import SettingsService from '@dsh/settings'
 import { startInProcess } from '@dsh/test-support/in-process'
 import JobsService from '@dsh/world/jobs'
+import BwrapSandbox from '@dsh/world/sandbox/bwrap'
 import LocalSandboxPolicy from '@dsh/world/sandbox/policy'
+import SandboxBash from '@dsh/world/shell/bash-sandbox'
+import LocalSubprocess from '@dsh/world/subprocess/local'
 import WebSocket from 'ws'
 import type { WebHostHandle, WebListenOptions } from '../../src/web/index.js'
 import WebHostService from '../../src/web/server.js'
@@ -18,10 +21,17 @@ import WebHostService from '../../src/web/server.js'
 export async function startHost(
   script: ScriptedResponse[] = [],
   listen: WebListenOptions = {},
-  rows: { presets?: boolean; settingsHome?: string } = {},
+  rows: {
+    presets?: boolean
+    settingsHome?: string
+    sessionsDir?: string
+    /** The real bubblewrap-confined bash (`ctx.shell`) with this workspace. */
+    sandboxWorkspace?: string
+  } = {},
 ) {
   const { root, adapter } = await startInProcess({
     script,
+    ...(rows.sessionsDir ? { sessionsDir: rows.sessionsDir } : {}),
     before: (root) => {
       if (rows.settingsHome) root.plugin(SettingsService, { home: rows.settingsHome, cwd: rows.settingsHome, env: {} })
       if (rows.presets) root.plugin(PresetsService, { project: false, user: false })
@@ -29,7 +39,15 @@ export async function startHost(
       root.plugin(CommandsService)
       root.plugin(JobsService)
       root.plugin(builtinCommands)
-      root.plugin(LocalSandboxPolicy, { mode: 'workspace-write' })
+      root.plugin(LocalSandboxPolicy, {
+        mode: 'workspace-write',
+        ...(rows.sandboxWorkspace ? { workspaceRoot: rows.sandboxWorkspace } : {}),
+      })
+      if (rows.sandboxWorkspace) {
+        root.plugin(LocalSubprocess)
+        root.plugin(BwrapSandbox)
+        root.plugin(SandboxBash, { cwd: rows.sandboxWorkspace })
+      }
     },
   })
   const written: string[] = []
@@ -51,6 +69,8 @@ export async function startHost(
   const cwd = listen.cwd ?? process.cwd()
   const handle: WebHostHandle = await root.webHost.listen({ port: 0, ...listen, cwd })
   const base = `http://127.0.0.1:${handle.port}`
+  // The page holds the access token (its cookie); `call` presents it as the page would.
+  if (handle.token) tokens.set(base, handle.token)
   return {
     root,
     cwd,
@@ -65,8 +85,26 @@ export async function startHost(
   }
 }
 
-/** One unary call over node:http (fetch cannot forge a Host header). */
+const tokens = new Map<string, string>()
+
+/**
+ * One unary call as the page makes it: with the host's access token, unless `headers` present one
+ * (or a cookie) of their own. `rawCall` sends none, as `curl` from a tool would.
+ */
 export function call(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const own = Object.keys(headers).some((name) => ['x-dsh-token', 'authorization', 'cookie'].includes(name))
+  const token = tokens.get(base)
+  return rawCall(base, method, path, body, own || !token ? headers : { ...headers, 'x-dsh-token': token })
+}
+
+/** One unary call over node:http (fetch cannot forge a Host header), with exactly these headers. */
+export function rawCall(
   base: string,
   method: string,
   path: string,

@@ -141,7 +141,7 @@ describe('web host', () => {
     expect((await call(host.base, 'POST', '/api/sessions/nope/cancel', {})).status).toBe(409)
     const form = await fetch(`${host.base}/api/sessions`, {
       method: 'POST',
-      headers: { 'content-type': 'text/plain' },
+      headers: { 'content-type': 'text/plain', 'x-dsh-token': host.handle.token },
       body: 'x',
     })
     expect(form.status).toBe(415)

@@ -1,9 +1,10 @@
 // The settings page's API on an in-process host with the settings and presets rows: a setting written
 // through it lands in the user file (checked first, nothing written when invalid) and applies to the
 // next session; `/api/models` lists the routed providers and the default model.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type {} from '@dsh/session/store-pg/select'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { call, startHost } from './harness.js'
 
@@ -50,5 +51,18 @@ describe('the settings API', () => {
     const providers = models.body.providers as Array<{ provider: string; configured: boolean }>
     expect(providers.map((row) => row.provider)).toContain('scripted')
     expect(models.body.current).toMatch(/^scripted:/)
+  })
+})
+
+describe('the settings API and passwords inside URLs', () => {
+  it('masks the PostgreSQL password of session.store in GET /api/settings', async () => {
+    await using host = await startHost([], {}, { settingsHome: home })
+    // The row that declares it (session-store-select) would connect at start; declared here alone.
+    host.root.settings.define('session.store', { schema: { type: 'string' }, default: 'jsonl', description: 'store' })
+    writeFileSync(join(home, 'settings.yaml'), 'session.store: postgres://bob:hunter2@db.lan:5432/dsh\n')
+    const view = await call(host.base, 'GET', '/api/settings')
+    expect(JSON.stringify(view.body)).not.toContain('hunter2')
+    const row = (view.body.settings as Array<{ key: string; value: unknown }>).find((r) => r.key === 'session.store')
+    expect(row?.value).toBe('postgres://bob:***@db.lan:5432/dsh')
   })
 })

@@ -1,10 +1,25 @@
 // The trust fence: DNS-rebinding Host names, cross-site requests and stream upgrades, the access
-// token required beyond loopback, and settings that are loopback-only and write-only.
+// token required for every state change (and beyond loopback for reads too), and settings that are
+// loopback-only and write-only. The attack through the token-less loopback is control-plane.test.ts.
 import { describe, expect, it } from 'vitest'
 import { checkRequest, hostAllowed, sameOrigin } from '../../src/web/trust.js'
-import { call, startHost, stream } from './harness.js'
+import { call, rawCall, startHost, stream } from './harness.js'
+
+const loopbackFence = { trustedHosts: [], token: 'the-token', tokenForReads: false }
 
 describe('trust fence (pure)', () => {
+  it('on loopback lets reads through without the token, never a state change', () => {
+    const headers = { host: 'localhost:3080' }
+    expect(checkRequest({ method: 'GET', headers }, loopbackFence)).toEqual({ ok: true })
+    expect(checkRequest({ method: 'GET', upgrade: true, headers }, loopbackFence)).toEqual({ ok: true })
+    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
+      expect(checkRequest({ method, headers }, loopbackFence)).toMatchObject({ ok: false, code: 'TOKEN_REQUIRED' })
+      expect(checkRequest({ method, headers: { ...headers, 'x-dsh-token': 'the-token' } }, loopbackFence)).toEqual({
+        ok: true,
+      })
+    }
+  })
+
   it('accepts loopback and trusted Host names only', () => {
     for (const host of ['localhost:3080', '127.0.0.1:3080', '[::1]:3080', 'app.localhost', '127.0.0.1']) {
       expect(hostAllowed(host, [])).toBe(true)
@@ -24,14 +39,11 @@ describe('trust fence (pure)', () => {
     expect(sameOrigin({ host, origin: 'http://evil.example' })).toBe(false)
     expect(sameOrigin({ host, origin: 'null' })).toBe(false)
     // A cross-site GET is a read of public assets; the fence only guards state changes and upgrades.
+    expect(checkRequest({ method: 'GET', headers: { host, origin: 'http://evil.example' } }, loopbackFence)).toEqual({
+      ok: true,
+    })
     expect(
-      checkRequest({ method: 'GET', headers: { host, origin: 'http://evil.example' } }, { trustedHosts: [] }),
-    ).toEqual({ ok: true })
-    expect(
-      checkRequest(
-        { method: 'GET', upgrade: true, headers: { host, origin: 'http://evil.example' } },
-        { trustedHosts: [] },
-      ),
+      checkRequest({ method: 'GET', upgrade: true, headers: { host, origin: 'http://evil.example' } }, loopbackFence),
     ).toMatchObject({ ok: false, code: 'CROSS_ORIGIN' })
   })
 })
@@ -73,7 +85,7 @@ describe('trust fence (over the wire)', () => {
     const token = host.handle.token as string
     expect(token).toMatch(/^[A-Za-z0-9_-]{32}$/)
     expect(host.handle.url).toContain(`?token=${token}`)
-    expect((await call(host.base, 'GET', '/api/sessions')).body).toMatchObject({ error: { code: 'TOKEN_REQUIRED' } })
+    expect((await rawCall(host.base, 'GET', '/api/sessions')).body).toMatchObject({ error: { code: 'TOKEN_REQUIRED' } })
     expect((await call(host.base, 'GET', '/api/sessions', undefined, { 'x-dsh-token': 'wrong' })).status).toBe(401)
     expect(
       (await call(host.base, 'GET', '/api/sessions', undefined, { authorization: `Bearer ${token}` })).status,

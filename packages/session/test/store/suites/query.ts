@@ -47,5 +47,23 @@ export function querySuite(backend: StoreFixture): void {
       expect(await ctx.sessionQuery.search('unicode')).toHaveLength(1)
       await ctx.dispose()
     })
+
+    it('refuses a search limit that is not a whole number of at least 1', async () => {
+      using dir = tempDir()
+      const ctx = await boot(backend, dir.path, {}, [[SessionQueryService, { search: {} }]])
+      await until(ctx, 'sessionQuery')
+      const a = ctx.sessions.create({ id: 'a' })
+      a.append('user/message', { message: user('parser one') }, append)
+      a.append('assistant/message', { message: assistant('parser two') }, append)
+      await ctx.sessions.flush()
+      // SQLite reads LIMIT -1 as "no limit"; PostgreSQL errors on it: refused before either sees it.
+      for (const limit of [0, -1, 1.5, Number.NaN]) {
+        await expect(ctx.sessionQuery.search('parser', { limit })).rejects.toMatchObject({
+          code: 'SESSION_SEARCH_LIMIT_INVALID',
+        })
+      }
+      expect(await ctx.sessionQuery.search('parser', { limit: 1 })).toHaveLength(1)
+      await ctx.dispose()
+    })
   })
 }
