@@ -9,16 +9,8 @@ import { HarnessError } from '@dsh/kernel'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
-import {
-  dropDependency,
-  ensurePluginHome,
-  HOST_SCOPE,
-  homeDependencies,
-  hostVersion,
-  installedPlugins,
-  writeHostLinks,
-} from '../plugins/home.js'
-import { hostLinksFor, inspectPlugin, type PluginInfo } from '../plugins/inspect.js'
+import { dropDependency, ensurePluginHome, hostVersion, installedPlugins, writeHostLinks } from '../plugins/home.js'
+import { hostLinksFor, inspectPlugin } from '../plugins/inspect.js'
 import { type NpmFailure, npm } from '../plugins/npm.js'
 import { addBundle, namedBundles, removeBundle } from '../plugins/patch-file.js'
 import { checkName, keep, preflight } from '../plugins/preflight.js'

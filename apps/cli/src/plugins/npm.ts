@@ -66,10 +66,3 @@ export function npm(
     })
   })
 }
-
-/** Whether npm said the package does not exist (registry 404, missing path or tarball). */
-export function isNotFound(failure: NpmFailure): boolean {
-  return failure.lines.some((line) =>
-    /\b(E404|ENOENT|404 Not Found|is not in this registry|Could not read package)/i.test(line),
-  )
-}

@@ -126,7 +126,7 @@ function checkInside(name: string, dir: string): void {
   const rowsFile = inside(name, dir, bundle, 'its bundle file')
   for (const row of readLayer('bundle', `bundle ${name}`, rowsFile).rows) {
     if (typeof row.use !== 'string') continue
-    if (isAbsolute(row.use)) throw escape(name, `row "${row.id}" uses ${row.use}, an absolute path`)
+    if (isAbsolute(row.use)) throw escapes(name, `row "${row.id}" uses ${row.use}, an absolute path`)
     if (row.use.startsWith('.')) inside(name, dir, row.use, `row "${row.id}"'s module`)
   }
 }
@@ -137,12 +137,12 @@ function inside(name: string, dir: string, path: string, what: string): string {
   const real = existsSync(full) ? realpathSync(full) : full
   for (const candidate of [full, real]) {
     const rel = relative(root, candidate)
-    if (rel.startsWith('..') || isAbsolute(rel)) throw escape(name, `${what} ${path} resolves outside the package`)
+    if (rel.startsWith('..') || isAbsolute(rel)) throw escapes(name, `${what} ${path} resolves outside the package`)
   }
   return real
 }
 
-function escape(name: string, detail: string): HarnessError {
+function escapes(name: string, detail: string): HarnessError {
   return new HarnessError(
     'PLUGIN_PATH_ESCAPE',
     `${name}: ${detail}; a plugin may load only its own files and its dependencies, so nothing was installed`,
