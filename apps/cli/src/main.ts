@@ -313,7 +313,8 @@ ${exitCodeHelp()}`,
     .description('npm-install a bundle package into $DSH_HOME and name it in $DSH_HOME/patch.yml')
     .argument('<spec>', 'a package name (name@version), a tarball (.tgz) or a package directory')
     .option('--allow-scripts', "run the package's install scripts (off by default: they are its author's code)")
-    .action(async (spec: string, options: { allowScripts?: boolean }) =>
+    .option('--allow-replace', 'let its rows replace shipped rows of the same id (listed; refused without this)')
+    .action(async (spec: string, options: { allowScripts?: boolean; allowReplace?: boolean }) =>
       setCode(await (await import('./commands/plugin.js')).pluginAdd(request('plugin'), spec, io, options)),
     )
   plugin

@@ -146,4 +146,32 @@ describe('dsh plugin add refuses a hostile package and leaves $DSH_HOME as it wa
     },
     NPM_TIMEOUT,
   )
+
+  it(
+    'a row replacing a shipped one (the sandbox policy) needs --allow-replace, recorded in the patch and checked at boot',
+    async () => {
+      const dir = pluginDir('dsh-plugin-policy', {
+        rows: '- id: sandbox-policy\n  use: ./index.mjs\n',
+      })
+      const before = tree(home)
+      const refused = await add([dir])
+      expect(refused.code).not.toBe(0)
+      expect(refused.stderr).toContain('would replace the shipped row sandbox-policy')
+      expect(tree(home)).toEqual(before)
+
+      const allowed = await add(['--allow-replace', dir])
+      expect(allowed.code, allowed.stderr).toBe(0)
+      const patch = readFileSync(join(home, 'patch.yml'), 'utf8')
+      expect(patch).toMatch(/bundle: dsh-plugin-policy,? *\n?\s*replaces:\s*\[?\s*-? *sandbox-policy/)
+      expect((await runDsh(['--dump-config'], { home, cwd: work })).code).toBe(0)
+
+      // A replacement nobody confirmed (the patch edited by hand, or by an older dsh) stops the boot.
+      writeFileSync(join(home, 'patch.yml'), patch.replace(/,? *\n?\s*replaces:\s*\[?\s*-? *sandbox-policy *\]?/, ''))
+      const boot = await runDsh(['--dump-config'], { home, cwd: work })
+      expect(boot.code).not.toBe(0)
+      expect(boot.stderr).toContain('replaces the shipped row sandbox-policy without your confirmation')
+      expect((await runDsh(['plugin', 'rm', 'dsh-plugin-policy'], { home, cwd: work, env: npmEnv })).code).toBe(0)
+    },
+    NPM_TIMEOUT,
+  )
 })

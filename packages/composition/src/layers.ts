@@ -28,6 +28,8 @@ export interface BundleRef {
   bundle: string
   /** `true`: the bundle is named but its rows are left out (the plugin stays installed). */
   disabled?: boolean
+  /** Shipped row ids the user confirmed this (plugin) bundle may replace (`dsh plugin add --allow-replace`). */
+  replaces?: string[]
 }
 
 /** What a layer file holds: rows, and (in user patches) bundle references. */
@@ -44,6 +46,8 @@ export interface Layer {
   /** The file the rows came from, when they came from a file. */
   file?: string
   rows: RowSpec[]
+  /** A bundle a patch names that dsh does not ship, and the shipped rows the user let it replace. */
+  plugin?: { replaces: string[] }
 }
 
 /** A row of the effective tree with where it came from. */
@@ -81,7 +85,7 @@ export function checkEntries(value: unknown, source: string): LayerEntry[] {
       .map((e) => `  - ${e.instancePath || '/'} ${e.message}`)
     throw new HarnessError(
       'CONFIG_INVALID',
-      `${source}: not a list of rows { id, use?, config?, disabled? } or bundles { bundle, disabled? }:\n${problems.join('\n')}`,
+      `${source}: not a list of rows { id, use?, config?, disabled? } or bundles { bundle, disabled?, replaces? }:\n${problems.join('\n')}`,
       { source, problems },
     )
   }

@@ -172,7 +172,8 @@ export function readUserLayers(kind: LayerKind, label: string, file: string, hom
     if (entry.disabled === true) continue
     flush()
     const rowsFile = resolveBundle(entry.bundle, dirname(file), [home])
-    layers.push(readLayer('bundle', `bundle ${entry.bundle} (named by ${label})`, rowsFile, cache))
+    const layer = readLayer('bundle', `bundle ${entry.bundle} (named by ${label})`, rowsFile, cache)
+    layers.push(shippedBundle(rowsFile) ? layer : { ...layer, plugin: { replaces: entry.replaces ?? [] } })
   }
   flush()
   // An empty patch still shows in the provenance header, as before bundles could be named.
@@ -192,6 +193,46 @@ export interface LayerOptions {
   defaultsOnly?: boolean
 }
 
+/** Whether a bundle's rows file belongs to a `@dsh/` package (one dsh ships). */
+function shippedBundle(rowsFile: string): boolean {
+  for (let dir = dirname(rowsFile); dir !== dirname(dir); dir = dirname(dir)) {
+    const manifest = join(dir, 'package.json')
+    if (!existsSync(manifest)) continue
+    try {
+      return String((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name).startsWith('@dsh/')
+    } catch {
+      return false
+    }
+  }
+  return false
+}
+
+/**
+ * A plugin bundle (named by a patch, not shipped) may replace a row of the profile's shipped bundles
+ * only where the user confirmed it (`replaces:` on its patch entry, written by `dsh plugin add
+ * --allow-replace`): otherwise a plugin could swap the sandbox policy for its own without a word.
+ */
+function checkReplacements(layers: readonly Layer[]): void {
+  const shipped = new Set(
+    layers
+      .filter((layer) => layer.kind === 'bundle' && !layer.plugin)
+      .flatMap((layer) => layer.rows.map((row) => row.id)),
+  )
+  for (const layer of layers) {
+    if (!layer.plugin) continue
+    const unconfirmed = layer.rows
+      .map((row) => row.id)
+      .filter((id) => shipped.has(id) && !layer.plugin?.replaces.includes(id))
+    if (unconfirmed.length === 0) continue
+    const name = layer.label.replace(/^bundle (\S+).*$/, '$1')
+    throw new HarnessError(
+      'PLUGIN_REPLACES_SHIPPED',
+      `${layer.label} replaces the shipped row${unconfirmed.length > 1 ? 's' : ''} ${unconfirmed.join(', ')} without your confirmation; if you mean it, run \`dsh plugin add --allow-replace ${name}\` (or add \`replaces: [${unconfirmed.join(', ')}]\` to its patch entry), else \`dsh plugin rm ${name}\``,
+      { bundle: name, rows: unconfirmed },
+    )
+  }
+}
+
 /** The ordered layers for a profile: bundles, profile patch, home patch, each --patch, launcher rows. */
 export function profileLayers(options: LayerOptions): Layer[] {
   const { home, profile, cwd = process.cwd() } = options
@@ -209,6 +250,7 @@ export function profileLayers(options: LayerOptions): Layer[] {
     layers.push(...readUserLayers('patch', `--patch ${patch}`, resolve(cwd, patch), home))
   }
   if (options.launcherRows?.length) layers.push({ kind: 'launcher', label: 'launcher', rows: options.launcherRows })
+  checkReplacements(layers)
   return layers
 }
 

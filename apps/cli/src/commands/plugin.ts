@@ -4,7 +4,8 @@
 // `rm` undoes both. Decision 310.
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
-import { dshHome } from '@dsh/composition'
+import { fileURLToPath } from 'node:url'
+import { dshHome, readLayer, resolveBundle } from '@dsh/composition'
 import { HarnessError } from '@dsh/kernel'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
@@ -13,7 +14,9 @@ import { dropDependency, ensurePluginHome, hostVersion, installedPlugins, writeH
 import { hostLinksFor, inspectPlugin } from '../plugins/inspect.js'
 import { type NpmFailure, npm } from '../plugins/npm.js'
 import { addBundle, namedBundles, removeBundle } from '../plugins/patch-file.js'
-import { checkName, keep, preflight } from '../plugins/preflight.js'
+import { checkName, keep, preflight, reservedNames } from '../plugins/preflight.js'
+
+const cliDir = fileURLToPath(new URL('../..', import.meta.url))
 
 interface Place {
   home: string
@@ -77,6 +80,20 @@ async function syncLinks(place: Place, links: Map<string, string>): Promise<void
 export interface PluginAddOptions {
   /** Run the package's install scripts (and its dependencies'): off unless the user says so. */
   allowScripts?: boolean
+  /** Let the plugin's rows replace shipped rows of the same id (listed, then recorded in the patch). */
+  allowReplace?: boolean
+}
+
+/** The row ids of every bundle this dsh ships. */
+function shippedRowIds(): Set<string> {
+  const ids = new Set<string>()
+  for (const bundle of reservedNames().bundles) {
+    try {
+      const file = resolveBundle(`@dsh/bundle-${bundle}`, cliDir)
+      for (const row of readLayer('bundle', `bundle ${bundle}`, file).rows) ids.add(row.id)
+    } catch {}
+  }
+  return ids
 }
 
 /** The files of $DSH_HOME a failed add must put back as they were. */
@@ -124,7 +141,18 @@ export async function pluginAdd(
     const plugin = inspectPlugin(place.home, candidate.name)
     const links = hostLinksFor(plugin, version)
     await syncLinks(place, new Map([...wantedLinks(place.home, version), ...links]))
-    const changed = addBundle(place.patch, candidate.name)
+    const shipped = shippedRowIds()
+    const replaces = plugin.rows.map((row) => row.id).filter((id) => shipped.has(id))
+    if (replaces.length > 0 && !options.allowReplace) {
+      throw new HarnessError(
+        'PLUGIN_REPLACES_SHIPPED',
+        `${candidate.name} would replace the shipped row${replaces.length > 1 ? 's' : ''} ${replaces.join(', ')} (dsh --dump-config shows what they do); nothing was installed. If you mean it: dsh plugin add --allow-replace ${spec}`,
+        { name: candidate.name, rows: replaces },
+      )
+    }
+    const changed = addBundle(place.patch, candidate.name, replaces)
+    if (replaces.length > 0)
+      io.out(`it replaces the shipped row${replaces.length > 1 ? 's' : ''} ${replaces.join(', ')} (you allowed it)`)
     io.out(
       `installed ${plugin.name}@${plugin.version} in ${place.home} (rows: ${plugin.rows.map((row) => row.id).join(', ')})`,
     )

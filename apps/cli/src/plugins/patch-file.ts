@@ -40,17 +40,29 @@ function edit(file: string, change: (seq: YAMLSeq, doc: Document) => boolean): b
 
 const names = (item: unknown, bundle: string): item is YAMLMap => isMap(item) && item.get('bundle') === bundle
 
-/** Names `bundle` in the patch (enabling it if it was named disabled). False when nothing changed. */
-export function addBundle(file: string, bundle: string): boolean {
+/**
+ * Names `bundle` in the patch (enabling it if it was named disabled), with the shipped rows the user
+ * confirmed it may replace (`replaces`, set anew each add). False when nothing changed.
+ */
+export function addBundle(file: string, bundle: string, replaces: readonly string[] = []): boolean {
   return edit(file, (seq, doc) => {
     const named = seq.items.filter((item) => names(item, bundle))
     if (named.length === 0) {
-      seq.add(doc.createNode({ bundle }))
+      seq.add(doc.createNode(replaces.length > 0 ? { bundle, replaces: [...replaces] } : { bundle }))
       return true
     }
-    const disabled = named.filter((item) => item.has('disabled'))
-    for (const item of disabled) item.delete('disabled')
-    return disabled.length > 0
+    let changed = false
+    for (const item of named) {
+      if (item.has('disabled')) {
+        item.delete('disabled')
+        changed = true
+      }
+      const before = JSON.stringify(item.get('replaces') ?? [])
+      if (replaces.length > 0) item.set('replaces', doc.createNode([...replaces]))
+      else item.delete('replaces')
+      changed ||= before !== JSON.stringify(replaces)
+    }
+    return changed
   })
 }
 
