@@ -1,7 +1,7 @@
 // The `dsh web` host row: node:http for unary JSON under /api, `ws` for the two downlink-only
 // streams, the browser client's build as static files; every request passes the trust fence first.
 import { randomBytes } from 'node:crypto'
-import { existsSync, readFileSync, statSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { createRequire } from 'node:module'
 import type { Socket } from 'node:net'
@@ -80,9 +80,10 @@ export class WebHostService extends WebHost {
   async listen(options: WebListenOptions = {}): Promise<WebHostHandle> {
     const bind = options.host ?? '127.0.0.1'
     const loopback = isLoopbackName(bind)
-    // Always generated, held in this process's memory only (never a file or an environment
-    // variable a tool process could read): on loopback it still guards every state change.
-    const token = randomBytes(24).toString('base64url')
+    // On loopback too it guards every state change. Kept in `$DSH_HOME/.web-token` (0600, masked in
+    // the sandbox like the credential stores) so a page stays signed in across a host restart; never
+    // in an environment variable a tool process could read.
+    const token = webToken(this.home.get('launcher')?.config.home)
     const fence: FenceOptions = { trustedHosts: options.trustedHosts ?? [], token, tokenForReads: !loopback }
     const log = options.log ?? (() => {})
     const state = new WebStreams(this.home, options.cwd, log, this.clientModules, this.config.listRefreshMs)
@@ -452,3 +453,19 @@ function defaultStaticDir(): string {
 }
 
 export default WebHostService
+
+/** The page token of a dsh home, made once (0600); without a home, one for this process only. */
+function webToken(home: string | undefined): string {
+  const fresh = () => randomBytes(24).toString('base64url')
+  if (home === undefined) return fresh()
+  const file = join(home, '.web-token')
+  try {
+    const kept = readFileSync(file, 'utf8').trim()
+    if (/^[A-Za-z0-9_-]{32,}$/.test(kept)) return kept
+  } catch {}
+  const token = fresh()
+  mkdirSync(home, { recursive: true, mode: 0o700 })
+  writeFileSync(file, `${token}\n`, { mode: 0o600 })
+  chmodSync(file, 0o600)
+  return token
+}

@@ -20,7 +20,7 @@ export const HOME_SECRETS: readonly string[] = Object.freeze([
 export interface SecretPathsInput {
   /** The user's home (`~`). */
   home: string
-  /** `$DSH_HOME`, when known: its `.credentials.yaml` and `.env` are hidden. */
+  /** `$DSH_HOME`, when known: its `.credentials.yaml`, `.env` and `.web-token` are hidden. */
   dshHome?: string
   /** Canonical workspace root: `.env*` inside it stays readable, in its ancestors it is hidden. */
   workspace: string
@@ -54,7 +54,9 @@ export function secretPaths(input: SecretPathsInput): string[] {
   const expand = (path: string) => (path === '~' || path.startsWith('~/') ? join(input.home, path.slice(1)) : path)
   const candidates = [
     ...HOME_SECRETS.map((rel) => join(input.home, rel)),
-    ...(input.dshHome ? [join(input.dshHome, '.credentials.yaml'), join(input.dshHome, '.env')] : []),
+    ...(input.dshHome
+      ? [join(input.dshHome, '.credentials.yaml'), join(input.dshHome, '.env'), join(input.dshHome, '.web-token')]
+      : []),
     ...envFiles(input.home),
     ...(input.extra ?? []).map(expand),
   ]
