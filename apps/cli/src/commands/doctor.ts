@@ -92,13 +92,15 @@ export async function doctor(request: ComposeRequest, io: Io): Promise<number> {
     const folder = request.cwd ?? process.cwd()
     const trust = projectTrust(runtime.root)
     const pending = trust.pending(folder)
+    const ignored = runtime.root.get('settings')?.ignoredProjectKeys() ?? []
+    const keys = ignored.length > 0 ? ` (settings not applied: ${ignored.join(', ')})` : ''
     checks.push({
       name: 'trust',
       ok: true,
       detail:
         pending.length === 0
           ? `${folder}: nothing here needs trust${trust.record(folder) ? ' (trusted)' : ''}`
-          : `${folder}: not loaded until trusted: ${pending.map((item) => item.path).join(', ')}`,
+          : `${folder}: not loaded until trusted: ${pending.map((item) => item.path).join(', ')}${keys}`,
       ...(pending.length === 0 ? {} : { fix: 'review them, then run `dsh trust` (or pass --trust for one run)' }),
     })
     for (const check of checks) {

@@ -97,9 +97,9 @@ async function fetchTarball(target: string, staging: string, env: NodeJS.Process
     copyFileSync(target, copy)
     return copy
   }
-  // A directory is packed, a registry spec fetched; `--ignore-scripts`: a package's prepack or prepare
-  // script is its author's code, and it must not run before the user allowed it.
-  const result = await npm(['pack', target, '--pack-destination', staging, '--json', '--ignore-scripts'], staging, env)
+  // A directory is packed, a registry spec fetched; `npm` runs it with scripts off: a package's prepack
+  // or prepare script is its author's code, and it must not run before the user allowed it.
+  const result = await npm(['pack', target, '--pack-destination', staging, '--json'], staging, env)
   if (result.failed) {
     throw new HarnessError(
       'PLUGIN_NOT_FOUND',
