@@ -21,6 +21,8 @@ it('goes from a new session to an approved write with the keyboard only', async 
       text: 'Done:\n\n| file | lines |\n| :--- | ---: |\n| keys.txt | 1 |\n\n[docs](https://example.com/d) and [bad](javascript:alert(1))',
     }),
   )
+  // The new-session button is enabled once the host baseline named its directory (not at connect).
+  await page.locator('#new-session:not([disabled])').waitFor()
   await page.keyboard.press('Alt+KeyN')
   await page.waitForURL(/#\/s\//)
   await page.keyboard.press('/')
