@@ -12,11 +12,38 @@ export class ApiFailure extends Error {
   }
 }
 
+const TOKEN_KEY = 'dsh-token'
+
+/**
+ * The access token of this tab. The URL `dsh web` prints carries it once (`?token=`): it is kept in
+ * sessionStorage (this tab and this origin only, so not in a cookie every localhost port would be sent)
+ * and dropped from the address bar. Every change sends it as `x-dsh-token`; the host refuses a change
+ * that only has the cookie.
+ */
+function accessToken(): string | undefined {
+  try {
+    const url = new URL(location.href)
+    const given = url.searchParams.get('token')
+    if (given) {
+      sessionStorage.setItem(TOKEN_KEY, given)
+      url.searchParams.delete('token')
+      history.replaceState(history.state, '', url.pathname + url.search + url.hash)
+    }
+    return sessionStorage.getItem(TOKEN_KEY) ?? undefined
+  } catch {
+    return undefined
+  }
+}
+
+const token = accessToken()
+
 /** One unary call. JSON in, JSON out; a refusal throws `ApiFailure` with the host's code. */
 export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = body === undefined ? {} : { 'Content-Type': 'application/json' }
+  if (token) headers['x-dsh-token'] = token
   const response = await fetch(path, {
     method,
-    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    headers,
     body: body === undefined ? undefined : JSON.stringify(body),
     credentials: 'same-origin',
   })

@@ -17,7 +17,15 @@ import { CLIENT_MODULE_PATH, ClientModules } from './client-modules.js'
 import { type ClientModuleSpec, WebHost, type WebHostHandle, type WebListenOptions } from './index.js'
 import { matchRoute, routeParams } from './routes.js'
 import { WebStreams } from './streams.js'
-import { checkRequest, type FenceOptions, hostName, isLoopbackAddress, isLoopbackName, tokenMatches } from './trust.js'
+import {
+  checkRequest,
+  type FenceOptions,
+  hostName,
+  isLoopbackAddress,
+  isLoopbackName,
+  tokenCookieName,
+  tokenMatches,
+} from './trust.js'
 
 export interface WebHostConfig {
   /** Directory of the built browser client (default: `@dsh/web`'s `dist`). */
@@ -119,12 +127,15 @@ export class WebHostService extends WebHost {
       const queryToken = url.searchParams.get('token') ?? undefined
       const verdict = checkRequest({ method: req.method ?? 'GET', headers: req.headers, queryToken }, fence)
       if (!verdict.ok) return sendJson(res, verdict.status, { error: { code: verdict.code, message: verdict.message } })
-      if (queryToken !== undefined && tokenMatches(token, queryToken)) {
-        // Exchange the printed token for an HttpOnly cookie, then drop it from the address bar.
-        res.setHeader('Set-Cookie', `dsh_token=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`)
-        url.searchParams.delete('token')
-        res.writeHead(303, { Location: url.pathname + url.search })
-        return res.end()
+      const entry = !url.pathname.startsWith('/api') && (req.method === 'GET' || req.method === 'HEAD')
+      if (entry && queryToken !== undefined && tokenMatches(token, queryToken) && fence.cookieName) {
+        // The printed URL signs the page in: an HttpOnly cookie named for this port carries read access
+        // (images, streams); the page's script keeps the token itself in this tab's sessionStorage,
+        // strips it from the address bar and sends it as x-dsh-token on every change.
+        res.setHeader(
+          'Set-Cookie',
+          `${fence.cookieName}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`,
+        )
       }
       const clientModule = CLIENT_MODULE_PATH.exec(url.pathname)
       if (clientModule && (req.method === 'GET' || req.method === 'HEAD')) {
@@ -210,6 +221,7 @@ export class WebHostService extends WebHost {
     })
     const address = server.address()
     const port = typeof address === 'object' && address ? address.port : (options.port ?? 3080)
+    fence.cookieName = tokenCookieName(port)
     const shown = bind.includes(':') ? `[${bind}]` : bind === '0.0.0.0' ? '127.0.0.1' : bind
     let closing: Promise<void> | undefined
     const handleObject: WebHostHandle = {

@@ -2,7 +2,9 @@
 // against DNS rebinding and cross-site requests, plus the page's access token; it is not a
 // user-account system. Loopback is not a person: a tool process of this machine (the model's bash
 // running `curl`) is on loopback too, so on loopback the token is still required for every request
-// that changes state (decision 445); only reads stay open there.
+// that changes state (decision 445); only reads stay open there. A cookie never authorizes a change:
+// browsers send a localhost cookie to every port of the host, so a server the model starts on another
+// port would receive it; writes need the token in a header, which only the page's own script sends.
 import { timingSafeEqual } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 
@@ -13,6 +15,8 @@ export interface FenceOptions {
   token: string
   /** ...and on reads too (the host is bound beyond loopback, where anyone on the network may ask). */
   tokenForReads: boolean
+  /** The cookie that carries read access for this listener (named per port). */
+  cookieName?: string
 }
 
 export type FenceVerdict = { ok: true } | { ok: false; status: number; code: string; message: string }
@@ -63,20 +67,34 @@ export function sameOrigin(headers: IncomingHttpHeaders): boolean {
   return origin.toLowerCase() === `http://${host}` || origin.toLowerCase() === `https://${host}`
 }
 
-/** The token a request presents: `Authorization: Bearer`, `x-dsh-token`, or the `dsh_token` cookie. */
-export function presentedToken(headers: IncomingHttpHeaders): string | undefined {
+/** The token a request presents in a header: `Authorization: Bearer` or `x-dsh-token`. */
+export function headerToken(headers: IncomingHttpHeaders): string | undefined {
   const auth = headers.authorization
   if (typeof auth === 'string' && auth.startsWith('Bearer ')) return auth.slice(7).trim()
   const header = headers['x-dsh-token']
-  if (typeof header === 'string') return header
+  return typeof header === 'string' ? header : undefined
+}
+
+/** The value of one cookie, if the request carries it. */
+export function cookieToken(headers: IncomingHttpHeaders, name: string | undefined): string | undefined {
   const cookie = headers.cookie
-  if (typeof cookie === 'string') {
-    for (const part of cookie.split(';')) {
-      const [name, ...rest] = part.trim().split('=')
-      if (name === 'dsh_token') return decodeURIComponent(rest.join('='))
+  if (!name || typeof cookie !== 'string') return undefined
+  for (const part of cookie.split(';')) {
+    const [key, ...rest] = part.trim().split('=')
+    if (key === name) {
+      try {
+        return decodeURIComponent(rest.join('='))
+      } catch {
+        return undefined
+      }
     }
   }
   return undefined
+}
+
+/** The cookie name a listener on this port uses (a cookie named for another port is not read). */
+export function tokenCookieName(port: number): string {
+  return `dsh_token_${port}`
 }
 
 export function tokenMatches(expected: string, presented: string | undefined): boolean {
@@ -106,14 +124,25 @@ export function checkRequest(request: FenceRequest, options: FenceOptions): Fenc
   }
   // A stream upgrade is a read (the streams are downlink-only): the token follows the method.
   const writes = !['GET', 'HEAD', 'OPTIONS'].includes(request.method)
-  if (writes || options.tokenForReads) {
-    const presented = presentedToken(request.headers) ?? request.queryToken
-    if (!tokenMatches(options.token, presented)) {
-      const what = options.tokenForReads ? 'this host is bound beyond loopback' : 'this request changes state'
+  if (writes) {
+    if (!tokenMatches(options.token, headerToken(request.headers) ?? request.queryToken)) {
+      const cookie = cookieToken(request.headers, options.cookieName) !== undefined
       return refuse(
         401,
         'TOKEN_REQUIRED',
-        `${what}: present the access token (open the URL \`dsh web\` printed, with ?token=, or send it as x-dsh-token)`,
+        cookie
+          ? 'this request changes state: the sign-in cookie only allows reading; send the access token as x-dsh-token (reload the page from the URL `dsh web` printed, with ?token=)'
+          : 'this request changes state: present the access token (open the URL `dsh web` printed, with ?token=, or send it as x-dsh-token)',
+      )
+    }
+  } else if (options.tokenForReads) {
+    const presented =
+      headerToken(request.headers) ?? cookieToken(request.headers, options.cookieName) ?? request.queryToken
+    if (!tokenMatches(options.token, presented)) {
+      return refuse(
+        401,
+        'TOKEN_REQUIRED',
+        'this host is bound beyond loopback: present the access token (open the URL `dsh web` printed, with ?token=, or send it as x-dsh-token)',
       )
     }
   }

@@ -102,10 +102,31 @@ describe('control routes without the access token (loopback)', () => {
     const token = host.handle.token as string
     expect(host.handle.url).toContain(`?token=${token}`)
     const good = await fetch(`${host.base}/?token=${token}`, { redirect: 'manual' })
-    expect(good.status).toBe(303)
-    expect(good.headers.get('set-cookie')).toMatch(/^dsh_token=/)
+    expect(good.headers.get('set-cookie')).toMatch(new RegExp(`^dsh_token_${host.handle.port}=`))
     // The token lives in this process's memory only: no environment variable a child inherits holds it.
     expect(Object.values(process.env)).not.toContain(token)
+  })
+
+  it('a server the model starts on another localhost port gets the cookie, and it changes nothing', async () => {
+    const { host, id, logged } = await attackable()
+    await using _host = host
+    const entry = await fetch(`${host.base}/?token=${host.handle.token}`, { redirect: 'manual' })
+    const cookie = (entry.headers.get('set-cookie') as string).split(';')[0] as string
+    // Browsers send localhost cookies to every port: the model's listener receives exactly this header.
+    const stolen = { cookie, origin: host.base, 'sec-fetch-site': 'same-origin' }
+    const mode = await rawCall(
+      host.base,
+      'POST',
+      `/api/sessions/${id}/mode`,
+      { mode: 'danger-full-access', confirm: true },
+      stolen,
+    )
+    expect(mode).toMatchObject({ status: 401, body: { error: { code: 'TOKEN_REQUIRED' } } })
+    const setting = await rawCall(host.base, 'PUT', '/api/settings/values/preset', { value: 'plan' }, stolen)
+    expect(setting.status).toBe(401)
+    await host.root.sessions.flush()
+    expect(loggedModes(id)).toEqual(logged)
+    expect(readFileSync(join(home, 'settings.yaml'), 'utf8')).toBe('preset: code\n')
   })
 })
 

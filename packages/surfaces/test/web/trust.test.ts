@@ -92,16 +92,20 @@ describe('trust fence (over the wire)', () => {
     ).toBe(200)
     const noToken = stream(host.base, '/api/streams/host')
     await expect(noToken.opened).rejects.toThrow('HTTP 401')
-    // The printed URL trades the token for an HttpOnly cookie and drops it from the address.
+    // The printed URL serves the page and sets an HttpOnly cookie named for this port (read access).
     const entry = await fetch(`${host.base}/?token=${token}`, { redirect: 'manual' })
-    expect(entry.status).toBe(303)
-    expect(entry.headers.get('location')).toBe('/')
+    expect(entry.status).not.toBe(401)
     const cookie = entry.headers.get('set-cookie') as string
-    expect(cookie).toMatch(/^dsh_token=.*; HttpOnly; SameSite=Strict/)
-    const withCookie = await call(host.base, 'GET', '/api/sessions', undefined, {
-      cookie: cookie.split(';')[0] as string,
-    })
+    expect(cookie).toMatch(new RegExp(`^dsh_token_${host.handle.port}=.*; HttpOnly; SameSite=Strict`))
+    const pair = cookie.split(';')[0] as string
+    const withCookie = await call(host.base, 'GET', '/api/sessions', undefined, { cookie: pair })
     expect(withCookie.status).toBe(200)
+    // A cookie named for another port is not read, and the cookie alone never changes state.
+    const otherPort = pair.replace(`dsh_token_${host.handle.port}=`, 'dsh_token_1=')
+    expect((await call(host.base, 'GET', '/api/sessions', undefined, { cookie: otherPort })).status).toBe(401)
+    const write = await call(host.base, 'POST', '/api/sessions', { cwd: host.cwd }, { cookie: pair })
+    expect(write).toMatchObject({ status: 401, body: { error: { code: 'TOKEN_REQUIRED' } } })
+    expect(write.body.error.message).toContain('only allows reading')
   })
 
   it('keeps settings loopback-only and never returns a stored key', async () => {
