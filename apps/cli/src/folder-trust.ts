@@ -20,6 +20,8 @@ export interface FolderTrustCheck {
 export async function checkFolderTrust(request: ComposeRequest, io: Io, check: FolderTrustCheck): Promise<void> {
   if (request.options.trust) return
   const store = new FolderTrust(dshHome(request.env ?? process.env))
+  const damaged = store.damaged
+  if (damaged) io.err(`dsh: ${damaged}; until then no folder counts as trusted`)
   for (const folder of [...new Set(check.folders.map((dir) => resolve(dir)))]) {
     const pending = store.pending(folder)
     if (pending.length === 0) continue
@@ -31,8 +33,12 @@ export async function checkFolderTrust(request: ComposeRequest, io: Io, check: F
       for (const line of lines) io.err(line)
       const answer = await question(check.ask, 'Trust this folder and load it? [y/N] ')
       if (/^y(es)?$/i.test(answer.trim())) {
-        store.grant(folder)
-        io.err(`dsh: trusted ${folder} (dsh trust --revoke undoes it)`)
+        try {
+          store.grant(folder)
+          io.err(`dsh: trusted ${folder} (dsh trust --revoke undoes it)`)
+        } catch (error) {
+          io.err(`dsh: cannot record the trust: ${(error as Error).message}`)
+        }
         continue
       }
       io.err('dsh: not trusted: it stays inert in this session (run `dsh trust` to load it later)')

@@ -3,6 +3,7 @@
 // a preset that shadows the default with a row running inside dsh) must do nothing in a folder the
 // user has not trusted; after `dsh trust` the hashed content loads, and an edit makes it inert again.
 // The built CLI runs as a child; the user's model and a foreign server are local mock servers.
+import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -112,5 +113,38 @@ describe('a hostile checkout', () => {
     rmSync(join(project, '.dsh', 'settings.yaml'))
     expect((await dsh(['run', 'hello'])).code).toBe(0)
     for (const name of ['mcp', 'hook', 'row']) expect(existsSync(marker(name)), name).toBe(false)
+  })
+})
+
+describe('a checkout whose config files are not files', () => {
+  it('a FIFO as .mcp.json, a Claude settings file or .dsh/settings.yaml does not hang dsh; it is named', async () => {
+    for (const path of ['.mcp.json', '.dsh/settings.yaml', '.claude/settings.json']) {
+      rmSync(join(project, path))
+      execFileSync('mkfifo', [join(project, path)])
+    }
+    expect((await dsh(['trust'])).code).toBe(0)
+    // A settings file that cannot be read is a configuration error (exit 4), named with its fix.
+    const refused = await dsh(['run', 'hello'])
+    expect(refused.code).toBe(4)
+    expect(refused.stderr).toContain('settings.yaml is not a regular file')
+    // The MCP and hook files are skipped as problems (logged as MCP config warnings); the run goes on.
+    rmSync(join(project, '.dsh', 'settings.yaml'))
+    const run = await dsh(['run', 'hello'])
+    expect(run.code).toBe(0)
+    for (const name of ['mcp', 'hook']) expect(existsSync(marker(name)), name).toBe(false)
+    expect(model.requests.filter((request) => request.path.endsWith('/chat/completions'))).toHaveLength(1)
+  })
+
+  it('a damaged trust record trusts nothing, says how to fix it, and dsh doctor fails on it', async () => {
+    expect((await dsh(['trust'])).code).toBe(0)
+    writeFileSync(join(home, 'trust.json'), '{ not json')
+    const run = await dsh(['run', 'hello'])
+    expect(run.code).toBe(0)
+    expect(run.stderr).toContain('not a valid trust record')
+    for (const name of ['mcp', 'hook', 'row']) expect(existsSync(marker(name)), name).toBe(false)
+    expect(foreign.requests).toEqual([])
+    const doctor = await dsh(['doctor'])
+    expect(doctor.stdout).toMatch(/FAIL\s+trust file/)
+    expect(readFileSync(join(home, 'trust.json'), 'utf8')).toBe('{ not json')
   })
 })

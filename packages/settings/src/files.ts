@@ -2,11 +2,12 @@
 // `ctx.llm.prepareCall`) and cached by modification time and size; written through the `yaml`
 // Document API so comments and key order survive, to a temp file that is renamed over the old one.
 import { randomBytes } from 'node:crypto'
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
 import { HarnessError } from '@dsh/kernel'
 import type { Document } from 'yaml'
+import { readConfigText } from './config-file.js'
 
 // yaml is loaded on first use so that commands which never read settings do not pay for it.
 const require = createRequire(import.meta.url)
@@ -71,9 +72,10 @@ function unreadable(path: string, error: unknown): HarnessError {
 function parseFile(path: string): Document | undefined {
   let text: string
   try {
-    text = readFileSync(path, 'utf8')
+    text = readConfigText(path)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    if (error instanceof HarnessError) throw error
     throw unreadable(path, error)
   }
   const document = loadYaml().parseDocument(text, { prettyErrors: true })

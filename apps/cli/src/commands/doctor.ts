@@ -94,6 +94,14 @@ export async function doctor(request: ComposeRequest, io: Io): Promise<number> {
     const pending = trust.pending(folder)
     const ignored = runtime.root.get('settings')?.ignoredProjectKeys() ?? []
     const keys = ignored.length > 0 ? ` (settings not applied: ${ignored.join(', ')})` : ''
+    const damaged = trust.damaged
+    if (damaged)
+      checks.push({
+        name: 'trust file',
+        ok: false,
+        detail: damaged,
+        fix: `remove ${trust.file}, then run \`dsh trust\` in each folder you trust`,
+      })
     checks.push({
       name: 'trust',
       ok: true,

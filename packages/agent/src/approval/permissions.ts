@@ -4,12 +4,12 @@
 // ask rule puts the question (its reason names the rule); an allow rule answers a question the call
 // raised, logged as the decision's reason. An allow never widens the sandbox: it only answers.
 
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type {} from '@dsh/composition'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type {} from '@dsh/session'
-import type {} from '@dsh/settings'
+import { readConfigText } from '@dsh/settings'
 import { projectTrust } from '@dsh/settings/trust'
 import type { ToolCallInput } from '../tools/types.js'
 import type {} from './index.js'
@@ -123,7 +123,7 @@ export class PermissionsService extends Service {
       if (!existsSync(file) || !trust.admits(cwd, `.claude/${name}`)) continue
       let lists: RuleLists | undefined
       try {
-        lists = (JSON.parse(readFileSync(file, 'utf8')) as { permissions?: RuleLists }).permissions
+        lists = (JSON.parse(readConfigText(file)) as { permissions?: RuleLists }).permissions
       } catch {
         continue
       }

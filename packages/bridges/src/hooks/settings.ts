@@ -1,7 +1,7 @@
 // Claude Code hooks settings: the `hooks` object of `.claude/settings.json` files and of the row config,
 // validated into a flat list of command hooks with compiled matchers.
-import { readFileSync } from 'node:fs'
 import { HarnessError } from '@dsh/kernel'
+import { readConfigText } from '@dsh/settings'
 
 /** The hook events the bridge maps (others in a settings file are ignored with a warning). */
 export const HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'UserPromptSubmit', 'Stop'] as const
@@ -100,7 +100,7 @@ export function parseHooks(value: unknown, source: string): { hooks: CommandHook
 export function readSettingsFile(path: string): { hooks: CommandHook[]; problems: string[] } {
   let text: string
   try {
-    text = readFileSync(path, 'utf8')
+    text = readConfigText(path)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { hooks: [], problems: [] }
     return { hooks: [], problems: [`${path}: ${(error as Error).message}`] }

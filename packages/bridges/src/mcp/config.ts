@@ -1,8 +1,8 @@
 // Server configuration: validation of row entries and `.mcp.json` files, `${VAR}` expansion, and the
 // merge of both sources into one list of servers to run.
-import { readFileSync } from 'node:fs'
 import { isAbsolute, resolve } from 'node:path'
 import { HarnessError } from '@dsh/kernel'
+import { readConfigText } from '@dsh/settings'
 import type { McpServerConfig } from './index.js'
 
 /** One server ready to run: a checked config, its name and where it came from. */
@@ -103,7 +103,7 @@ export function checkServer(
 export function loadMcpJson(path: string, env: NodeJS.ProcessEnv): { servers: ResolvedServer[]; problems: string[] } {
   let text: string
   try {
-    text = readFileSync(path, 'utf8')
+    text = readConfigText(path)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { servers: [], problems: [] }
     return { servers: [], problems: [`${path}: ${(error as Error).message}`] }

@@ -1,9 +1,10 @@
 // The project configuration that can run code, reach the network or change what dsh sends: the files
 // and directories of a folder that stay inert until the user trusts that folder. AGENTS.md, plain
 // preferences and skills that are only Markdown are not on this list: they load in any folder.
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { readdirSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
+import { readConfigText } from '../config-file.js'
 
 // yaml is loaded on first use, as the settings files do.
 const require = createRequire(import.meta.url)
@@ -99,7 +100,7 @@ function isDir(path: string): boolean {
 
 function readText(path: string): string | undefined {
   try {
-    return readFileSync(path, 'utf8')
+    return readConfigText(path)
   } catch {
     return undefined
   }

@@ -14,6 +14,7 @@ import {
 } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { HarnessError } from '@dsh/kernel'
+import { readConfigText } from '../config-file.js'
 import { listFiles, projectConfigItems, type TrustItem } from './items.js'
 
 export interface FolderRecord {
@@ -72,7 +73,7 @@ export class FolderTrust {
 
   /** The folder's record, if it was ever trusted. */
   record(folder: string): FolderRecord | undefined {
-    return this.read().folders[folderKey(folder)]
+    return this.lookup().folders[folderKey(folder)]
   }
 
   /** The gated items of `folder` with whether each is admitted now. */
@@ -121,7 +122,29 @@ export class FolderTrust {
 
   /** Every trusted folder. */
   folders(): Array<{ folder: string } & FolderRecord> {
-    return Object.entries(this.read().folders).map(([folder, record]) => ({ folder, ...record }))
+    return Object.entries(this.lookup().folders).map(([folder, record]) => ({ folder, ...record }))
+  }
+
+  /**
+   * Why the record cannot be read, when it cannot: lookups then trust nothing (failing closed costs the
+   * user one `dsh trust`), and the surfaces show this message with the fix.
+   */
+  get damaged(): string | undefined {
+    try {
+      this.read()
+      return undefined
+    } catch (error) {
+      return (error as Error).message
+    }
+  }
+
+  /** The record for a lookup: a damaged file reads as no folder trusted (writes still refuse it). */
+  private lookup(): TrustFile {
+    try {
+      return this.read()
+    } catch {
+      return { version: 1, folders: {} }
+    }
   }
 
   private read(): TrustFile {
@@ -130,12 +153,11 @@ export class FolderTrust {
     if (this.cached && this.cached.mtimeMs === stats.mtimeMs && this.cached.size === stats.size) return this.cached.data
     let data: TrustFile
     try {
-      const parsed = JSON.parse(readFileSync(this.file, 'utf8')) as Partial<TrustFile>
+      const parsed = JSON.parse(readConfigText(this.file)) as Partial<TrustFile>
       if (!parsed || typeof parsed.folders !== 'object' || parsed.folders === null)
         throw new Error('no "folders" object')
       data = { version: 1, folders: parsed.folders }
     } catch (error) {
-      // A damaged record trusts nothing: failing closed only costs the user a `dsh trust`.
       throw new HarnessError(
         'TRUST_FILE_INVALID',
         `${this.file} is not a valid trust record (${(error as Error).message}); delete it and trust your folders again with \`dsh trust\``,
