@@ -88,13 +88,18 @@ describe('dsh plugin add refuses a hostile package and leaves $DSH_HOME as it wa
     ['a row module outside the package', { rows: '- id: out\n  use: ../../outside.mjs\n' }],
     ['an absolute row module', { rows: '- id: out\n  use: /etc/hostname\n' }],
     ['a bundle file outside the package', { manifest: { dsh: { bundle: '../rows.yml' } } }],
+    ['a file: URL row module', { rows: '- id: out\n  use: file:///etc/hostname\n' }],
+    ['a data: URL row module', { rows: "- id: out\n  use: 'data:text/javascript,export default {}'\n" }],
+    ['a package it does not declare', { rows: '- id: out\n  use: left-pad/index.js\n' }],
   ])(
     '%s',
     async (_what, extra) => {
       const before = tree(home)
       const refused = await add([pluginDir('dsh-plugin-escape', extra)])
       expect(refused.code).not.toBe(0)
-      expect(refused.stderr).toMatch(/resolves outside the package|an absolute path/)
+      expect(refused.stderr).toMatch(
+        /resolves outside the package|an absolute path|a URL|not among the package's dependencies/,
+      )
       expect(tree(home)).toEqual(before)
     },
     NPM_TIMEOUT,
@@ -143,6 +148,15 @@ describe('dsh plugin add refuses a hostile package and leaves $DSH_HOME as it wa
       const allowed = await add(['--allow-scripts', dir])
       expect(allowed.code, allowed.stderr).toBe(0)
       expect(existsSync(marker)).toBe(true)
+      // Allowed later, over the copy already installed, the scripts run too.
+      rmSync(marker)
+      expect((await runDsh(['plugin', 'rm', 'dsh-plugin-scripted'], { home, cwd: work, env: npmEnv })).code).toBe(0)
+      expect((await add([dir])).code).toBe(0)
+      expect(existsSync(marker)).toBe(false)
+      const later = await add(['--allow-scripts', dir])
+      expect(later.code, later.stderr).toBe(0)
+      expect(existsSync(marker)).toBe(true)
+      expect((await runDsh(['plugin', 'rm', 'dsh-plugin-scripted'], { home, cwd: work, env: npmEnv })).code).toBe(0)
     },
     NPM_TIMEOUT,
   )
@@ -171,6 +185,24 @@ describe('dsh plugin add refuses a hostile package and leaves $DSH_HOME as it wa
       expect(boot.code).not.toBe(0)
       expect(boot.stderr).toContain('replaces the shipped row sandbox-policy without your confirmation')
       expect((await runDsh(['plugin', 'rm', 'dsh-plugin-policy'], { home, cwd: work, env: npmEnv })).code).toBe(0)
+    },
+    NPM_TIMEOUT,
+  )
+
+  it(
+    'a plugin whose installed files change to load from outside its package stops the boot',
+    async () => {
+      const installed = await add([pluginDir('dsh-plugin-later')])
+      expect(installed.code, installed.stderr).toBe(0)
+      expect((await runDsh(['--dump-config'], { home, cwd: work })).code).toBe(0)
+      const rows = join(home, 'node_modules', 'dsh-plugin-later', 'rows.yml')
+      for (const use of ['../../../outside.mjs', 'file:///etc/hostname', 'undeclared-package']) {
+        writeFileSync(rows, `- id: quiet\n  use: ${use}\n`)
+        const boot = await runDsh(['--dump-config'], { home, cwd: work })
+        expect(boot.code, use).not.toBe(0)
+        expect(boot.stderr, use).toMatch(/dsh-plugin-later: row "quiet"( uses|'s module)/)
+      }
+      expect((await runDsh(['plugin', 'rm', 'dsh-plugin-later'], { home, cwd: work, env: npmEnv })).code).toBe(0)
     },
     NPM_TIMEOUT,
   )

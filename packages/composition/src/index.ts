@@ -21,6 +21,7 @@ export {
 } from './layers.js'
 export type { ParseCache, ParseMode } from './parse-cache.js'
 export { cachedParse, parseCacheOf } from './parse-cache.js'
+export { checkPluginRows, inside as checkInsidePackage, specifierPackage } from './plugin-rows.js'
 export type { LayerOptions, ProfileManifest } from './profile.js'
 export {
   dshHome,

@@ -8,6 +8,7 @@ import { HarnessError } from '@dsh/kernel'
 import { isBundleRef, type Layer, type LayerKind, type RowSpec, readLayer, readLayerEntries } from './layers.js'
 import { loadYaml } from './lazy.js'
 import { cachedParse, parseCacheOf, Uncached } from './parse-cache.js'
+import { checkPluginRows } from './plugin-rows.js'
 
 /** `$DSH_HOME`, or `~/.dsh` when unset. */
 export function dshHome(env: Readonly<Record<string, string | undefined>> = process.env): string {
@@ -173,7 +174,14 @@ export function readUserLayers(kind: LayerKind, label: string, file: string, hom
     flush()
     const rowsFile = resolveBundle(entry.bundle, dirname(file), [home])
     const layer = readLayer('bundle', `bundle ${entry.bundle} (named by ${label})`, rowsFile, cache)
-    layers.push(shippedBundle(rowsFile) ? layer : { ...layer, plugin: { replaces: entry.replaces ?? [] } })
+    const owner = bundlePackage(rowsFile)
+    if (owner?.name.startsWith('@dsh/')) {
+      layers.push(layer)
+      continue
+    }
+    // A plugin's rows are checked each time they are read: its files may have changed since install.
+    if (owner) checkPluginRows(owner.dir, rowsFile, layer.rows)
+    layers.push({ ...layer, plugin: { replaces: entry.replaces ?? [] } })
   }
   flush()
   // An empty patch still shows in the provenance header, as before bundles could be named.
@@ -193,18 +201,18 @@ export interface LayerOptions {
   defaultsOnly?: boolean
 }
 
-/** Whether a bundle's rows file belongs to a `@dsh/` package (one dsh ships). */
-function shippedBundle(rowsFile: string): boolean {
+/** The package a bundle's rows file belongs to (its nearest package.json); `@dsh/` names are shipped. */
+function bundlePackage(rowsFile: string): { dir: string; name: string } | undefined {
   for (let dir = dirname(rowsFile); dir !== dirname(dir); dir = dirname(dir)) {
     const manifest = join(dir, 'package.json')
     if (!existsSync(manifest)) continue
     try {
-      return String((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name).startsWith('@dsh/')
+      return { dir, name: String((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name) }
     } catch {
-      return false
+      return undefined
     }
   }
-  return false
+  return undefined
 }
 
 /**

@@ -59,7 +59,8 @@ interface Prepared {
 /** Resolves a row's `use` to a file URL: a path relative to the layer's file, or a package specifier. */
 export function resolveUse(use: string, baseDir: string): string {
   if (use.startsWith('.') || isAbsolute(use)) return pathToFileURL(resolve(baseDir, use)).href
-  const bases = [join(baseDir, 'package.json'), import.meta.url, join(process.cwd(), 'package.json')]
+  // Never from the working directory: a checkout's node_modules must not supply a module a row names.
+  const bases = [join(baseDir, 'package.json'), import.meta.url]
   for (const base of bases) {
     try {
       return pathToFileURL(createRequire(base).resolve(use)).href

@@ -131,12 +131,19 @@ export async function pluginAdd(
   if (target === spec) checkName(registryName(spec))
   const candidate = await preflight(target, place.env)
   const snapshot = snapshotHome(place.home)
+  const wasInstalled = installedPlugins(place.home).includes(candidate.name)
   let kept: string | undefined
   try {
     ensurePluginHome(place.home)
     kept = keep(candidate, join(place.home, 'tarballs'))
     const failure = await npm(['install', kept], place.home, place.env, { scripts: options.allowScripts === true })
     if (failure.failed) throw npmError('PLUGIN_INSTALL_FAILED', `npm could not install ${spec}`, failure)
+    if (options.allowScripts && wasInstalled && candidate.scripts.length > 0) {
+      // npm sees the same package already in place and runs nothing: the scripts the user now allows
+      // run through a rebuild of this one package.
+      const rebuilt = await npm(['rebuild', candidate.name], place.home, place.env, { scripts: true })
+      if (rebuilt.failed) throw npmError('PLUGIN_INSTALL_FAILED', `the install scripts of ${spec} failed`, rebuilt)
+    }
     const version = hostVersion()
     const plugin = inspectPlugin(place.home, candidate.name)
     const links = hostLinksFor(plugin, version)

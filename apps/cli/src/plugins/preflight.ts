@@ -4,11 +4,11 @@
 // every profile), when its bundle or a row's module points outside the package, or when it is not a
 // bundle this dsh can load. Only a package that passes is installed.
 import { execFileSync } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { basename, isAbsolute, join, relative, resolve } from 'node:path'
+import { basename, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { readLayer } from '@dsh/composition'
+import { checkInsidePackage, checkPluginRows, readLayer } from '@dsh/composition'
 import { HarnessError } from '@dsh/kernel'
 import { HOST_SCOPE } from './home.js'
 import { npm } from './npm.js'
@@ -112,7 +112,7 @@ async function fetchTarball(target: string, staging: string, env: NodeJS.Process
   return join(staging, entry.filename)
 }
 
-/** The bundle file and every relative row module must stay inside the package (links followed). */
+/** The package must be a bundle whose rows load only its own files and declared dependencies. */
 function checkInside(name: string, dir: string): void {
   const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest
   const bundle = manifest.dsh?.bundle
@@ -123,31 +123,7 @@ function checkInside(name: string, dir: string): void {
       { name },
     )
   }
-  const rowsFile = inside(name, dir, bundle, 'its bundle file')
-  for (const row of readLayer('bundle', `bundle ${name}`, rowsFile).rows) {
-    if (typeof row.use !== 'string') continue
-    if (isAbsolute(row.use)) throw escapes(name, `row "${row.id}" uses ${row.use}, an absolute path`)
-    if (row.use.startsWith('.')) inside(name, dir, row.use, `row "${row.id}"'s module`)
-  }
-}
-
-function inside(name: string, dir: string, path: string, what: string): string {
-  const root = realpathSync(dir)
-  const full = resolve(root, path)
-  const real = existsSync(full) ? realpathSync(full) : full
-  for (const candidate of [full, real]) {
-    const rel = relative(root, candidate)
-    if (rel.startsWith('..') || isAbsolute(rel)) throw escapes(name, `${what} ${path} resolves outside the package`)
-  }
-  return real
-}
-
-function escapes(name: string, detail: string): HarnessError {
-  return new HarnessError(
-    'PLUGIN_PATH_ESCAPE',
-    `${name}: ${detail}; a plugin may load only its own files and its dependencies, so nothing was installed`,
-    {
-      name,
-    },
-  )
+  const rowsFile = resolve(dir, bundle)
+  checkInsidePackage(name, dir, rowsFile, `its bundle file ${bundle}`)
+  checkPluginRows(dir, rowsFile, readLayer('bundle', `bundle ${name}`, rowsFile).rows)
 }
