@@ -41,7 +41,7 @@ export interface ToolNode extends ConversationNode {
   call: { id: string; name: string; arguments: Record<string, unknown> }
   result?: { text: string; isError: boolean; code?: string; synthetic?: boolean }
   /** `grant`: this answer allowed the tool's later calls of the same kind for the session. */
-  decision?: { decision: string; by?: string; reason?: string; grant?: boolean }
+  decision?: { decision: string; by?: string; reason?: string; grant?: boolean; rule?: { text: string; scope: string } }
 }
 
 /** How events of type `T` change the nodes; `event.data` is that type's declared payload. */
@@ -253,6 +253,7 @@ foldEvent('approval/decided', (p, event) => {
     ...(data.by ? { by: data.by } : {}),
     ...(data.reason ? { reason: data.reason } : {}),
     ...(data.grant ? { grant: true } : {}),
+    ...(data.rule ? { rule: { text: data.rule.text, scope: data.rule.scope } } : {}),
   }
   p.touch(node)
 })

@@ -8,13 +8,17 @@ import { Markdown } from './markdown'
 import { MessageActions } from './message-actions'
 import type { ConversationNode, ToolNode } from './projection'
 import { InSlot, slots } from './slots'
+import { AllowSimilar, type KeptRule } from './views/allow-similar'
 
 export interface RenderContext {
   sessionId: string
   /** Pending approval questions of this session, by tool call id. */
   approvalFor(toolCallId: string): PendingApproval | undefined
-  /** `grant: 'session'` with `allowed-once`: "allow for this chat" (a logged session grant). */
-  respond(requestId: string, decision: 'allowed-once' | 'rejected', grant?: 'session'): void
+  /**
+   * `grant: 'session'` with `allowed-once`: "allow for this chat" (a logged session grant); `rule`:
+   * "allow similar", the suggested rule kept where the person chose.
+   */
+  respond(requestId: string, decision: 'allowed-once' | 'rejected', grant?: 'session', rule?: KeptRule): void
   fork(seq: number): void
   /** The open conversation's nodes at the moment of the call. */
   nodes(): readonly ConversationNode[]
@@ -216,6 +220,12 @@ registerNodeRenderer('tool', (node, ctx) => {
           >
             Allow for this chat
           </button>
+          {pending.suggestedRule ? (
+            <AllowSimilar
+              rule={pending.suggestedRule}
+              onAllow={(rule) => ctx.respond(pending.requestId, 'allowed-once', undefined, rule)}
+            />
+          ) : null}
           <button
             type="button"
             class="reject"
@@ -234,11 +244,13 @@ function decisionLabel(decision: NonNullable<ToolNode['decision']>): string {
   const text =
     decision.decision !== 'allowed-once'
       ? decision.decision
-      : decision.grant
-        ? 'allowed for this chat'
-        : decision.by === 'grant'
-          ? "allowed by this chat's grant"
-          : 'allowed once'
+      : decision.rule
+        ? `allowed, with ${decision.rule.text} kept ${{ session: 'for this chat', user: 'in your settings', project: 'in this project' }[decision.rule.scope] ?? ''}`
+        : decision.grant
+          ? 'allowed for this chat'
+          : decision.by === 'grant'
+            ? "allowed by this chat's grant"
+            : 'allowed once'
   return decision.reason ? `${text} (${decision.reason})` : text
 }
 

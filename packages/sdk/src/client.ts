@@ -18,6 +18,7 @@ import type {
 } from '@dsh/surfaces/wire'
 import {
   type ApprovalHandler,
+  type ApprovalReply,
   type DshClientOptions,
   type DshNotification,
   DshRpcError,
@@ -178,8 +179,8 @@ export class DshClient {
     try {
       const answer = await handler(request)
       if (answer === undefined) return
-      const { decision, reason } = typeof answer === 'string' ? { decision: answer, reason: undefined } : answer
-      await this.respondApproval(request.requestId, decision, reason)
+      const { decision, reason, ...standing } = typeof answer === 'string' ? { decision: answer } : answer
+      await this.respondApproval(request.requestId, decision, reason, standing)
     } catch (error) {
       this.options.onStderr?.(`dsh sdk: the approval handler failed: ${String(error)}`)
     }
@@ -337,11 +338,19 @@ export class DshClient {
     return this.request('cancel', { sessionId })
   }
 
-  respondApproval(requestId: string, decision: ApprovalDecisionValue, reason?: string) {
-    return this.request(
-      'approval/respond',
-      reason === undefined ? { requestId, decision } : { requestId, decision, reason },
-    )
+  respondApproval(
+    requestId: string,
+    decision: ApprovalDecisionValue,
+    reason?: string,
+    standing: Pick<ApprovalReply, 'grant' | 'rule'> = {},
+  ) {
+    return this.request('approval/respond', {
+      requestId,
+      decision,
+      ...(reason === undefined ? {} : { reason }),
+      ...(standing.grant ? { grant: standing.grant } : {}),
+      ...(standing.rule ? { rule: standing.rule } : {}),
+    })
   }
 
   /**

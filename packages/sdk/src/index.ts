@@ -17,8 +17,10 @@ export type {
 export { DshClient } from './client.js'
 export type {
   ApprovalHandler,
+  ApprovalReply,
   DshClientOptions,
   DshNotification,
+  KeptRule,
   QuestionHandler,
   RunResult,
   SubscribeOptions,

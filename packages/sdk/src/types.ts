@@ -61,14 +61,24 @@ export interface SubscribeOptions {
   sessionId?: string
 }
 
+/** A permission rule kept with an allow ("allow similar"): usually the request's `suggestedRule`. */
+export interface KeptRule {
+  text: string
+  scope: 'session' | 'user' | 'project'
+}
+
+/** An answer with a reason; with `allowed-once`, `grant` (this session, same tool) or `rule` may stand. */
+export interface ApprovalReply {
+  decision: ApprovalDecisionValue
+  reason?: string
+  grant?: 'session'
+  rule?: KeptRule
+}
+
 /** Answers an approval question; return `undefined` to leave it for `respondApproval`. */
 export type ApprovalHandler = (
   request: PendingApproval,
-) =>
-  | ApprovalDecisionValue
-  | { decision: ApprovalDecisionValue; reason?: string }
-  | undefined
-  | Promise<ApprovalDecisionValue | { decision: ApprovalDecisionValue; reason?: string } | undefined>
+) => ApprovalDecisionValue | ApprovalReply | undefined | Promise<ApprovalDecisionValue | ApprovalReply | undefined>
 
 /** Answers a question from the model (`ask_user`); return `undefined` to leave it for `respondQuestion`. */
 export type QuestionHandler = (request: PendingQuestion) => string | undefined | Promise<string | undefined>

@@ -81,6 +81,32 @@ describe('@dsh/sdk over dsh rpc', { timeout: 90_000 }, () => {
     })
   })
 
+  it('"allow similar": the handler keeps the suggested rule for the session; the next such call is not asked', async () => {
+    const paths = [join(home, 'similar-a.txt'), join(home, 'similar-b.txt')]
+    const asked: Array<string | undefined> = []
+    dsh.onApproval((request) => {
+      asked.push(request.suggestedRule)
+      return request.suggestedRule
+        ? { decision: 'allowed-once', rule: { text: request.suggestedRule, scope: 'session' } }
+        : 'rejected'
+    })
+    server.enqueue(
+      completionResponse({ toolCalls: [toolCall('call-s1', 'write_file', { path: paths[0], content: 'a' })] }),
+      completionResponse({ toolCalls: [toolCall('call-s2', 'write_file', { path: paths[1], content: 'b' })] }),
+      completionResponse({ text: 'Both.' }),
+    )
+    const result = await dsh.run('write both')
+    dsh.onApproval(undefined)
+    expect(result.reason).toBe('completed')
+    expect(asked).toEqual(['write_file'])
+    expect(paths.map((path) => readFileSync(path, 'utf8'))).toEqual(['a', 'b'])
+    const decided = durableEvents(result.sessionId).filter((event) => event.type === 'approval/decided')
+    expect(decided.map((event) => (event.data as { rule?: unknown }).rule)).toEqual([
+      { text: 'write_file', scope: 'session' },
+      undefined,
+    ])
+  })
+
   it('runs a tool-using task with an approval round trip; the file and the durable log agree', async () => {
     const allowed = join(home, 'allowed.txt')
     const refused = join(home, 'refused.txt')

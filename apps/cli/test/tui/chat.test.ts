@@ -72,6 +72,35 @@ describe('dsh (the terminal chat)', () => {
     ])
   })
 
+  it('"allow similar" (r) keeps the suggested rule in settings.yaml; the next similar call is not asked', async () => {
+    // Writes to the workspace's .vscode/ ask first (a protected path).
+    const write = (id: string, path: string) =>
+      completionResponse({ toolCalls: [call(id, 'write', { path, content: `${path}\n` })] })
+    f.server.enqueue(
+      write('c1', '.vscode/one.json'),
+      write('c2', '.vscode/two.json'),
+      completionResponse({ text: 'Wrote both.' }),
+    )
+    const screen = f.open(['write', 'two', 'files'])
+    await screen.waitFor('? approve:')
+    expect(screen.text()).toContain('always allow similar (your settings): Edit(.vscode/**)')
+    await screen.press('r', 'Wrote both.')
+    screen.type('\x04')
+    expect(await screen.exited).toBe(0)
+    for (const name of ['one.json', 'two.json'])
+      expect(readFileSync(join(f.work, '.vscode', name), 'utf8')).toBe(`.vscode/${name}\n`)
+    expect(readFileSync(join(f.home, 'settings.yaml'), 'utf8')).toContain('Edit(.vscode/**)')
+    const decisions = f.log().flatMap((e) => (e.type === 'approval/decided' ? [e.data] : []))
+    expect(decisions).toMatchObject([
+      { toolCallId: 'c1', decision: 'allowed-once', by: 'answerer', rule: { text: 'Edit(.vscode/**)', scope: 'user' } },
+      {
+        toolCallId: 'c2',
+        decision: 'allowed-once',
+        reason: expect.stringContaining('allowed by rule allow Edit(.vscode/**)'),
+      },
+    ])
+  })
+
   it('makes "allow for this chat" a logged session grant that a resumed chat keeps', async () => {
     const escalate = { sandbox_permissions: 'workspace-write', justification: 'the user asked for it' }
     const write = (id: string, path: string) =>

@@ -11,6 +11,7 @@ import type { ConversationNode, SessionProjection, ToolNode } from '../projectio
 import { nodeRenderers, type RenderContext } from '../registry'
 import { useJumpHighlight } from '../search'
 import { useSlots } from '../slots'
+import { AllowSimilar, type KeptRule } from './allow-similar'
 
 class NodeView extends Component<{
   node: ConversationNode
@@ -54,10 +55,11 @@ export function Conversation({ projection }: { projection: SessionProjection }) 
   const approvals = [...state.approvals.values()].filter((a) => a.sessionId === projection.sessionId)
   const byCall = new Map(approvals.filter((a) => a.toolCallId).map((a) => [a.toolCallId as string, a]))
   const loose = approvals.filter((a) => !a.toolCallId || !projection.toolNodes.has(a.toolCallId))
-  const respond = (requestId: string, decision: 'allowed-once' | 'rejected', grant?: 'session') =>
+  const respond = (requestId: string, decision: 'allowed-once' | 'rejected', grant?: 'session', rule?: KeptRule) =>
     void api('POST', `/api/approvals/${encodeURIComponent(requestId)}`, {
       decision,
       ...(grant ? { grant } : {}),
+      ...(rule ? { rule } : {}),
     }).catch(failed)
   const ctx: RenderContext = {
     sessionId: projection.sessionId,
@@ -127,6 +129,12 @@ export function Conversation({ projection }: { projection: SessionProjection }) 
           >
             Allow for this chat
           </button>
+          {approval.suggestedRule ? (
+            <AllowSimilar
+              rule={approval.suggestedRule}
+              onAllow={(rule) => respond(approval.requestId, 'allowed-once', undefined, rule)}
+            />
+          ) : null}
           <button type="button" class="reject" onClick={() => respond(approval.requestId, 'rejected')}>
             Reject
           </button>

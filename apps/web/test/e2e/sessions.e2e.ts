@@ -217,4 +217,26 @@ describe('session management in the page', () => {
       ])
     await page.screenshot({ path: join(shots, 'sessions-02-grant.png') })
   })
+
+  it('allows similar calls: the suggested rule is kept in the user settings and answers the next call', async () => {
+    const write = (id: string, path: string) =>
+      completionResponse({
+        toolCalls: [{ id, name: 'write', arguments: JSON.stringify({ path, content: `${path}\n` }) }],
+      })
+    server.enqueue(write('call_r1', 'lib/a.txt'), write('call_r2', 'lib/b.txt'), completionResponse({ text: 'Rules.' }))
+    const before = openedId()
+    await page.fill('input[aria-label="working directory"]', '')
+    await page.click('#new-session')
+    await page.waitForURL((url) => /#\/s\//.test(url.href) && !(before && url.href.includes(before)))
+    await page.fill('textarea[aria-label=message]', 'Write into lib')
+    await page.click('button.send')
+    const similar = page.locator('.node.tool[data-tool=write] .allow-similar')
+    await similar.locator('button.allow-rule', { hasText: 'Edit(lib/**)' }).waitFor()
+    await similar.locator('select').selectOption('user')
+    await similar.locator('button.allow-rule').click()
+    await page.locator('.node.assistant', { hasText: 'Rules.' }).waitFor()
+    expect(readFileSync(join(work, 'lib', 'b.txt'), 'utf8')).toBe('lib/b.txt\n')
+    expect(readFileSync(join(home, 'settings.yaml'), 'utf8')).toContain('Edit(lib/**)')
+    await page.locator('.node.tool .decision', { hasText: 'allowed by rule allow Edit(lib/**)' }).waitFor()
+  })
 })

@@ -23,6 +23,11 @@ declare module 'cordis' {
      * `approval/asked` session event here. A throwing listener makes `request()` throw.
      */
     'approval/asked'(asked: ApprovalAsked): void | Promise<void>
+    /**
+     * Asked (with `bail`) for a question about a tool call that names no `suggestedRule`: the narrowest
+     * permission rule covering the call, which surfaces offer as "allow similar" (the permissions row).
+     */
+    'approval/suggest-rule'(request: ApprovalRequest): string | undefined
     /** Dispatched with `serial` after the decision; the loop appends `approval/decided`. Throws propagate. */
     'approval/decided'(decided: ApprovalDecided): void | Promise<void>
   }
@@ -76,6 +81,20 @@ export interface ApprovalRequest {
   /** What is asked for: `tool` (a pre-execute ask) or a consumer-specific kind such as `escalation`. */
   kind?: string
   details?: JsonValue
+  /**
+   * The narrowest permission rule that covers this action (`Bash(npm test:*)`, `Edit(src/**)`), which a
+   * surface offers as "allow similar"; set by the permissions row.
+   */
+  suggestedRule?: string
+}
+
+/** Where an "allow similar" rule is kept: this session (logged), the user's settings, the project's. */
+export type RuleScope = 'session' | 'user' | 'project'
+
+/** A permission rule a person chose to keep with an allow. */
+export interface RememberedRule {
+  text: string
+  scope: RuleScope
 }
 
 /** A request as hooks and answerers see it: frozen, with an id, the effective policy and a time. */
@@ -91,6 +110,8 @@ export interface ApprovalAnswer {
   reason?: string
   /** With `allowed-once` and a question of a session: also allow its later same-tool same-kind questions. */
   grant?: 'session'
+  /** With `allowed-once`: also allow what this rule covers from now on, kept where `scope` says. */
+  rule?: RememberedRule
 }
 
 export type ApprovalAsked = ApprovalQuestion
@@ -105,6 +126,8 @@ export interface ApprovalDecided {
   readonly reason?: string
   /** The session grant this answer gave (only on an `allowed-once` answer by the answerer). */
   readonly grant?: ApprovalGrant
+  /** The rule this answer kept (only on an `allowed-once` answer by the answerer). */
+  readonly rule?: RememberedRule
   readonly decidedAt: number
 }
 
@@ -150,7 +173,17 @@ function normalizeAnswer(value: unknown): ApprovalAnswer {
     ...(answer.reason === undefined ? {} : { reason: answer.reason }),
     // Only an allow can stand: a rejection for the session would be a policy, not an answer.
     ...(answer.grant === 'session' && answer.decision === 'allowed-once' ? { grant: 'session' as const } : {}),
+    ...(answer.decision === 'allowed-once' && rememberedRule(answer.rule) ? { rule: rememberedRule(answer.rule) } : {}),
   }
+}
+
+const SCOPES: readonly RuleScope[] = ['session', 'user', 'project']
+
+function rememberedRule(value: unknown): RememberedRule | undefined {
+  const rule = value as RememberedRule | undefined
+  if (!rule || typeof rule.text !== 'string' || rule.text.trim() === '' || !SCOPES.includes(rule.scope))
+    return undefined
+  return { text: rule.text.trim(), scope: rule.scope }
 }
 
 const grantKey = (grant: { toolName?: string; kind?: string }) =>
@@ -247,8 +280,12 @@ export class ApprovalService extends Service {
    * decided and why, so a caller can show the model a person's reason for rejecting.
    */
   async ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecided> {
+    const suggested =
+      request.suggestedRule ??
+      (request.toolCallId === undefined ? undefined : this.ctx.bail('approval/suggest-rule', request))
     const question: ApprovalQuestion = deepFreeze({
       ...(toJsonSafe(request) as unknown as ApprovalRequest),
+      ...(typeof suggested === 'string' ? { suggestedRule: suggested } : {}),
       requestId: crypto.randomUUID(),
       policy: this.policy(request.sessionId),
       askedAt: Date.now(),
@@ -272,6 +309,7 @@ export class ApprovalService extends Service {
       by,
       ...(answer.reason === undefined ? {} : { reason: answer.reason }),
       ...(grant ? { grant } : {}),
+      ...(answer.rule && answer.decision === 'allowed-once' && by === 'answerer' ? { rule: answer.rule } : {}),
       decidedAt: Date.now(),
     })
     // Granted only once the decision (which carries the grant) has been recorded.

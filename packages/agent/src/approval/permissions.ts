@@ -3,6 +3,9 @@
 // before anyone is asked. Any deny wins, then ask, then allow. A deny is the call's logged result; an
 // ask rule puts the question (its reason names the rule); an allow rule answers a question the call
 // raised, logged as the decision's reason. An allow never widens the sandbox: it only answers.
+// Every question it lets through carries the narrowest rule covering the call ("allow similar"); a
+// person who allows with that rule keeps it for the session (logged in the decision, restored on
+// resume) or in the user's or the project's settings.
 
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
@@ -12,8 +15,16 @@ import type {} from '@dsh/session'
 import { readConfigText } from '@dsh/settings'
 import { projectTrust } from '@dsh/settings/trust'
 import type { ToolCallInput } from '../tools/types.js'
-import type {} from './index.js'
-import { decide, type PermissionRule, parseRule, type RuleEffect, type RuleSubject } from './rules.js'
+import type { ApprovalAnswer, ApprovalQuestion, RememberedRule } from './index.js'
+import {
+  decide,
+  type PermissionRule,
+  parseRule,
+  type RuleEffect,
+  type RuleSubject,
+  ruleMatches,
+  suggestRule,
+} from './rules.js'
 
 export type { PermissionRule, RuleEffect } from './rules.js'
 
@@ -51,7 +62,9 @@ export class PermissionsService extends Service {
   readonly config: PermissionsConfig
   readonly home: Context
   /** Calls an allow rule may answer a question for, by call id, until their result. */
-  private readonly pending = new Map<string, RuleSubject>()
+  private readonly pending = new Map<string, RuleSubject & { sessionId?: string }>()
+  /** "Allow similar" rules kept for a session, by session id (their durable home is the log). */
+  private readonly sessionRules = new Map<string, PermissionRule[]>()
 
   constructor(ctx: Context, config: PermissionsConfig = {}) {
     super(ctx, 'permissions')
@@ -86,13 +99,27 @@ export class PermissionsService extends Service {
       'approval/request',
       async (question, next) => {
         const subject = question.toolCallId === undefined ? undefined : this.pending.get(question.toolCallId)
-        const rule = subject && decide(this.rules(), subject)
+        const rule = subject && decide(this.rulesFor(subject.sessionId), subject)
         if (rule?.effect === 'allow') return { decision: 'allowed-once', reason: `allowed by ${describe(rule)}` }
-        return next()
+        return this.checkRemembered(question, subject, await next())
       },
       true,
     )
     ctx.on('tools/result', (result) => void this.pending.delete(result.toolCallId))
+    ctx.on('approval/suggest-rule', (request) => {
+      const subject = request.toolCallId === undefined ? undefined : this.pending.get(request.toolCallId)
+      return subject ? suggestRule(subject) : undefined
+    })
+    ctx.on('approval/decided', (decided) => {
+      if (decided.rule && decided.sessionId !== undefined) this.keep(decided.sessionId, decided.rule)
+    })
+    ctx.on('session/restored', (session) => {
+      for (const event of session.events) {
+        const rule = event.type === 'approval/decided' ? event.data.rule : undefined
+        if (rule?.scope === 'session') this.keepForSession(session.id, rule.text)
+      }
+    })
+    ctx.on('session/closed', (session) => void this.sessionRules.delete(session.id))
   }
 
   /** Every rule in force, user settings first, then the trusted project's, then the row's. */
@@ -134,18 +161,73 @@ export class PermissionsService extends Service {
     return out
   }
 
-  /** The rule that decides a call now, if any. */
-  decide(subject: RuleSubject): PermissionRule | undefined {
-    return decide(this.rules(), subject)
+  /** The rules in force for a session: every file's and the row's, then the session's own. */
+  rulesFor(sessionId: string | undefined): PermissionRule[] {
+    const own = sessionId === undefined ? [] : (this.sessionRules.get(sessionId) ?? [])
+    return [...this.rules(), ...own]
   }
 
-  /** Adds a rule to the user's settings (`/permissions allow Bash(npm test:*)`). */
-  add(effect: RuleEffect, text: string): PermissionRule {
+  /** The rule that decides a call now, if any. */
+  decide(subject: RuleSubject, sessionId?: string): PermissionRule | undefined {
+    return decide(this.rulesFor(sessionId), subject)
+  }
+
+  /** The narrowest rule covering a call ("allow similar"). */
+  suggest(subject: RuleSubject): string {
+    return suggestRule(subject)
+  }
+
+  /**
+   * An answer's rule is kept only when it parses and covers the very call it answered: "allow similar"
+   * cannot smuggle in a wider rule than the person saw. Anything else is dropped, and the reason says so.
+   */
+  private checkRemembered(
+    question: ApprovalQuestion,
+    subject: RuleSubject | undefined,
+    answer: ApprovalAnswer,
+  ): ApprovalAnswer {
+    if (!answer.rule) return answer
+    const { rule, ...rest } = answer
+    let problem: string | undefined
+    try {
+      if (!subject) problem = 'it answers no tool call'
+      else if (!ruleMatches(parseRule(rule.text), subject)) problem = `it does not cover this ${question.toolName} call`
+      else if (rule.scope === 'project' && !this.home.get('settings')?.projectFile) problem = 'there is no project'
+    } catch (error) {
+      problem = (error as Error).message
+    }
+    if (problem === undefined) return answer
+    const note = `rule ${rule.text} not kept: ${problem}`
+    return { ...rest, reason: rest.reason ? `${rest.reason}; ${note}` : note }
+  }
+
+  private keep(sessionId: string, rule: RememberedRule): void {
+    if (rule.scope === 'session') {
+      this.keepForSession(sessionId, rule.text)
+      return
+    }
+    try {
+      this.add('allow', rule.text, rule.scope)
+    } catch (error) {
+      // The call was allowed once either way; only keeping the rule failed (settings off or unwritable).
+      this.home.logger('permissions').warn(`could not keep rule ${rule.text}: ${(error as Error).message}`)
+    }
+  }
+
+  private keepForSession(sessionId: string, text: string): void {
+    const rules = this.sessionRules.get(sessionId) ?? []
+    if (!rules.some((rule) => rule.text === text))
+      rules.push({ effect: 'allow', text, source: 'this session (allowed by the person)' })
+    this.sessionRules.set(sessionId, rules)
+  }
+
+  /** Adds a rule to the user's (or the project's) settings (`/permissions allow Bash(npm test:*)`). */
+  add(effect: RuleEffect, text: string, scope: 'user' | 'project' = 'user'): PermissionRule {
     check(text, 'rule')
     const settings = this.requireSettings()
-    const current = (settings.fileValue('permissions', 'user') as RuleLists | undefined)?.[effect] ?? []
-    if (!current.includes(text)) settings.set(`permissions.${effect}`, [...current, text], { scope: 'user' })
-    return { effect, text, source: settings.userFile }
+    const current = (settings.fileValue('permissions', scope) as RuleLists | undefined)?.[effect] ?? []
+    if (!current.includes(text)) settings.set(`permissions.${effect}`, [...current, text], { scope })
+    return { effect, text, source: scope === 'user' ? settings.userFile : settings.projectFile }
   }
 
   /** Removes a rule from the user's settings; returns whether it was there. */
@@ -182,10 +264,16 @@ export class PermissionsService extends Service {
     next: () => Promise<import('../tools/types.js').ToolPreExecuteDecision>,
   ) {
     const subject: RuleSubject = { toolName: call.toolName, args: call.args, cwd: this.cwdOf(call.sessionId) }
-    const rule = this.decide(subject)
+    const rule = this.decide(subject, call.sessionId)
     if (rule?.effect === 'deny') return { action: 'deny', reason: `denied by ${describe(rule)}` } as const
-    this.pending.set(call.callId, subject)
+    this.pending.set(call.callId, {
+      ...subject,
+      ...(call.sessionId === undefined ? {} : { sessionId: call.sessionId }),
+    })
     const inner = await next()
+    // A layer below may rewrite the arguments: questions and rules see the call that will run.
+    if (inner.action !== 'deny' && inner.args)
+      this.pending.set(call.callId, { ...this.pending.get(call.callId), ...subject, args: inner.args })
     if (rule?.effect !== 'ask' || inner.action !== 'allow') return inner
     return {
       action: 'ask',

@@ -4,7 +4,7 @@
 // `WebFetch(domain:example.com)` a host and its subdomains; `mcp__server` or `mcp__server__tool` an MCP
 // server's tools. Tool names are the dsh ones (`bash`, `write`) or their familiar capitalised forms.
 import { homedir } from 'node:os'
-import { isAbsolute, relative, resolve } from 'node:path'
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path'
 import picomatch from 'picomatch'
 
 export type RuleEffect = 'allow' | 'ask' | 'deny'
@@ -135,4 +135,70 @@ function safeMatch(rule: PermissionRule, subject: RuleSubject): boolean {
   } catch {
     return false
   }
+}
+
+/** Commands whose second word is the real command (`npm test`, `git status`, `cargo build`). */
+const TWO_WORD = new Set([
+  'npm',
+  'npx',
+  'pnpm',
+  'yarn',
+  'bun',
+  'deno',
+  'git',
+  'cargo',
+  'go',
+  'docker',
+  'kubectl',
+  'make',
+  'pip',
+  'pip3',
+  'poetry',
+  'uv',
+  'dotnet',
+  'gradle',
+  'mvn',
+  'bundle',
+  'rails',
+  'mix',
+  'composer',
+  'gh',
+  'dsh',
+])
+const FILE_TOOLS = new Set([...FILE_EDIT, 'read', 'grep', 'glob', 'ls'])
+
+/**
+ * The narrowest rule that covers the call and calls like it, offered as "allow similar": a command's
+ * leading word(s) as a prefix (`Bash(npm test:*)`; a compound command only exactly), the directory of a
+ * path as a glob (`Edit(src/lib/**)`), a URL's host (`WebFetch(domain:example.com)`), else the tool.
+ */
+export function suggestRule(subject: RuleSubject): string {
+  const { toolName, args, cwd } = subject
+  if (toolName === 'bash' && typeof args.command === 'string') {
+    const command = args.command.trim().replace(/\s+/g, ' ')
+    if (command === '' || /[;&|`\n()<>]|\$\(/.test(command)) return `Bash(${command})`
+    const words = command.split(' ')
+    const lead = words[0] as string
+    const second = words[1]
+    const prefix = TWO_WORD.has(lead) && second !== undefined && !second.startsWith('-') ? `${lead} ${second}` : lead
+    return `Bash(${prefix}:*)`
+  }
+  if (toolName === 'web_fetch' && typeof args.url === 'string') {
+    try {
+      return `WebFetch(domain:${new URL(args.url).hostname})`
+    } catch {}
+  }
+  const path = args.path ?? args.file_path ?? args.file
+  if (FILE_TOOLS.has(toolName) && typeof path === 'string') {
+    const word = FILE_EDIT.includes(toolName)
+      ? 'Edit'
+      : ({ read: 'Read', grep: 'Grep', glob: 'Glob' }[toolName] ?? 'LS')
+    const target = isAbsolute(path) ? resolve(path) : resolve(cwd, path)
+    const dir = toolName === 'ls' || toolName === 'glob' || toolName === 'grep' ? target : dirname(target)
+    const rel = relative(cwd, dir)
+    if (rel === '') return `${word}(./**)`
+    if (!rel.startsWith('..') && !isAbsolute(rel)) return `${word}(${rel.split(sep).join('/')}/**)`
+    return `${word}(/${dir.split(sep).join('/')}/**)`
+  }
+  return toolName
 }

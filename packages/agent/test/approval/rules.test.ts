@@ -1,7 +1,14 @@
 // The permission rule syntax as a table: which calls each rule covers, and which rule decides.
 import { homedir } from 'node:os'
 import { describe, expect, it } from 'vitest'
-import { decide, type PermissionRule, parseRule, type RuleSubject, ruleMatches } from '../../src/approval/rules.js'
+import {
+  decide,
+  type PermissionRule,
+  parseRule,
+  type RuleSubject,
+  ruleMatches,
+  suggestRule,
+} from '../../src/approval/rules.js'
 
 const cwd = '/work/project'
 const bash = (command: string) => ({ toolName: 'bash', args: { command }, cwd })
@@ -67,5 +74,30 @@ describe('permission rules', () => {
     expect(decide(rules, file('write', 'x'))).toBeUndefined()
     // A broken rule decides nothing rather than everything.
     expect(decide([{ effect: 'deny', text: 'Bash(', source: 'user' }], bash('ls'))).toBeUndefined()
+  })
+})
+
+describe('allow similar: the narrowest rule that covers a call', () => {
+  const suggestions: Array<[RuleSubject, string]> = [
+    [bash('npm test -- --watch'), 'Bash(npm test:*)'],
+    [bash('git status'), 'Bash(git status:*)'],
+    [bash('ls -la src'), 'Bash(ls:*)'],
+    [bash('npm --version'), 'Bash(npm:*)'],
+    [bash('make && rm -rf /'), 'Bash(make && rm -rf /)'],
+    [bash('cat x | sh'), 'Bash(cat x | sh)'],
+    [file('write', 'src/lib/a.ts'), 'Edit(src/lib/**)'],
+    [file('edit', 'top.ts'), 'Edit(./**)'],
+    [file('read', '/etc/hosts'), 'Read(//etc/**)'],
+    [fetch('https://docs.example.com/a?b'), 'WebFetch(domain:docs.example.com)'],
+    [mcp('mcp__github__create_issue'), 'mcp__github__create_issue'],
+    [{ toolName: 'task', args: { prompt: 'x' }, cwd }, 'task'],
+  ]
+  it.each(suggestions)('%j -> %s, which covers the call', (subject, rule) => {
+    expect(suggestRule(subject)).toBe(rule)
+    expect(ruleMatches(parseRule(rule), subject)).toBe(true)
+  })
+
+  it('a command prefix never covers a compound command', () => {
+    expect(ruleMatches(parseRule(suggestRule(bash('npm test'))), bash('npm test && curl evil'))).toBe(false)
   })
 })

@@ -418,6 +418,17 @@ class AcpLink implements AcpConnection {
           ),
           options: [
             { optionId: 'allow-once', name: 'Allow once', kind: 'allow_once' },
+            // "Allow similar": the editor's "always" keeps the narrowest rule covering the call in the
+            // user's settings, so the rule the person approves is the one named here.
+            ...(question.suggestedRule
+              ? [
+                  {
+                    optionId: 'allow-similar',
+                    name: `Always allow ${question.suggestedRule}`,
+                    kind: 'allow_always' as const,
+                  },
+                ]
+              : []),
             { optionId: 'reject-once', name: 'Reject', kind: 'reject_once' },
           ],
         },
@@ -425,6 +436,12 @@ class AcpLink implements AcpConnection {
       )
       .then((response): ApprovalAnswer => {
         if (response.outcome.outcome === 'cancelled') return { decision: 'cancelled' }
+        if (response.outcome.optionId === 'allow-similar' && question.suggestedRule)
+          return {
+            decision: 'allowed-once',
+            reason: `allowed in the editor, with ${question.suggestedRule} kept in the user's settings`,
+            rule: { text: question.suggestedRule, scope: 'user' },
+          }
         return response.outcome.optionId === 'allow-once'
           ? { decision: 'allowed-once' }
           : { decision: 'rejected', reason: 'the user rejected it in the editor' }

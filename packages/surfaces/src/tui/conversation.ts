@@ -215,6 +215,17 @@ export class Conversation {
     }
     const approval = this.approval()
     if (approval && !this.editor.getText()) {
+      const suggested = approval.question.suggestedRule
+      if (suggested && (data === 's' || data === 'r')) {
+        const scope = data === 's' ? 'session' : 'user'
+        this.host.respond(approval.id, {
+          decision: 'allowed-once',
+          reason: `allowed by the person, with ${suggested} kept ${scope === 'session' ? 'for this chat' : 'in your settings'}`,
+          rule: { text: suggested, scope },
+        })
+        this.tui.requestRender()
+        return { consume: true }
+      }
       const decision =
         data === 'y'
           ? 'allowed-once'

@@ -5,13 +5,20 @@ import type { AskedQuestion } from '@dsh/interaction'
 import { type Component, truncateToWidth, wrapTextWithAnsi } from '@mariozechner/pi-tui'
 import type { Theme } from './theme.js'
 
-/** An approval waiting for a key: `y` allow once, `a` allow for the rest of this chat, `n`/Esc reject. */
+/**
+ * An approval waiting for a key: `y` allow once, `a` allow for the rest of this chat, `n`/Esc reject;
+ * with a suggested rule, `s` keeps it for this chat and `r` in the user's settings ("allow similar").
+ */
 export function approvalLines(theme: Theme, question: ApprovalQuestion, width: number): string[] {
   const lines = [theme.warn(`? approve: ${question.summary}`)]
   if (question.reason) lines.push(theme.dim(`  why: ${question.reason}`))
   const what = question.toolName ? `${question.toolName}${question.kind ? ` (${question.kind})` : ''}` : question.kind
   if (what) lines.push(theme.dim(`  grants: ${what}`))
   lines.push(`  ${theme.bold('y')} allow once   ${theme.bold('a')} allow for this chat   ${theme.bold('n')} reject`)
+  if (question.suggestedRule)
+    lines.push(
+      `  ${theme.bold('s')} allow similar for this chat   ${theme.bold('r')} always allow similar (your settings): ${question.suggestedRule}`,
+    )
   return lines.flatMap((line) => wrapTextWithAnsi(line, width))
 }
 

@@ -346,6 +346,13 @@ export const operations = {
         decision: S.oneOf(['allowed-once', 'rejected']),
         reason: S.string({ description: 'shown to the model when the action does not run' }),
         grant: S.oneOf(['session'], 'with allowed-once: also allow the session’s later same-tool questions'),
+        rule: S.object(
+          {
+            text: S.text({ description: 'a permission rule covering this call, e.g. the suggestedRule' }),
+            scope: S.oneOf(['session', 'user', 'project'], 'where the rule is kept'),
+          },
+          ['text', 'scope'],
+        ),
       },
       ['requestId', 'decision'],
     ),
@@ -353,10 +360,17 @@ export const operations = {
     rpc: true,
     web: { method: 'POST', path: '/api/approvals/:requestId' },
     handler: (host, params): Record<string, never> => {
-      const { requestId, decision, reason, grant } = params
+      const { requestId, decision, reason, grant, rule } = params
       if (grant !== undefined && decision !== 'allowed-once')
         throw invalid('"grant" can only be "session", with "decision": "allowed-once"')
-      host.respond(requestId, { decision, ...(reason === undefined ? {} : { reason }), ...(grant ? { grant } : {}) })
+      if (rule !== undefined && decision !== 'allowed-once')
+        throw invalid('"rule" goes with "decision": "allowed-once"')
+      host.respond(requestId, {
+        decision,
+        ...(reason === undefined ? {} : { reason }),
+        ...(grant ? { grant } : {}),
+        ...(rule ? { rule } : {}),
+      })
       return {}
     },
   }),

@@ -38,6 +38,8 @@ export interface PendingApproval {
   kind?: string
   reason?: string
   details?: unknown
+  /** The narrowest permission rule covering the call: answer with `rule: { text, scope }` to keep it. */
+  suggestedRule?: string
 }
 
 /** A pending question the model asked a person (`ask_user`); answer it with `question/respond`. */

@@ -87,6 +87,7 @@ describe('dsh acp with the ACP SDK client', { timeout: 90_000 }, () => {
         toolCall: { toolCallId: 'c-write', title: `Write ${file()}: ${file()}`, status: 'pending' },
         options: [
           { optionId: 'allow-once', name: 'Allow once', kind: 'allow_once' },
+          { optionId: 'allow-similar', name: 'Always allow write_file', kind: 'allow_always' },
           { optionId: 'reject-once', name: 'Reject', kind: 'reject_once' },
         ],
       },
@@ -187,6 +188,39 @@ describe('dsh acp with the ACP SDK client', { timeout: 90_000 }, () => {
       message: expect.stringContaining('malformed'),
     })
     session.dispose()
+  })
+
+  it('"Always allow" keeps the suggested rule in the user settings; the next such call is not asked', async () => {
+    const settings = join(home, 'settings.yaml')
+    const before = existsSync(settings) ? readFileSync(settings, 'utf8') : undefined
+    const allow = first.answer
+    first.answer = () => ({ outcome: { outcome: 'selected', optionId: 'allow-similar' } })
+    const asked = first.permissions.length
+    const [one, two] = [join(home, 'similar-1.txt'), join(home, 'similar-2.txt')]
+    server.enqueue(
+      completionResponse({ toolCalls: [call('c-s1', 'write_file', { path: one, content: '1' })] }),
+      completionResponse({ toolCalls: [call('c-s2', 'write_file', { path: two, content: '2' })] }),
+      completionResponse({ text: 'Both.' }),
+    )
+    const session = await first.agent.buildSession(home).start()
+    void session.prompt('write two files')
+    const { stopReason } = await untilStop(session)
+    first.answer = allow
+    try {
+      expect(stopReason).toBe('end_turn')
+      expect([readFileSync(one, 'utf8'), readFileSync(two, 'utf8')]).toEqual(['1', '2'])
+      expect(first.permissions.length - asked).toBe(1)
+      expect(readFileSync(settings, 'utf8')).toMatch(/allow:\s*\n\s*- write_file/)
+      const decided = durableEvents(session.sessionId).filter((event) => event.type === 'approval/decided')
+      expect(decided.map((event) => (event.data as { rule?: unknown }).rule)).toEqual([
+        { text: 'write_file', scope: 'user' },
+        undefined,
+      ])
+    } finally {
+      if (before === undefined) rmSync(settings, { force: true })
+      else writeFileSync(settings, before)
+      session.dispose()
+    }
   })
 
   it('loads a durable session in a new connection by replaying its transcript', async () => {

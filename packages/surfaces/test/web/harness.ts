@@ -1,6 +1,7 @@
 // An in-process web host: the in-process dsh of @dsh/test-support with questions, commands, jobs and
 // the sandbox policy, the web host row, and small HTTP / WebSocket clients that can forge headers.
 import { request } from 'node:http'
+import PermissionsService from '@dsh/agent/approval/permissions'
 import { defineTool } from '@dsh/agent/tools'
 import builtinCommands from '@dsh/interaction/builtin-commands'
 import CommandsService from '@dsh/interaction/commands'
@@ -27,6 +28,8 @@ export async function startHost(
     sessionsDir?: string
     /** The real bubblewrap-confined bash (`ctx.shell`) with this workspace. */
     sandboxWorkspace?: string
+    /** The permission rules row (`ctx.permissions`). */
+    permissions?: boolean
   } = {},
 ) {
   const { root, adapter } = await startInProcess({
@@ -35,6 +38,7 @@ export async function startHost(
     before: (root) => {
       if (rows.settingsHome) root.plugin(SettingsService, { home: rows.settingsHome, cwd: rows.settingsHome, env: {} })
       if (rows.presets) root.plugin(PresetsService, { project: false, user: false })
+      if (rows.permissions) root.plugin(PermissionsService)
       root.plugin(UserQuestionsService)
       root.plugin(CommandsService)
       root.plugin(JobsService)

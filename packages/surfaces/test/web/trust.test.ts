@@ -105,7 +105,7 @@ describe('trust fence (over the wire)', () => {
     expect((await call(host.base, 'GET', '/api/sessions', undefined, { cookie: otherPort })).status).toBe(401)
     const write = await call(host.base, 'POST', '/api/sessions', { cwd: host.cwd }, { cookie: pair })
     expect(write).toMatchObject({ status: 401, body: { error: { code: 'TOKEN_REQUIRED' } } })
-    expect(write.body.error.message).toContain('only allows reading')
+    expect(String((write.body.error as { message: string }).message)).toContain('only allows reading')
   })
 
   it('keeps settings loopback-only and never returns a stored key', async () => {
