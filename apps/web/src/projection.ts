@@ -5,6 +5,7 @@
 // bundle); `@dsh/session/events` is the one runtime import, pure code with no Node dependency.
 import type {} from '@dsh/agent/approval'
 import type {} from '@dsh/context'
+import { describeGiveUp, describeRetry } from '@dsh/context/recovery-text'
 import type {} from '@dsh/interaction/work-state'
 import { isEvent, type SessionEvent, type SessionEventType } from '@dsh/session/events'
 import type {
@@ -266,6 +267,14 @@ foldEvent('turn/end', (p, event) => {
 
 foldEvent('compaction/end', (p, event) => {
   p.push({ kind: 'notice', key: `c${event.seq}`, seq: event.seq, text: 'Earlier context was compacted for the model.' })
+})
+
+foldEvent('recovery/retry', (p, event) => {
+  p.push({ kind: 'notice', key: `r${event.seq}`, seq: event.seq, text: `Retrying: ${describeRetry(event.data)}` })
+})
+
+foldEvent('recovery/give-up', (p, event) => {
+  p.push({ kind: 'notice', key: `g${event.seq}`, seq: event.seq, text: describeGiveUp(event.data) })
 })
 
 foldEvent('session/end-seed', (p, event) => {

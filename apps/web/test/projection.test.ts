@@ -33,6 +33,27 @@ describe('SessionProjection', () => {
     expect(p.nextSeq).toBe(3)
   })
 
+  it('shows a retry and a give-up as notices a person can read', () => {
+    const p = new SessionProjection('s1')
+    p.applyFrame(
+      baseline(0, [
+        ev(0, 'recovery/retry', {
+          attempt: 1,
+          maxAttempts: 4,
+          code: 'RATE_LIMIT',
+          status: 429,
+          delayMs: 2000,
+          message: 'x',
+        }),
+        ev(1, 'recovery/give-up', { code: 'NETWORK', attempts: 4, reason: 'connect ECONNREFUSED' }),
+      ]),
+    )
+    expect(p.nodes.map((node) => [node.kind, node.text])).toEqual([
+      ['notice', 'Retrying: rate limited (HTTP 429), retrying in 2 s (1/4)'],
+      ['notice', 'gave up after 4 retries: connect ECONNREFUSED'],
+    ])
+  })
+
   it('starts over when the host cannot fill a gap', () => {
     const p = new SessionProjection('s1')
     p.applyFrame(baseline(0, [user(0, 'one')]))

@@ -1,8 +1,10 @@
 // `dsh run "<task>"`: boot the profile (headless by default), run one task to whole-agent idle through
 // `ctx.headless`, print the answer, exit with a code that says how the turn ended.
 import { resolve } from 'node:path'
+import type {} from '@dsh/context'
+import { describeGiveUp, describeRetry } from '@dsh/context/recovery-text'
 import { type Context, HarnessError } from '@dsh/kernel'
-import type { SessionEvent } from '@dsh/session'
+import { isEvent, type SessionEvent } from '@dsh/session'
 import type {} from '@dsh/surfaces/headless'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode, exitCodeForRun } from '../exit-codes.js'
@@ -51,6 +53,13 @@ export function modelOf(options: Pick<RunOptions, 'model' | 'provider'>): { prov
   if (provider) out.provider = provider
   if (model) out.model = model
   return out
+}
+
+/** What a person waiting on `dsh run` must see even when stderr is not a terminal: the run is retrying. */
+function retryLine(event: SessionEvent): string | undefined {
+  if (isEvent(event, 'recovery/retry')) return `dsh: ${describeRetry(event.data)}`
+  if (isEvent(event, 'recovery/give-up')) return `dsh: ${describeGiveUp(event.data)}`
+  return undefined
 }
 
 function progressLine(event: SessionEvent): string | undefined {
@@ -149,6 +158,7 @@ async function runTask(root: Context, task: string, options: RunOptions, io: Io,
       signal: controller.signal,
       onEvent: (event) => {
         if (options.output === 'stream-json') io.out(JSON.stringify(event))
+        else if (retryLine(event)) io.err(retryLine(event) as string)
         else if (progress) {
           const line = progressLine(event)
           if (line) io.err(line)

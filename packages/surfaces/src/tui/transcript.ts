@@ -2,6 +2,8 @@
 // same code renders a resumed session's history and the live turn, so both look alike.
 
 import type { ToolPresentation } from '@dsh/agent/tools'
+import type {} from '@dsh/context'
+import { describeGiveUp, describeRetry } from '@dsh/context/recovery-text'
 import type {} from '@dsh/orchestration/subagents'
 import type { AnySessionEvent, SessionEventMap } from '@dsh/session'
 import { isEvent } from '@dsh/session'
@@ -106,6 +108,10 @@ export class Transcript extends Container {
       }
     } else if (event.type === 'compaction/end') {
       this.note('≡ earlier context was compacted into a summary')
+    } else if (isEvent(event, 'recovery/retry')) {
+      this.note(`↻ ${describeRetry(event.data)}`, this.theme.warn)
+    } else if (isEvent(event, 'recovery/give-up')) {
+      this.note(`↻ ${describeGiveUp(event.data)}`, this.theme.error)
     }
   }
 
