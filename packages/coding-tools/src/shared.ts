@@ -86,9 +86,9 @@ export async function approveProtected(
   const { protected: guarded, why, target } = error.facts as { protected: string; why: string; target: string }
   const current = effectivePolicy(ctx, call, policy)
   const approval = ctx.get('approval')
-  const decision =
+  const answer =
     approval && current
-      ? await approval.request(
+      ? await approval.ask(
           {
             ...(call.sessionId === undefined ? {} : { sessionId: call.sessionId }),
             toolCallId: call.callId,
@@ -100,10 +100,13 @@ export async function approveProtected(
           },
           call.signal,
         )
-      : 'unavailable'
+      : undefined
+  const decision = answer?.decision ?? 'unavailable'
   if (decision !== 'allowed-once' || !current) {
+    // The person's own words, when they gave a reason, are what the model should act on.
+    const why = answer?.reason ? `${decision}: ${answer.reason}` : decision
     throw new ToolError(
-      `[protected: refused] ${error.message}; it was not approved (${decision}). Do not write it another way: tell the user what the change is and let them make it (or run with an approver).`,
+      `[protected: refused] ${error.message}; it was not approved (${why}). Do not write it another way: tell the user what the change is and let them make it (or run with an approver).`,
       'FS_PROTECTED_PATH',
     )
   }

@@ -101,6 +101,56 @@ describe('dsh (the terminal chat)', () => {
     ])
   })
 
+  it('at an approval: a typed reason rejects and the model goes on; Esc rejects and stops the turn', async () => {
+    const write = (id: string, path: string) =>
+      completionResponse({ toolCalls: [call(id, 'write', { path, content: 'x\n' })] })
+    f.server.enqueue(write('c1', '.vscode/a.json'), completionResponse({ text: 'Understood, skipped.' }))
+    const screen = f.open(['write', 'files'])
+    await screen.waitFor('? approve:')
+    expect(screen.text()).toContain('Esc stop the turn')
+    await screen.press('keep my editor config\r', 'Understood, skipped.')
+    const rejected = f.log().flatMap((e) => (e.type === 'tool/result' ? [e.data] : []))
+    expect(rejected.at(-1)).toMatchObject({ code: 'FS_PROTECTED_PATH' }) // the protected write, refused
+    expect(JSON.stringify(rejected.at(-1))).toContain('keep my editor config')
+    // The typed reason was an answer, not a message to the model.
+    expect(typed(f.log())).toEqual([[{ type: 'text', text: 'write files' }]])
+
+    f.server.enqueue(write('c2', '.vscode/b.json'), completionResponse({ text: 'never sent' }))
+    await screen.press('again\r', /approve: .*b\.json/)
+    screen.type('\x1b')
+    await screen.waitFor(/turn ended aborted|stopped the turn/)
+    await screen.waitFor('›', 5000)
+    expect(existsSync(join(f.work, '.vscode', 'b.json'))).toBe(false)
+    await expect
+      .poll(() =>
+        f
+          .log()
+          .flatMap((e) => (e.type === 'turn/end' ? [e.data.reason] : []))
+          .at(-1),
+      )
+      .toBe('aborted')
+    const decided = f.log().flatMap((e) => (e.type === 'approval/decided' ? [e.data] : []))
+    expect(decided.at(-1)).toMatchObject({ decision: 'rejected', reason: 'the person stopped the turn (Esc)' })
+    expect(f.server.requests.filter((r) => r.path.endsWith('/chat/completions'))).toHaveLength(3)
+    screen.type('\x04')
+    expect(await screen.exited).toBe(0)
+  })
+
+  it('Ctrl-C while a turn runs stops the turn and keeps what is typed; twice on an empty editor exits', async () => {
+    f.server.enqueue(completionResponse({ text: 'slow', delayMs: 30_000 }))
+    const screen = f.open(['think', 'slowly'])
+    await screen.waitFor('working')
+    screen.type('draft')
+    await screen.press('\x03', /cancelling the turn/)
+    await screen.waitFor(/turn ended/)
+    expect(screen.text()).toContain('draft')
+    await expect.poll(() => f.log().flatMap((e) => (e.type === 'turn/end' ? [e.data.reason] : []))).toEqual(['aborted'])
+    screen.type('\x03') // clears the editor
+    screen.type('\x03')
+    screen.type('\x03')
+    expect(await screen.exited).toBe(0)
+  })
+
   it('makes "allow for this chat" a logged session grant that a resumed chat keeps', async () => {
     const escalate = { sandbox_permissions: 'workspace-write', justification: 'the user asked for it' }
     const write = (id: string, path: string) =>

@@ -226,14 +226,17 @@ export class Conversation {
         this.tui.requestRender()
         return { consume: true }
       }
-      const decision =
-        data === 'y'
-          ? 'allowed-once'
-          : data === 'a'
-            ? 'session'
-            : data === 'n' || matchesKey(data, 'escape')
-              ? 'rejected'
-              : undefined
+      if (matchesKey(data, 'escape')) {
+        // Esc stops: the call is rejected and the turn ends; the model reads why on the next turn.
+        this.host.respond(approval.id, { decision: 'rejected', reason: 'the person stopped the turn (Esc)' })
+        // After the answer has settled the question (a task later), so the log records the rejection
+        // and its reason rather than a bare cancellation.
+        setTimeout(() => void this.agent.cancel('stopped by the person at an approval (Esc)'), 0)
+        this.flash('stopped the turn')
+        this.tui.requestRender()
+        return { consume: true }
+      }
+      const decision = data === 'y' ? 'allowed-once' : data === 'a' ? 'session' : data === 'n' ? 'rejected' : undefined
       if (decision) {
         // "For this chat" is a session grant of the approval service, logged with this decision.
         this.host.respond(approval.id, {
@@ -261,7 +264,11 @@ export class Conversation {
       return { consume: true }
     }
     if (matchesKey(data, 'ctrl+c')) {
-      if (this.editor.getText() || this.images.length > 0) {
+      if (this.running) {
+        // As Esc: the turn stops, what is typed stays.
+        void this.agent.cancel('cancelled by the person (Ctrl-C)')
+        this.flash('cancelling the turn… (Ctrl-C twice on an empty editor exits)')
+      } else if (this.editor.getText() || this.images.length > 0) {
         this.editor.setText('')
         this.images = []
       } else if (Date.now() - this.lastCtrlC < DOUBLE_PRESS_MS) {
@@ -337,9 +344,14 @@ export class Conversation {
     if (!text) return
     this.history.add(text)
     const question = this.question()
+    const approval = this.approval()
     if (question) {
       this.host.answerQuestion(question.id, text)
       this.transcript.note(`› ${text}`, this.theme.user)
+    } else if (approval && !text.startsWith('/')) {
+      // Text typed at an approval is the reason for rejecting it; the model reads it and goes on.
+      this.host.respond(approval.id, { decision: 'rejected', reason: `rejected by the person: ${text}` })
+      this.transcript.note(`✗ rejected: ${text}`, this.theme.warn)
     } else if (this.host.isCommand(text)) {
       void this.command(text)
     } else {

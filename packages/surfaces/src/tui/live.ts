@@ -6,7 +6,8 @@ import { type Component, truncateToWidth, wrapTextWithAnsi } from '@mariozechner
 import type { Theme } from './theme.js'
 
 /**
- * An approval waiting for a key: `y` allow once, `a` allow for the rest of this chat, `n`/Esc reject;
+ * An approval waiting for a key: `y` allow once, `a` allow for the rest of this chat, `n` reject (or a
+ * typed reason and Enter; the model goes on), Esc reject and stop the turn;
  * with a suggested rule, `s` keeps it for this chat and `r` in the user's settings ("allow similar").
  */
 export function approvalLines(theme: Theme, question: ApprovalQuestion, width: number): string[] {
@@ -14,7 +15,9 @@ export function approvalLines(theme: Theme, question: ApprovalQuestion, width: n
   if (question.reason) lines.push(theme.dim(`  why: ${question.reason}`))
   const what = question.toolName ? `${question.toolName}${question.kind ? ` (${question.kind})` : ''}` : question.kind
   if (what) lines.push(theme.dim(`  grants: ${what}`))
-  lines.push(`  ${theme.bold('y')} allow once   ${theme.bold('a')} allow for this chat   ${theme.bold('n')} reject`)
+  lines.push(
+    `  ${theme.bold('y')} allow once   ${theme.bold('a')} allow for this chat   ${theme.bold('n')} reject (or type why, Enter)   ${theme.bold('Esc')} stop the turn`,
+  )
   if (question.suggestedRule)
     lines.push(
       `  ${theme.bold('s')} allow similar for this chat   ${theme.bold('r')} always allow similar (your settings): ${question.suggestedRule}`,
