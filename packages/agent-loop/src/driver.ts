@@ -141,6 +141,12 @@ export class LoopAgent implements Agent {
     return this.#disposed
   }
 
+  runQueued(): boolean {
+    if (!this.hasWork()) return false
+    this.wake()
+    return true
+  }
+
   followup(input: AgentInput): InboxReceipt {
     return this.#queue('followup', input, 'next-turn', true)
   }

@@ -90,8 +90,8 @@ export class AgentLoopService extends Service {
       },
     })
     this.agents.add(agent)
-    // A resumed session may hold queued input that was never claimed: continue it.
-    if (agent.hasWork()) agent.wake()
+    // A resumed session may hold queued input that was never claimed: it waits, shown as queued, until
+    // the person sends or confirms (runQueued): what they typed before quitting may no longer apply.
     return agent
   }
 

@@ -50,6 +50,11 @@ export interface Agent {
    * a presets row, and `PRESET_NOT_FOUND` / `PRESET_INVALID` for a bad name (the agent is unchanged).
    */
   setPreset(name: string): Promise<void>
+  /**
+   * Runs what was left queued when the session was last closed. A resumed session does not run it by
+   * itself: it waits, shown as queued, until the person sends something or calls this.
+   */
+  runQueued(): boolean
   /** Queues a message for the next turn and wakes the driver. */
   followup(input: AgentInput): InboxReceipt
   /** Queues a message for the next step of the running turn (or the next turn) and wakes the driver. */

@@ -151,6 +151,34 @@ describe('dsh (the terminal chat)', () => {
     expect(await screen.exited).toBe(0)
   })
 
+  it('a message queued before quitting waits on resume, shown as queued, until Enter sends it', async () => {
+    f.server.enqueue(completionResponse({ text: 'slow', delayMs: 30_000 }))
+    const screen = f.open(['think', 'slowly'])
+    await screen.waitFor('working')
+    const requests = () => f.server.requests.filter((r) => r.path.endsWith('/chat/completions')).length
+    await expect.poll(requests).toBe(1) // the slow request is in flight
+    screen.type('and then this')
+    await screen.press('\x1b\r', /queued: and then this/) // Alt+Enter queues for the next turn
+    screen.type('\x03') // stops the turn; the queued message stays queued
+    await screen.waitFor(/turn ended/)
+    screen.type('\x04')
+    expect(await screen.exited).toBe(0)
+    const sessionId = /dsh --resume ([0-9a-f-]{36})/.exec(screen.raw())?.[1] as string
+    const before = requests()
+
+    f.server.enqueue(completionResponse({ text: 'Did the queued one.' }))
+    const resumed = f.open(['--resume', sessionId])
+    await resumed.waitFor(/queued: and then this/)
+    await resumed.waitFor('Enter sends the queued messages')
+    await new Promise((done) => setTimeout(done, 500))
+    expect(requests()).toBe(before) // nothing ran by itself
+    await resumed.press('\r', 'Did the queued one.')
+    const last = f.server.requests.filter((r) => r.path.endsWith('/chat/completions')).at(-1)
+    expect(JSON.stringify(last?.body)).toContain('and then this')
+    resumed.type('\x04')
+    expect(await resumed.exited).toBe(0)
+  })
+
   it('makes "allow for this chat" a logged session grant that a resumed chat keeps', async () => {
     const escalate = { sandbox_permissions: 'workspace-write', justification: 'the user asked for it' }
     const write = (id: string, path: string) =>

@@ -15,8 +15,22 @@ export function Queue({ projection }: { projection: SessionProjection }) {
   if (!queue.length && !steering.length) return null
   const splice = (target: 'next-step' | 'next-turn', start: number, deleteCount: number, texts: string[] = []) =>
     void api('POST', `/api/sessions/${projection.sessionId}/inbox`, { target, start, deleteCount, texts }).catch(failed)
+  // A resumed session's queue waits for the person: it runs when they send or press this.
+  const waiting = queue.length > 0 && projection.status === 'idle'
   return (
     <div class="queue">
+      {waiting ? (
+        <div class="queue-waiting">
+          {queue.length === 1 ? 'A message is' : `${queue.length} messages are`} queued from before.{' '}
+          <button
+            type="button"
+            class="run-queued"
+            onClick={() => void api('POST', `/api/sessions/${projection.sessionId}/inbox/run`).catch(failed)}
+          >
+            Send queued
+          </button>
+        </div>
+      ) : null}
       {steering.map((item) => (
         <div class="queued steer" key={item.id}>
           <span class="kind">steer</span> {item.text}

@@ -141,7 +141,14 @@ export class Conversation {
     }
     for (const image of this.images)
       lines.push(this.theme.accent(`+ ${basename(image)} (attached to the next message)`))
-    if (queued > 0 && !this.editor.getText()) lines.push(this.theme.dim('  Up edits the last queued message'))
+    if (queued > 0 && !this.editor.getText())
+      lines.push(
+        this.theme.dim(
+          this.running
+            ? '  Up edits the last queued message'
+            : '  Enter sends the queued messages · Up edits the last one · they wait until you send',
+        ),
+      )
     return lines
   }
 
@@ -277,6 +284,11 @@ export class Conversation {
         this.lastCtrlC = Date.now()
         this.flash('press Ctrl-C again to exit')
       }
+      this.tui.requestRender()
+      return { consume: true }
+    }
+    // Enter on an empty editor confirms what a resumed session left queued (the editor ignores it).
+    if (matchesKey(data, 'enter') && !this.editor.getText() && !this.running && this.agent.runQueued()) {
       this.tui.requestRender()
       return { consume: true }
     }

@@ -315,6 +315,14 @@ export const operations = {
       return { removed: removed.map((item) => item.id) }
     },
   }),
+  'inbox/run': op({
+    summary: 'Runs the input left queued when a resumed session was last closed (it waits until asked).',
+    params: S.object({ sessionId }, ['sessionId']),
+    errors: ATTACHED,
+    rpc: true,
+    web: { method: 'POST', path: '/api/sessions/:sessionId/inbox/run' },
+    handler: (host, params) => ({ started: host.agent(params.sessionId).runQueued() }),
+  }),
   'job/kill': op({
     summary: 'Kills one of the session’s background jobs and waits until it is gone.',
     params: S.object({ sessionId, jobId: S.text(id) }, ['sessionId', 'jobId']),

@@ -131,6 +131,16 @@ describe('web host', () => {
       ),
     )
     await call(host.base, 'POST', `/api/sessions/${id}/cancel`, {})
+    // What stays queued after a stop waits for the person: inbox/run sends it.
+    const agent = host.root.agents.list()[0]
+    await agent?.whenIdle()
+    expect(agent?.inbox()['next-turn'].map((item) => item.message.content)).toEqual([
+      [{ type: 'text', text: 'edited a' }],
+    ])
+    expect((await call(host.base, 'POST', `/api/sessions/${id}/inbox/run`, {})).body).toEqual({ started: true })
+    await agent?.whenIdle()
+    expect(agent?.inbox()['next-turn']).toEqual([])
+    expect((await call(host.base, 'POST', `/api/sessions/${id}/inbox/run`, {})).body).toEqual({ started: false })
     s.close()
     hostStream.close()
   })
