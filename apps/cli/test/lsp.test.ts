@@ -49,7 +49,7 @@ describe('language servers through dsh run', () => {
     const patch = join(home, 'slow-lsp.yml')
     writeFileSync(
       patch,
-      '- id: lsp\n  use: "@dsh/lsp/stdio"\n  config: { diagnosticsTimeoutMs: 90000, requestTimeoutMs: 90000 }\n',
+      '- id: lsp\n  use: "@dsh/lsp/stdio"\n  config: { diagnosticsTimeoutMs: 90000, requestTimeoutMs: 90000, coldWaitMs: 90000 }\n',
     )
     const result = await runDsh(['--patch', patch, 'run', 'break it'], { home, cwd: ws, modelUrl: server.url })
     expect(result.stderr).toBe('')
@@ -67,6 +67,42 @@ describe('language servers through dsh run', () => {
     expect(results.get('n1')).toBe('src/math.ts:1:17  export function add(a: number, b: number): number {')
     expect(results.get('w1')).toMatch(
       /\[python diagnostics for app\.py after this change: 1 error\]\napp\.py:1:14 error reportAssignmentType: Type "Literal\[1\]" is not assignable to declared type "str"/,
+    )
+  })
+
+  it('a cold server does not hold the edit: the result says diagnostics are coming, a later result brings them', {
+    timeout: 240_000,
+  }, async () => {
+    server.enqueue(
+      call('r1', 'read', { path: 'src/main.ts' }),
+      call('e1', 'edit', { path: 'src/main.ts', old_string: 'total: number', new_string: 'total: string' }),
+      // The model thinks for a while (the mock's delay applies per chunk: ~20 s): the server loads meanwhile.
+      completionResponse({
+        toolCalls: [{ id: 'r2', name: 'read', arguments: JSON.stringify({ path: 'src/math.ts' }) }],
+        delayMs: 5_000,
+      }),
+      call('e2', 'edit', { path: 'src/math.ts', old_string: 'a + b', new_string: 'b + a' }),
+      completionResponse({ text: 'done' }),
+    )
+    const patch = join(home, 'cold-lsp.yml')
+    writeFileSync(
+      patch,
+      '- id: lsp\n  use: "@dsh/lsp/stdio"\n  config: { warm: false, coldWaitMs: 1, diagnosticsTimeoutMs: 90000, requestTimeoutMs: 90000 }\n',
+    )
+    const result = await runDsh(['--patch', patch, 'run', 'break it'], { home, cwd: ws, modelUrl: server.url })
+    expect(result.code, result.stderr).toBe(0)
+    const results = new Map(
+      eventData(durableEvents(home), 'tool/result').map((data) => [
+        data.message.toolCallId,
+        data.message.content.map((block) => (block.type === 'text' ? block.text : '')).join('\n'),
+      ]),
+    )
+    expect(results.get('e1')).toContain(
+      'typescript is still loading the project; diagnostics for this file will come with a later result',
+    )
+    expect(results.get('e1')).not.toContain('no problems')
+    expect(results.get('e2')).toMatch(
+      /\[typescript diagnostics for src\/main\.ts \(an earlier change\) after this change: 1 error\]\nsrc\/main\.ts:3:14 error TS2322/,
     )
   })
 })

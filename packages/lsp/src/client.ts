@@ -8,6 +8,7 @@ import {
   createProtocolConnection,
   type Diagnostic,
   DidChangeTextDocumentNotification,
+  DidCloseTextDocumentNotification,
   DidOpenTextDocumentNotification,
   ExitNotification,
   InitializedNotification,
@@ -162,6 +163,18 @@ export class ServerClient {
       contentChanges: [{ text }],
     })
     return { uri, version, changed: true }
+  }
+
+  /** The version `sync` last sent for `uri`, if it is open. */
+  versionOf(uri: string): number | undefined {
+    return this.docs.get(uri)?.version
+  }
+
+  /** Closes a file opened by `sync` (the next `sync` opens it afresh). */
+  async close(file: string): Promise<void> {
+    const uri = pathToFileURL(file).href
+    if (!this.docs.delete(uri)) return
+    await this.connection.sendNotification(DidCloseTextDocumentNotification.type, { textDocument: { uri } })
   }
 
   /**

@@ -8,6 +8,12 @@ declare module 'cordis' {
   interface Context {
     lsp: LanguageServers
   }
+  interface Events {
+    /** A language server is starting for a workspace (surfaces show it: a cold start takes seconds). */
+    'lsp/starting'(server: { server: string; root: string }): void
+    /** It answered its initialize: questions about its files are answered from now on. */
+    'lsp/ready'(server: { server: string; root: string }): void
+  }
 }
 
 /** A place in a file: 1-based line and column (what `read` shows and editors use). */
@@ -46,6 +52,8 @@ export interface LspAnswer<T> {
   answered: boolean
   value: T
   notes: string[]
+  /** Diagnostics that arrived since for files an earlier answer said were still coming. */
+  earlier?: Array<{ path: string; diagnostics: LspDiagnostic[] }>
 }
 
 /** Which workspace and file a question is about. `path` may be relative to `root`. */

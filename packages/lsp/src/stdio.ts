@@ -1,13 +1,16 @@
 // @dsh/lsp/stdio: the provider of `ctx.lsp`. Language servers run as child processes over stdio, one
-// per workspace root and configured server, started on the first question about a file they handle.
+// per workspace root and configured server, started in the background when a session opens in a
+// workspace with files they handle (`warm`), else on the first question about such a file. While a
+// server is still loading its project, a changed file's diagnostics are waited for at most `coldWaitMs`:
+// the result says they are coming, and they arrive with a later result (`earlier`).
 // A server that exits on its own is restarted on the next question after a back-off (at most
 // `maxRestarts` times), and the answer carries a note saying so. A server whose executable is missing
 // gives one note per session and is not retried. Servers stop when every session that used them has
 // closed, and all of them when this row is disposed.
-import { existsSync, statSync } from 'node:fs'
-import { delimiter, dirname, extname, join, resolve } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
-import { type Context, HarnessError, Service } from '@dsh/kernel'
+import { existsSync } from 'node:fs'
+import { extname, join, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { type Context, Service } from '@dsh/kernel'
 import type {} from '@dsh/session'
 import { scrubEnv } from '@dsh/world/subprocess'
 import type { ServerClient, ServerSpec } from './client.js'
@@ -22,60 +25,14 @@ import {
   type LspTarget,
   sortDiagnostics,
 } from './index.js'
+import { checkConfig, findServerExecutable, type LspStdioConfig, type ServerConfig } from './servers.js'
+import { extensionsIn } from './warm.js'
+
+export { DEFAULT_SERVERS, findServerExecutable, type LspStdioConfig, type ServerConfig } from './servers.js'
 
 type Wire = typeof import('./wire.js')
 let wireModule: Promise<Wire> | undefined
 const loadWire = (): Promise<Wire> => (wireModule ??= import('./wire.js'))
-
-export interface ServerConfig {
-  /** Executable and arguments. A bare name is looked up on PATH, then in node_modules/.bin of the workspace and of dsh. */
-  command: string[]
-  /** File extensions this server handles, with the dot (`.ts`). */
-  extensions: string[]
-  /** languageId per extension; default: the extension without its dot. */
-  languageIds?: Record<string, string>
-  initializationOptions?: unknown
-}
-
-export interface LspStdioConfig {
-  /** Merged over the defaults by name; `false` switches a default server off. */
-  servers?: Record<string, ServerConfig | false>
-  /**
-   * How long to wait for a server to publish a changed file's diagnostics. Default 20000: a cold
-   * TypeScript project can take that long to load on a busy machine; later changes take well under 1 s.
-   */
-  diagnosticsTimeoutMs?: number
-  /** Bound of one request (definition, references...). Default 30000. */
-  requestTimeoutMs?: number
-  /** Restarts of one server after crashes before giving up. Default 4. */
-  maxRestarts?: number
-  /** First restart delay; doubles with each restart. Default 500. */
-  restartBaseMs?: number
-}
-
-export const DEFAULT_SERVERS: Readonly<Record<string, ServerConfig>> = Object.freeze({
-  typescript: {
-    command: ['typescript-language-server', '--stdio'],
-    extensions: ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'],
-    languageIds: {
-      '.ts': 'typescript',
-      '.mts': 'typescript',
-      '.cts': 'typescript',
-      '.tsx': 'typescriptreact',
-      '.js': 'javascript',
-      '.mjs': 'javascript',
-      '.cjs': 'javascript',
-      '.jsx': 'javascriptreact',
-    },
-    // The syntax-only server answers while the project loads, with unresolved imports: wait for the real one.
-    initializationOptions: { tsserver: { useSyntaxServer: 'never' } },
-  },
-  python: {
-    command: ['pyright-langserver', '--stdio'],
-    extensions: ['.py', '.pyi'],
-    languageIds: { '.py': 'python', '.pyi': 'python' },
-  },
-})
 
 interface Slot {
   root: string
@@ -94,60 +51,18 @@ interface Slot {
   told: Set<string>
   /** Why the server is missing or failed. */
   why?: string
+  /** The start in progress, shared by everyone who asks meanwhile. */
+  starting?: Promise<ServerClient | undefined>
+  /** Whether the server has published fresh diagnostics for a change yet (it is warm). */
+  published: boolean
+  /** Files whose diagnostics a result said were still coming: uri to [root, path]. */
+  owed: Map<string, { root: string; path: string }>
 }
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms))
 
-function checkConfig(config: LspStdioConfig): Record<string, ServerConfig> {
-  const servers: Record<string, ServerConfig> = { ...DEFAULT_SERVERS }
-  for (const [name, server] of Object.entries(config?.servers ?? {})) {
-    if (server === false) {
-      delete servers[name]
-      continue
-    }
-    const ok =
-      Array.isArray(server?.command) &&
-      server.command.length > 0 &&
-      server.command.every((part) => typeof part === 'string') &&
-      Array.isArray(server.extensions) &&
-      server.extensions.every((ext) => typeof ext === 'string' && ext.startsWith('.'))
-    if (!ok) {
-      throw new HarnessError(
-        'INVALID_LSP_CONFIG',
-        `lsp server "${name}": give command (a list of strings, e.g. [gopls]) and extensions (a list like [".go"]), or false to switch it off`,
-        { name },
-      )
-    }
-    servers[name] = server
-  }
-  return servers
-}
-
-/** Directories holding node_modules/.bin above `from`. */
-function binDirsAbove(from: string): string[] {
-  const dirs: string[] = []
-  for (let dir = from; ; dir = dirname(dir)) {
-    const bin = join(dir, 'node_modules', '.bin')
-    if (existsSync(bin)) dirs.push(bin)
-    if (dirname(dir) === dir) return dirs
-  }
-}
-
-/** The executable for `command` or undefined: PATH, then the workspace's and dsh's node_modules/.bin. */
-export function findServerExecutable(command: string, root: string, path = process.env.PATH ?? ''): string | undefined {
-  if (command.includes('/')) return existsSync(resolve(root, command)) ? resolve(root, command) : undefined
-  const here = dirname(fileURLToPath(import.meta.url))
-  const dirs = [...path.split(delimiter).filter(Boolean), ...binDirsAbove(root), ...binDirsAbove(here)]
-  for (const dir of dirs) {
-    const file = join(dir, command)
-    try {
-      if (statSync(file).isFile()) return file
-    } catch {
-      // not here
-    }
-  }
-  return undefined
-}
+/** A question the server cannot answer yet (still loading): the answer is not given, with a note. */
+class NotYet extends Error {}
 
 export class StdioLanguageServers extends Service implements LanguageServers {
   static readonly provide = 'lsp'
@@ -166,6 +81,12 @@ export class StdioLanguageServers extends Service implements LanguageServers {
       requestTimeoutMs: config?.requestTimeoutMs ?? 30_000,
       maxRestarts: config?.maxRestarts ?? 4,
       restartBaseMs: config?.restartBaseMs ?? 500,
+      warm: config?.warm ?? true,
+      coldWaitMs: config?.coldWaitMs ?? 3000,
+    }
+    if (this.settings.warm) {
+      ctx.on('session/created', (session) => this.warm(session.header.cwd, session.id))
+      ctx.on('session/restored', (session) => this.warm(session.header.cwd, session.id))
     }
     ctx.on('session/closed', (session) => {
       for (const slot of this.slots.values()) {
@@ -177,6 +98,44 @@ export class StdioLanguageServers extends Service implements LanguageServers {
       () => () => Promise.all([...this.slots.values()].map((slot) => this.stop(slot))).then(() => undefined),
       'lsp.servers',
     )
+  }
+
+  /** Starts, in the background, the servers for the languages present in `root`. */
+  warm(root: string, sessionId?: string): void {
+    if (!root) return
+    // A project, not a folder that happens to hold a script: a marker at the root and its files.
+    const servers = Object.entries(this.servers).filter(([, server]) =>
+      (server.markers ?? []).some((marker) => existsSync(join(root, marker))),
+    )
+    if (servers.length === 0) return
+    const present = extensionsIn(root)
+    for (const [name, server] of servers) {
+      const sample = server.extensions.map((ext) => present.get(ext)).find((file) => file !== undefined)
+      if (sample === undefined) continue
+      const slot = this.slotOf(root, name)
+      if (sessionId !== undefined) slot.users.add(sessionId)
+      if (slot.client || slot.starting || slot.state === 'missing' || slot.state === 'failed') continue
+      void this.warmSlot(slot, sample).catch(() => undefined)
+    }
+  }
+
+  /** Starts the slot's server and opens one of its files, which makes it load the project. */
+  private async warmSlot(slot: Slot, file: string): Promise<void> {
+    const client = await this.clientOf(slot, [], undefined)
+    if (!client) return
+    const uri = pathToFileURL(file).href
+    const before = client.publishCount(uri)
+    const { version, changed } = await client.sync(file)
+    const fresh = await client.diagnosticsAfter(
+      uri,
+      changed ? before : before - 1,
+      version,
+      this.settings.diagnosticsTimeoutMs,
+    )
+    // Its first diagnostics mean the project is loaded: later changes are answered in well under a second.
+    if (fresh && slot.client === client) slot.published = true
+    // Closed again unless someone asked about it meanwhile: a later question opens it with what is on disk.
+    if (client.versionOf(uri) === version) await client.close(file)
   }
 
   handles(path: string): boolean {
@@ -197,20 +156,30 @@ export class StdioLanguageServers extends Service implements LanguageServers {
     return this.ask(target, [], async (client, file, notes, { toDiagnostic }) => {
       const uri = pathToFileURL(file).href
       const before = client.publishCount(uri)
+      const slot = this.slotOf(target.root, client.spec.name)
       const { version, changed } = await client.sync(file)
-      const fresh = await client.diagnosticsAfter(
-        uri,
-        changed ? before : before - 1,
-        version,
-        this.settings.diagnosticsTimeoutMs,
-      )
-      const items = fresh ?? client.lastDiagnostics(uri) ?? []
+      // A server still loading its project would hold this result for seconds: wait a little, then
+      // owe the diagnostics to a later result.
+      const wait = slot.published
+        ? this.settings.diagnosticsTimeoutMs
+        : Math.min(this.settings.coldWaitMs, this.settings.diagnosticsTimeoutMs)
+      const fresh = await client.diagnosticsAfter(uri, changed ? before : before - 1, version, wait)
+      slot.owed.delete(uri)
+      if (fresh) slot.published = true
+      const items = fresh ?? client.lastDiagnostics(uri)
+      if (!fresh && !slot.published && items === undefined) {
+        slot.owed.set(uri, { root: target.root, path: target.path })
+        notes.push(
+          `language server ${client.spec.name} is still loading the project; diagnostics for this file will come with a later result`,
+        )
+        throw new NotYet()
+      }
       if (!fresh) {
         notes.push(
-          `language server ${client.spec.name} did not report diagnostics for this file within ${this.settings.diagnosticsTimeoutMs / 1000} s${items.length ? '; these are older' : ''}`,
+          `language server ${client.spec.name} did not report diagnostics for this file within ${wait / 1000} s${items?.length ? '; these are older' : ''}`,
         )
       }
-      return sortDiagnostics(items.map((item) => toDiagnostic(target.root, uri, item)))
+      return sortDiagnostics((items ?? []).map((item) => toDiagnostic(target.root, uri, item)))
     })
   }
 
@@ -287,11 +256,39 @@ export class StdioLanguageServers extends Service implements LanguageServers {
     const wire = await loadWire()
     try {
       const value = await this.bounded(question(client, file, notes, wire), target.signal)
-      return { server: name, answered: true, value, notes: [...slot.pending.splice(0), ...notes] }
+      return {
+        server: name,
+        answered: true,
+        value,
+        notes: [...slot.pending.splice(0), ...notes],
+        ...this.earlier(slot, client, wire),
+      }
     } catch (error) {
+      if (error instanceof NotYet) {
+        return {
+          server: name,
+          answered: false,
+          value: empty,
+          notes: [...slot.pending.splice(0), ...notes],
+          ...this.earlier(slot, client, wire),
+        }
+      }
       notes.push(`language server ${name} could not answer: ${(error as Error).message}`)
       return { server: name, answered: false, value: empty, notes: [...slot.pending.splice(0), ...notes] }
     }
+  }
+
+  /** Diagnostics a server has since published for files an earlier result said were coming. */
+  private earlier(slot: Slot, client: ServerClient, wire: Wire): Pick<LspAnswer<unknown>, 'earlier'> {
+    const out: NonNullable<LspAnswer<unknown>['earlier']> = []
+    for (const [uri, { root, path }] of slot.owed) {
+      const items = client.lastDiagnostics(uri)
+      if (items === undefined) continue
+      slot.owed.delete(uri)
+      slot.published = true
+      out.push({ path, diagnostics: sortDiagnostics(items.map((item) => wire.toDiagnostic(root, uri, item))) })
+    }
+    return out.length > 0 ? { earlier: out } : {}
   }
 
   private slotOf(root: string, name: string): Slot {
@@ -308,6 +305,8 @@ export class StdioLanguageServers extends Service implements LanguageServers {
         pending: [],
         users: new Set(),
         told: new Set(),
+        published: false,
+        owed: new Map(),
       }
       this.slots.set(key, slot)
     }
@@ -330,6 +329,7 @@ export class StdioLanguageServers extends Service implements LanguageServers {
       tell(slot.why as string)
       return undefined
     }
+    if (slot.starting) return slot.starting
     if (slot.client && slot.state !== 'stopped') {
       try {
         await slot.client.ready
@@ -338,6 +338,13 @@ export class StdioLanguageServers extends Service implements LanguageServers {
         // Fell over while starting: handled as a crash below.
       }
     }
+    slot.starting = this.start(slot, notes, tell).finally(() => {
+      slot.starting = undefined
+    })
+    return slot.starting
+  }
+
+  private async start(slot: Slot, notes: string[], tell: (text: string) => void): Promise<ServerClient | undefined> {
     const executable = findServerExecutable(slot.config.command[0] as string, slot.root)
     if (!executable) {
       slot.state = 'missing'
@@ -360,10 +367,13 @@ export class StdioLanguageServers extends Service implements LanguageServers {
     const client = new (await loadWire()).ServerClient(spec, slot.root, containment?.prefix ?? [])
     slot.client = client
     slot.state = 'starting'
+    slot.published = false
+    this.ctx.emit('lsp/starting', { server: slot.name, root: slot.root })
     void client.exited.then((exit) => this.onExit(slot, client, exit))
     try {
       await this.bounded(client.ready)
       if (slot.client === client) slot.state = 'ready'
+      this.ctx.emit('lsp/ready', { server: slot.name, root: slot.root })
       return client
     } catch (error) {
       notes.push(`language server ${slot.name} did not start: ${(error as Error).message} ${client.stderr}`.trim())

@@ -182,8 +182,17 @@ export function apply(ctx: Context, config: LspToolsConfig = {}): void {
     })
     if (answer.server === undefined) return outcome
     const shown = answer.value.filter((item) => config?.hints || item.severity !== 'hint')
+    const earlier = (answer.earlier ?? []).map((late) =>
+      formatDiagnostics(
+        answer.server as string,
+        `${late.path} (an earlier change)`,
+        late.diagnostics.filter((item) => config?.hints || item.severity !== 'hint'),
+        max,
+      ),
+    )
     const text = [
       ...(answer.answered ? [formatDiagnostics(answer.server, path, shown, max)] : []),
+      ...earlier,
       ...notesOf(answer),
     ].join('\n')
     if (text === '') return outcome

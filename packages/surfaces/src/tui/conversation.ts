@@ -7,6 +7,7 @@ import { presentationOf } from '@dsh/agent/tools'
 import type {} from '@dsh/context'
 import type { AskedQuestion } from '@dsh/interaction'
 import type { Context } from '@dsh/kernel'
+import type {} from '@dsh/lsp'
 import { type AnySessionEvent, isEvent } from '@dsh/session'
 import { Container, type Editor, matchesKey, type TUI } from '@mariozechner/pi-tui'
 import type { Pending, SessionHost } from '../host/index.js'
@@ -75,6 +76,15 @@ export class Conversation {
     this.tui.addChild(new Lines((width) => footerLines(this.theme, this.footerFacts(), width)))
     this.tui.setFocus(this.editor)
     this.tui.addInputListener((data) => this.key(data))
+    // A language server's cold start takes seconds: say so while it happens.
+    ctx.on('lsp/starting', ({ server }) => {
+      this.hint = `starting the ${server} language server…`
+      this.tui.requestRender()
+    })
+    ctx.on('lsp/ready', ({ server }) => {
+      if (this.hint === `starting the ${server} language server…`) this.hint = undefined
+      this.tui.requestRender()
+    })
     // A subagent's own session is not this chat's: its calls are shown nested under the task call.
     this.stopChildEvents = ctx.sessions.watch((session, event) => {
       if (this.transcript.childEvent(session.id, event)) this.tui.requestRender()
