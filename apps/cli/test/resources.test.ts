@@ -154,4 +154,46 @@ describe('SIGTERM', () => {
     expect(exit.stderr).toMatch(/did not stop/)
     expect(eventData(durableEvents(), 'tool/call').map((data) => data.call.id)).toEqual(['c1'])
   }, 30_000)
+
+  it('dsh web: during a tool body that ignores cancellation still saves the log and exits 143 within the grace', async () => {
+    const patch = join(home, 'stuck.yml')
+    const use = fileURLToPath(new URL('fixtures/stuck-tool.mjs', import.meta.url))
+    writeFileSync(patch, `- id: stuck\n  use: ${JSON.stringify(use)}\n`)
+    const marker = join(home, 'stuck-started')
+    server.enqueue(
+      completionResponse({ toolCalls: [{ id: 'c1', name: 'stuck', arguments: JSON.stringify({ marker }) }] }),
+    )
+    const run = dsh(['web', '--port', '0', '--patch', patch])
+    onTestFinished(() => {
+      if (run.proc.exitCode === null) run.proc.kill('SIGKILL') // the hang this test guards against
+    })
+    const url = await new Promise<URL>((resolve, reject) => {
+      let buffer = ''
+      run.proc.stdout.on('data', (chunk: Buffer) => {
+        buffer += chunk.toString()
+        const match = /listening on (\S+)/.exec(buffer)
+        if (match) resolve(new URL(match[1] as string))
+      })
+      run.proc.on('exit', () => reject(new Error(`dsh web exited: ${run.stderr()}`)))
+    })
+    const post = async (path: string, body: unknown) => {
+      const response = await fetch(new URL(path, url), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-dsh-token': url.searchParams.get('token') ?? '' },
+        body: JSON.stringify(body),
+      })
+      expect(response.ok, await response.clone().text()).toBe(true)
+      return (await response.json()) as Record<string, unknown>
+    }
+    const { sessionId } = (await post('/api/sessions', { cwd: home })) as { sessionId: string }
+    await post(`/api/sessions/${sessionId}/prompt`, { text: 'call stuck' })
+    await waitFor(marker, run.stderr)
+    const signalled = Date.now()
+    run.proc.kill('SIGTERM')
+    const exit = await run.exited
+    expect(exit.code, exit.stderr).toBe(143)
+    expect(Date.now() - signalled).toBeLessThan(12_000)
+    expect(exit.stderr).toMatch(/did not stop/)
+    expect(eventData(durableEvents(), 'tool/call').map((data) => data.call.id)).toEqual(['c1'])
+  }, 30_000)
 })
