@@ -15,7 +15,10 @@ const ABANDON_FLUSH_MS = 3_000
  * The command did not stop within the grace: make what the log holds durable and exit with `code`.
  * A running call stays without a result; a resume closes it with TOOL_OUTCOME_UNKNOWN.
  */
-async function abandon(root: Context, io: Io, code: number): Promise<never> {
+async function abandon(root: Context, io: Io, code: number, beforeExit?: () => void): Promise<never> {
+  try {
+    beforeExit?.()
+  } catch {}
   io.err(
     `dsh: a running tool did not stop within ${STOP_GRACE_MS / 1000} s of the signal; saving the session as it is and exiting (a resume marks that call's outcome unknown)`,
   )
@@ -27,9 +30,10 @@ async function abandon(root: Context, io: Io, code: number): Promise<never> {
 /**
  * Arms the grace (call it when the signal arrives). Not cleared when the command returns: it also
  * bounds the tree's teardown. Call `release` then: it unrefs the timer, so a process with nothing left
- * to do exits without waiting for it.
+ * to do exits without waiting for it. `beforeExit` runs first when the grace expires (the chat gives
+ * the terminal back).
  */
-export function armStopGrace(root: Context, io: Io, code: number): { release(): void } {
-  const timer = setTimeout(() => void abandon(root, io, code), STOP_GRACE_MS)
+export function armStopGrace(root: Context, io: Io, code: number, beforeExit?: () => void): { release(): void } {
+  const timer = setTimeout(() => void abandon(root, io, code, beforeExit), STOP_GRACE_MS)
   return { release: () => timer.unref() }
 }
