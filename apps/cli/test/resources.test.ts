@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type AnySessionEvent, eventData } from '@dsh/session'
 import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest'
 import { startDsh } from './dsh-child.js'
 
 let home: string
@@ -116,6 +116,84 @@ describe('SIGTERM', () => {
     expect(Date.now() - signalled).toBeLessThan(12_000)
     expect(exit.stderr).toMatch(/did not stop/)
     // The call is in the durable log (a resume closes it with TOOL_OUTCOME_UNKNOWN).
+    expect(eventData(durableEvents(), 'tool/call').map((data) => data.call.id)).toEqual(['c1'])
+  }, 30_000)
+
+  it('dsh rpc: during a tool body that ignores cancellation still saves the log and exits 143 within the grace', async () => {
+    const patch = join(home, 'stuck.yml')
+    const use = fileURLToPath(new URL('fixtures/stuck-tool.mjs', import.meta.url))
+    writeFileSync(patch, `- id: stuck\n  use: ${JSON.stringify(use)}\n`)
+    const marker = join(home, 'stuck-started')
+    server.enqueue(
+      completionResponse({ toolCalls: [{ id: 'c1', name: 'stuck', arguments: JSON.stringify({ marker }) }] }),
+    )
+    const run = dsh(['rpc', '--patch', patch])
+    onTestFinished(() => {
+      if (run.proc.exitCode === null) run.proc.kill('SIGKILL') // the hang this test guards against
+    })
+    const send = (message: Record<string, unknown>) =>
+      run.proc.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`)
+    send({ id: 1, method: 'initialize' })
+    send({ id: 2, method: 'session/create' })
+    const created = await new Promise<string>((resolve, reject) => {
+      let buffer = ''
+      run.proc.stdout.on('data', (chunk: Buffer) => {
+        buffer += chunk.toString()
+        const match = /"id":2,"result":\{[^}]*"sessionId":"([^"]+)"/.exec(buffer)
+        if (match) resolve(match[1] as string)
+      })
+      run.proc.on('exit', () => reject(new Error(`dsh rpc exited: ${run.stderr()}`)))
+    })
+    send({ id: 3, method: 'prompt', params: { sessionId: created, text: 'call stuck' } })
+    await waitFor(marker, run.stderr)
+    const signalled = Date.now()
+    run.proc.kill('SIGTERM')
+    const exit = await run.exited
+    expect(exit.code, exit.stderr).toBe(143)
+    expect(Date.now() - signalled).toBeLessThan(12_000)
+    expect(exit.stderr).toMatch(/did not stop/)
+    expect(eventData(durableEvents(), 'tool/call').map((data) => data.call.id)).toEqual(['c1'])
+  }, 30_000)
+
+  it('dsh web: during a tool body that ignores cancellation still saves the log and exits 143 within the grace', async () => {
+    const patch = join(home, 'stuck.yml')
+    const use = fileURLToPath(new URL('fixtures/stuck-tool.mjs', import.meta.url))
+    writeFileSync(patch, `- id: stuck\n  use: ${JSON.stringify(use)}\n`)
+    const marker = join(home, 'stuck-started')
+    server.enqueue(
+      completionResponse({ toolCalls: [{ id: 'c1', name: 'stuck', arguments: JSON.stringify({ marker }) }] }),
+    )
+    const run = dsh(['web', '--port', '0', '--patch', patch])
+    onTestFinished(() => {
+      if (run.proc.exitCode === null) run.proc.kill('SIGKILL') // the hang this test guards against
+    })
+    const url = await new Promise<URL>((resolve, reject) => {
+      let buffer = ''
+      run.proc.stdout.on('data', (chunk: Buffer) => {
+        buffer += chunk.toString()
+        const match = /listening on (\S+)/.exec(buffer)
+        if (match) resolve(new URL(match[1] as string))
+      })
+      run.proc.on('exit', () => reject(new Error(`dsh web exited: ${run.stderr()}`)))
+    })
+    const post = async (path: string, body: unknown) => {
+      const response = await fetch(new URL(path, url), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-dsh-token': url.searchParams.get('token') ?? '' },
+        body: JSON.stringify(body),
+      })
+      expect(response.ok, await response.clone().text()).toBe(true)
+      return (await response.json()) as Record<string, unknown>
+    }
+    const { sessionId } = (await post('/api/sessions', { cwd: home })) as { sessionId: string }
+    await post(`/api/sessions/${sessionId}/prompt`, { text: 'call stuck' })
+    await waitFor(marker, run.stderr)
+    const signalled = Date.now()
+    run.proc.kill('SIGTERM')
+    const exit = await run.exited
+    expect(exit.code, exit.stderr).toBe(143)
+    expect(Date.now() - signalled).toBeLessThan(12_000)
+    expect(exit.stderr).toMatch(/did not stop/)
     expect(eventData(durableEvents(), 'tool/call').map((data) => data.call.id)).toEqual(['c1'])
   }, 30_000)
 })

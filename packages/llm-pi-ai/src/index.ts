@@ -22,6 +22,7 @@ import {
 import type { CredentialsService } from '@dsh/settings/credentials'
 import type {
   Api,
+  AssistantMessageEvent,
   Model,
   AssistantMessage as PiAssistantMessage,
   Context as PiContext,
@@ -43,7 +44,15 @@ export interface PiAiConfig {
   models?: Record<string, Model<Api>[]>
   /** Credential reference per provider. Default: pi-ai's variable names (e.g. ANTHROPIC_API_KEY). */
   apiKeys?: Record<string, string>
+  /**
+   * Bound on one whole response, request to last event, however steadily it streams (as the native
+   * adapters' option of that name). Default 600000 (10 min); raise it for very long answers.
+   */
+  responseTimeoutMs?: number
 }
+
+/** The default of `responseTimeoutMs` (the native adapters' default). */
+const RESPONSE_TIMEOUT_MS = 600_000
 
 export { baseUrlVariable, PI_AI_PROVIDERS } from './providers.js'
 
@@ -295,83 +304,123 @@ export function createPiAiAdapter(
       const secret = key?.value
       const redact = (text: string) => (secret ? text.split(secret).join('[redacted]') : text)
       const effort = call.reasoningEffort
-      const events = module.streamSimple(model, await piContext(dispatch, model), {
-        signal: request.signal,
-        maxRetries: 0,
-        ...(secret ? { apiKey: secret } : {}),
-        ...(call.maxTokens !== undefined ? { maxTokens: call.maxTokens } : {}),
-        ...(call.temperature !== undefined ? { temperature: call.temperature } : {}),
-        ...(effort !== undefined && effort !== 'none' ? { reasoning: TO_PI[effort] } : {}),
+      // The whole response's bound: it aborts pi-ai's request, and ends this stream even if pi-ai does
+      // not stop (each event is raced against it), with a TIMEOUT naming the option.
+      const responseTimeoutMs = config.responseTimeoutMs ?? RESPONSE_TIMEOUT_MS
+      const controller = new AbortController()
+      const onAbort = () => controller.abort()
+      request.signal?.addEventListener('abort', onAbort, { once: true })
+      if (request.signal?.aborted) controller.abort()
+      let expire = () => {}
+      const expired = new Promise<{ expired: true }>((resolve) => {
+        expire = () => resolve({ expired: true })
       })
+      const overall = setTimeout(() => {
+        expire()
+        controller.abort()
+      }, responseTimeoutMs)
+      const timeout = () =>
+        errorFinish(
+          llmError(
+            'TIMEOUT',
+            `${call.provider} via pi-ai did not finish its answer within ${responseTimeoutMs} ms (responseTimeoutMs); raise responseTimeoutMs in the provider row if the model needs longer`,
+          ),
+        )
       const toolIndex = new Map<number, number>()
       const streamed = new Set<number>()
-      for await (const event of events) {
-        switch (event.type) {
-          case 'start':
-            yield { type: 'start', provider: call.provider, model: call.model }
-            break
-          case 'text_delta':
-            yield { type: 'text-delta', text: event.delta }
-            break
-          case 'thinking_delta':
-            yield { type: 'reasoning-delta', text: event.delta }
-            break
-          case 'thinking_end': {
-            const block = event.partial.content[event.contentIndex]
-            if (block?.type === 'thinking' && block.thinkingSignature) {
-              yield { type: 'reasoning-delta', text: '', signature: block.thinkingSignature }
-            }
-            break
-          }
-          case 'toolcall_start': {
-            const block = event.partial.content[event.contentIndex]
-            const index = toolIndex.size
-            toolIndex.set(event.contentIndex, index)
-            const id = block?.type === 'toolCall' ? block.id : `call_${index}`
-            yield { type: 'tool-call-start', index, id, name: block?.type === 'toolCall' ? block.name : '' }
-            break
-          }
-          case 'toolcall_delta': {
-            const index = toolIndex.get(event.contentIndex)
-            if (index === undefined || event.delta === '') break
-            streamed.add(index)
-            yield { type: 'tool-call-delta', index, argumentsDelta: event.delta }
-            break
-          }
-          case 'toolcall_end': {
-            const index = toolIndex.get(event.contentIndex)
-            if (index !== undefined && !streamed.has(index)) {
-              yield { type: 'tool-call-delta', index, argumentsDelta: JSON.stringify(event.toolCall.arguments) }
-            }
-            break
-          }
-          case 'done': {
-            const usage = event.message.usage
-            yield {
-              type: 'usage',
-              usage: {
-                inputTokens: usage.input + usage.cacheRead,
-                outputTokens: usage.output,
-                totalTokens: usage.totalTokens,
-                cacheHitTokens: usage.cacheRead,
-                cacheMissTokens: usage.input,
-              },
-            }
-            const reason = { stop: 'stop', length: 'max-tokens', toolUse: 'tool-calls' } as const
-            yield { type: 'finish', reason: reason[event.reason] }
+      try {
+        const events = module.streamSimple(model, await piContext(dispatch, model), {
+          signal: controller.signal,
+          maxRetries: 0,
+          ...(secret ? { apiKey: secret } : {}),
+          ...(call.maxTokens !== undefined ? { maxTokens: call.maxTokens } : {}),
+          ...(call.temperature !== undefined ? { temperature: call.temperature } : {}),
+          ...(effort !== undefined && effort !== 'none' ? { reasoning: TO_PI[effort] } : {}),
+        })
+        const iterator: AsyncIterator<AssistantMessageEvent> = events[Symbol.asyncIterator]()
+        while (true) {
+          const next = await Promise.race([iterator.next(), expired])
+          if ('expired' in next) {
+            void iterator.return?.()?.catch?.(() => {})
+            yield timeout()
             return
           }
-          case 'error': {
-            const message = redact(event.error.errorMessage ?? 'pi-ai reported an error')
-            if (event.reason === 'aborted' || request.signal?.aborted) {
-              yield errorFinish(llmError('ABORTED', 'the request was aborted'))
-            } else {
-              const { code, status } = classify(message)
-              yield errorFinish(llmError(code, `${call.provider} via pi-ai: ${message}`, { status }))
+          if (next.done) break
+          const event = next.value
+          switch (event.type) {
+            case 'start':
+              yield { type: 'start', provider: call.provider, model: call.model }
+              break
+            case 'text_delta':
+              yield { type: 'text-delta', text: event.delta }
+              break
+            case 'thinking_delta':
+              yield { type: 'reasoning-delta', text: event.delta }
+              break
+            case 'thinking_end': {
+              const block = event.partial.content[event.contentIndex]
+              if (block?.type === 'thinking' && block.thinkingSignature) {
+                yield { type: 'reasoning-delta', text: '', signature: block.thinkingSignature }
+              }
+              break
             }
-            return
+            case 'toolcall_start': {
+              const block = event.partial.content[event.contentIndex]
+              const index = toolIndex.size
+              toolIndex.set(event.contentIndex, index)
+              const id = block?.type === 'toolCall' ? block.id : `call_${index}`
+              yield { type: 'tool-call-start', index, id, name: block?.type === 'toolCall' ? block.name : '' }
+              break
+            }
+            case 'toolcall_delta': {
+              const index = toolIndex.get(event.contentIndex)
+              if (index === undefined || event.delta === '') break
+              streamed.add(index)
+              yield { type: 'tool-call-delta', index, argumentsDelta: event.delta }
+              break
+            }
+            case 'toolcall_end': {
+              const index = toolIndex.get(event.contentIndex)
+              if (index !== undefined && !streamed.has(index)) {
+                yield { type: 'tool-call-delta', index, argumentsDelta: JSON.stringify(event.toolCall.arguments) }
+              }
+              break
+            }
+            case 'done': {
+              const usage = event.message.usage
+              yield {
+                type: 'usage',
+                usage: {
+                  inputTokens: usage.input + usage.cacheRead,
+                  outputTokens: usage.output,
+                  totalTokens: usage.totalTokens,
+                  cacheHitTokens: usage.cacheRead,
+                  cacheMissTokens: usage.input,
+                },
+              }
+              const reason = { stop: 'stop', length: 'max-tokens', toolUse: 'tool-calls' } as const
+              yield { type: 'finish', reason: reason[event.reason] }
+              return
+            }
+            case 'error': {
+              const message = redact(event.error.errorMessage ?? 'pi-ai reported an error')
+              if (request.signal?.aborted) {
+                yield errorFinish(llmError('ABORTED', 'the request was aborted'))
+              } else if (controller.signal.aborted) {
+                yield timeout()
+              } else if (event.reason === 'aborted') {
+                yield errorFinish(llmError('ABORTED', 'the request was aborted'))
+              } else {
+                const { code, status } = classify(message)
+                yield errorFinish(llmError(code, `${call.provider} via pi-ai: ${message}`, { status }))
+              }
+              return
+            }
           }
         }
+      } finally {
+        clearTimeout(overall)
+        request.signal?.removeEventListener('abort', onAbort)
       }
     },
   }

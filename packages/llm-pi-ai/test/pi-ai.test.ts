@@ -4,7 +4,14 @@ import { join } from 'node:path'
 import { Context } from '@dsh/kernel'
 import LlmService, { assembleMessage, type Message } from '@dsh/llm'
 import CredentialsService from '@dsh/settings/credentials'
-import { completionResponse, deepseekUsage, errorResponse, startMockLlmServer } from '@dsh/test-support'
+import {
+  chunkEvent,
+  completionResponse,
+  deepseekUsage,
+  errorResponse,
+  type SseStep,
+  startMockLlmServer,
+} from '@dsh/test-support'
 import * as pi from '@mariozechner/pi-ai'
 import {
   type Api,
@@ -99,6 +106,37 @@ describe('pi-ai adapter', () => {
     expect(failed).toMatchObject({ finishReason: 'error', error: { code: 'RATE_LIMIT' } })
     expect(server.requests).toHaveLength(2)
   })
+
+  it('ends a response that keeps trickling at responseTimeoutMs with TIMEOUT naming the option', async () => {
+    await using server = await startMockLlmServer()
+    // One token every 50 ms for 30 s: never idle, never done.
+    const steps: SseStep[] = []
+    for (let i = 0; i < 600; i++) steps.push({ data: chunkEvent({ content: 'x' }) }, { delayMs: 50 })
+    server.enqueue({ type: 'sse', steps })
+    const model: Model<Api> = {
+      id: 'local-model',
+      name: 'local',
+      api: 'openai-completions',
+      provider: 'local',
+      baseUrl: server.url,
+      reasoning: false,
+      input: ['text'],
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+      contextWindow: 32000,
+      maxTokens: 4000,
+    }
+    await using t = await boot(
+      { providers: ['local'], models: { local: [model] }, apiKeys: { local: 'LOCAL_KEY' }, responseTimeoutMs: 600 },
+      { LOCAL_KEY: 'local-key' },
+    )
+    const started = Date.now()
+    const message = await assembleMessage(t.ctx.llm.stream({ provider: 'local' }, { messages: [user('hi')] }))
+    expect(Date.now() - started).toBeLessThan(5_000)
+    expect(message).toMatchObject({ finishReason: 'error', error: { code: 'TIMEOUT' } })
+    expect(message.error?.message).toMatch(/responseTimeoutMs/)
+    // The server saw the client leave.
+    await server.waitForCancel(0)
+  }, 20_000)
 
   it('refuses an effort the model does not support and reports a missing key before any I/O', async () => {
     await using t = await boot({ providers: ['anthropic'] })

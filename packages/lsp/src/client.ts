@@ -1,7 +1,6 @@
 // One language server process for one workspace root: spawn, initialize, keep documents in sync with
 // disk, collect published diagnostics, shut down. The provider (stdio.ts) owns restarts and routing.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { readFile } from 'node:fs/promises'
 import { pathToFileURL } from 'node:url'
 import {
   ConfigurationRequest,
@@ -21,6 +20,7 @@ import {
   StreamMessageWriter,
   WorkDoneProgressCreateRequest,
 } from 'vscode-languageserver-protocol/node'
+import { readSourceText } from './source.js'
 
 export interface ServerSpec {
   /** The configured name (`typescript`, `python`...). */
@@ -144,7 +144,7 @@ export class ServerClient {
   async sync(file: string): Promise<{ uri: string; version: number; changed: boolean }> {
     await this.ready
     const uri = pathToFileURL(file).href
-    const text = await readFile(file, 'utf8')
+    const text = await readSourceText(file)
     const open = this.docs.get(uri)
     if (!open) {
       const ext = file.slice(file.lastIndexOf('.'))

@@ -8,6 +8,7 @@ import { defineTool, type ToolCallContext, ToolError, type ToolExecution, type T
 import type { Context } from '@dsh/kernel'
 import type {} from '@dsh/session'
 import { type LspAnswer, type LspDiagnostic, type LspLocation, type LspSymbol, where } from './index.js'
+import { readSourceText } from './source.js'
 
 export const name = 'lsp-tools'
 export const inject = ['tools', 'lsp', 'sessions']
@@ -39,13 +40,13 @@ function description(file: string): string {
 
 const notesOf = (answer: LspAnswer<unknown>) => answer.notes.map((note) => `[note: ${note}]`)
 
-/** The text of line `line` (1-based) of a file, trimmed; empty when unreadable. */
-function lineText(root: string, path: string, line: number, cache: Map<string, string[]>): string {
+/** The text of line `line` (1-based) of a file, trimmed; empty when unreadable (or not a regular file). */
+async function lineText(root: string, path: string, line: number, cache: Map<string, string[]>): Promise<string> {
   const file = resolve(root, path)
   let lines = cache.get(file)
   if (!lines) {
     try {
-      lines = readFileSync(file, 'utf8').split('\n')
+      lines = (await readSourceText(file)).split('\n')
     } catch {
       lines = []
     }
@@ -119,9 +120,10 @@ export function apply(ctx: Context, config: LspToolsConfig = {}): void {
         )
       }
       const cache = new Map<string, string[]>()
-      const listLocations = (answer: LspAnswer<LspLocation[]>, what: string) => {
+      const listLocations = async (answer: LspAnswer<LspLocation[]>, what: string) => {
         const shown = answer.value.slice(0, MAX_LOCATIONS)
-        const lines = shown.map((at) => `${where(at)}  ${lineText(root, at.path, at.line, cache)}`)
+        const lines: string[] = []
+        for (const at of shown) lines.push(`${where(at)}  ${await lineText(root, at.path, at.line, cache)}`)
         if (answer.value.length > shown.length) lines.push(`... and ${answer.value.length - shown.length} more`)
         return [...(lines.length ? lines : [`No ${what} found.`]), ...notesOf(answer)].join('\n')
       }
@@ -142,13 +144,17 @@ export function apply(ctx: Context, config: LspToolsConfig = {}): void {
         throw new ToolError(`${args.action} needs \`line\` and \`symbol\` or \`column\`.`, 'INVALID_ARGUMENTS')
       let column = args.column
       if (column === undefined) {
-        const text = (() => {
-          try {
-            return readFileSync(resolve(root, args.path), 'utf8').split('\n')[args.line - 1]
-          } catch {
-            throw new ToolError(`Cannot read ${args.path}.`, 'FS_NOT_FOUND')
-          }
-        })()
+        let text: string | undefined
+        try {
+          text = (await readSourceText(resolve(root, args.path))).split('\n')[args.line - 1]
+        } catch (error) {
+          const code = (error as { code?: unknown }).code
+          const known = typeof code === 'string' && code.startsWith('FS_')
+          throw new ToolError(
+            known ? (error as Error).message : `Cannot read ${args.path}.`,
+            known ? code : 'FS_NOT_FOUND',
+          )
+        }
         const found = args.symbol
           ? (text ?? '').search(new RegExp(`\\b${args.symbol.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`))
           : -1

@@ -1,6 +1,7 @@
 // The stdio provider against the real servers installed as dev dependencies (typescript-language-server,
 // pyright): answers in model shapes, a killed server restarted with a note, a missing binary as one
 // note, and no server process left once the sessions that used it are closed.
+import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -90,6 +91,21 @@ describe('language servers over stdio', () => {
     expect(await root.lsp.diagnostics(target)).toEqual({ server: 'zed', answered: false, value: [], notes: [] })
     expect(root.lsp.handles('b.md')).toBe(false)
     await stop()
+  })
+
+  it('a FIFO under a source name is refused at once with a note, not waited on', async () => {
+    const ws = project()
+    execFileSync('mkfifo', [join(ws, 'src/pipe.ts')])
+    const { root, stop } = await boot(ws, { requestTimeoutMs: 30_000 })
+    try {
+      const started = Date.now()
+      const answer = await root.lsp.diagnostics({ root: ws, path: 'src/pipe.ts' })
+      expect(Date.now() - started).toBeLessThan(20_000)
+      expect(answer).toMatchObject({ answered: false, value: [] })
+      expect(answer.notes.join('\n')).toMatch(/not a regular file/)
+    } finally {
+      await stop()
+    }
   })
 
   it('refuses a server row without command or extensions, naming the fix', async () => {

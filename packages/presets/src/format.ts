@@ -1,11 +1,11 @@
 // The preset directory format: `<name>/preset.yml` (what the agent gets) plus the markdown files its
 // prompt entries name. Every problem is one PRESET_INVALID error naming the file, the key and what is
 // allowed there.
-import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { join, relative, sep } from 'node:path'
 import { cachedParse, configTags, type ParseCache } from '@dsh/composition'
 import { HarnessError } from '@dsh/kernel'
+import { readConfigText } from '@dsh/settings'
 import type { Preset, PresetPromptSection, PresetRow, PresetSource } from './index.js'
 
 const require = createRequire(import.meta.url)
@@ -74,7 +74,8 @@ export function parseModel(value: string): { provider?: string; model: string } 
  */
 export async function readPreset(name: string, source: PresetSource, cache?: ParseCache): Promise<Preset> {
   const problems = new Problems(source.file)
-  const text = await readFile(source.file, 'utf8')
+  // Bounded, regular files only: a FIFO named preset.yml would hang the scan (and dsh's start).
+  const text = readConfigText(source.file)
   // An unchanged preset.yml is read from the parse cache, without the YAML library (decision 391).
   const data: unknown =
     cachedParse(cache, 'preset', text, () => {
@@ -160,9 +161,10 @@ async function promptSection(
       return undefined
     }
     try {
-      body = await readFile(path, 'utf8')
-    } catch {
-      problems.add(`${key}.file`, `cannot read ${path}`)
+      body = readConfigText(path)
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      problems.add(`${key}.file`, code === 'ENOENT' ? `cannot read ${path}` : (error as Error).message)
       return undefined
     }
     name = typeof entry.name === 'string' ? entry.name : file.replace(/\.md$/, '')

@@ -30,7 +30,7 @@ declare module 'cordis' {
   }
 }
 
-export { MAX_CONFIG_BYTES, readConfigText } from './config-file.js'
+export { MAX_CONFIG_BYTES, readChunks, readConfigText, readTextHead } from './config-file.js'
 export { maskUrlPasswords } from './mask.js'
 export type { JsonSchema } from './schema.js'
 

@@ -9,6 +9,7 @@ import { ExitCode } from '../exit-codes.js'
 import { checkFolderTrust } from '../folder-trust.js'
 import type { Io } from '../io.js'
 import { withRuntime } from '../runtime.js'
+import { armStopGrace } from '../stop-grace.js'
 import { modelOf, type RunOptions, run } from './run.js'
 
 export interface ChatOptions {
@@ -80,10 +81,13 @@ async function chatOn(
   }
   const controller = new AbortController()
   let signalCode: number | undefined
+  let grace: { release(): void } | undefined
   // In raw mode Ctrl-C is a key the chat handles; a signal here comes from outside (kill, a closed terminal).
   const stopSignals = io.onSignal((signal) => {
     if (signalCode !== undefined) io.forceExit(signalCode)
     signalCode = signal === 'SIGTERM' ? ExitCode.SIGTERM : ExitCode.SIGINT
+    // A tool body that ignores the abort cannot hold the chat past the grace.
+    grace = armStopGrace(root, io, signalCode, () => screen.stop())
     controller.abort()
   })
   // A closed terminal (SIGHUP) ends the chat like an exit: the session is flushed and released.
@@ -110,6 +114,7 @@ async function chatOn(
     }
     return signalCode ?? ExitCode.OK
   } finally {
+    grace?.release()
     stopSignals()
     process.off('SIGHUP', onHangup)
   }

@@ -11,6 +11,7 @@ import { ExitCode, exitCodeForRun } from '../exit-codes.js'
 import { checkFolderTrust } from '../folder-trust.js'
 import type { Io } from '../io.js'
 import { withRuntime } from '../runtime.js'
+import { armStopGrace } from '../stop-grace.js'
 
 export interface RunOptions {
   output: 'text' | 'json' | 'stream-json'
@@ -99,38 +100,17 @@ export async function run(request: ComposeRequest, options: RunOptions, io: Io):
   })
 }
 
-/**
- * How long a cancelled run may take to stop after SIGINT/SIGTERM. A tool body that ignores its abort
- * signal would otherwise keep dsh alive until a supervisor's SIGKILL, losing the unflushed log.
- */
-export const STOP_GRACE_MS = 5_000
-/** How long the last-resort flush may take before dsh exits anyway. */
-const ABANDON_FLUSH_MS = 3_000
-
-/**
- * The run did not stop within the grace: make what the log holds durable and exit with the signal's
- * code. The running call stays without a result; a resume closes it with TOOL_OUTCOME_UNKNOWN.
- */
-async function abandonRun(root: Context, io: Io, code: number): Promise<never> {
-  io.err(
-    `dsh: a running tool did not stop within ${STOP_GRACE_MS / 1000} s of the signal; saving the session as it is and exiting (a resume marks that call's outcome unknown)`,
-  )
-  const flushed = root.get('sessions')?.flush()
-  await Promise.race([flushed?.catch(() => {}), new Promise((done) => setTimeout(done, ABANDON_FLUSH_MS))])
-  return io.forceExit(code)
-}
-
 async function runTask(root: Context, task: string, options: RunOptions, io: Io, remoteCwd?: string): Promise<number> {
   const controller = new AbortController()
   let signalCode: number | undefined
-  let abandon: ReturnType<typeof setTimeout> | undefined
+  let grace: { release(): void } | undefined
   const stopSignals = io.onSignal((signal) => {
     if (signalCode !== undefined) io.forceExit(signalCode) // a second signal: stop now
     const code = signal === 'SIGTERM' ? ExitCode.SIGTERM : ExitCode.SIGINT
     signalCode = code
     io.err('dsh: interrupted; cancelling and saving the session (press Ctrl-C again to force)')
     controller.abort()
-    abandon = setTimeout(() => void abandonRun(root, io, code), STOP_GRACE_MS)
+    grace = armStopGrace(root, io, code)
   })
   try {
     const headless = root.get('headless')
@@ -189,9 +169,8 @@ async function runTask(root: Context, task: string, options: RunOptions, io: Io,
     }
     return code
   } finally {
-    // Not cleared: it also bounds the teardown after the run. Unref'd now, so a process with nothing
-    // left to do exits without waiting for it.
-    abandon?.unref()
+    // Not cleared: it also bounds the teardown after the run (see stop-grace.ts).
+    grace?.release()
     stopSignals()
   }
 }

@@ -9,6 +9,7 @@ import { ExitCode } from '../exit-codes.js'
 import { checkFolderTrust } from '../folder-trust.js'
 import type { Io } from '../io.js'
 import { withRuntime } from '../runtime.js'
+import { armStopGrace } from '../stop-grace.js'
 
 type Surface = 'rpc' | 'acp'
 
@@ -56,14 +57,19 @@ async function serveOn(surface: Surface, root: Context, io: Io): Promise<number>
     output: process.stdout,
     log: (line) => io.err(`dsh ${surface}: ${line}`),
   })
+  let grace: { release(): void } | undefined
   const stopSignals = io.onSignal((signal) => {
     if (signalCode !== undefined) io.forceExit(signalCode)
     signalCode = signal === 'SIGTERM' ? ExitCode.SIGTERM : ExitCode.SIGINT
+    // Closing the connection and disposing the tree cancel the running turns; a tool body that
+    // ignores that cannot hold the process past the grace.
+    grace = armStopGrace(root, io, signalCode)
     void connection.close()
   })
   try {
     await connection.closed
   } finally {
+    grace?.release()
     stopSignals()
   }
   return signalCode ?? ExitCode.OK

@@ -9,6 +9,7 @@ import { ExitCode } from '../exit-codes.js'
 import { checkFolderTrust } from '../folder-trust.js'
 import type { Io } from '../io.js'
 import { withRuntime } from '../runtime.js'
+import { armStopGrace } from '../stop-grace.js'
 
 export interface WebOptions {
   host: string
@@ -45,7 +46,14 @@ export async function web(request: ComposeRequest, options: WebOptions, io: Io):
       }
       if (options.open) openBrowser(handle.url, io)
       const code = await io.untilSignal()
-      await handle.close()
+      // Closing the host and disposing the tree cancel the running turns; a tool body that ignores
+      // that cannot hold the process past the grace (which then exits with the signal's code).
+      const grace = armStopGrace(runtime.root, io, code)
+      try {
+        await handle.close()
+      } finally {
+        grace.release()
+      }
       return code === ExitCode.SIGTERM || code === ExitCode.SIGINT ? ExitCode.OK : code
     },
     { watch: true },

@@ -2,6 +2,7 @@
 // and out of the durable session log and the files on disk.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { type AnySessionEvent, isEvent } from '@dsh/session'
 import { completionResponse } from '@dsh/test-support'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -302,6 +303,26 @@ describe('dsh (the terminal chat)', () => {
     // The command the turn was running (`sleep 30`) was stopped with it and its result logged.
     const results = f.log().flatMap((e) => (isEvent(e, 'tool/result') ? [e.data.message.toolCallId] : []))
     expect(results).toEqual(['c1', 'c2'])
+  })
+
+  it('SIGTERM during a tool body that ignores cancellation: saves the log and exits 143 within the grace', async () => {
+    const patch = join(f.home, 'stuck.yml')
+    const use = fileURLToPath(new URL('../fixtures/stuck-tool.mjs', import.meta.url))
+    writeFileSync(patch, `- id: stuck\n  use: ${JSON.stringify(use)}\n`)
+    const marker = join(f.home, 'stuck-started')
+    f.server.enqueue(completionResponse({ toolCalls: [call('c1', 'stuck', { marker })] }))
+    const screen = f.open(['--patch', patch, 'call', 'stuck'])
+    const started = Date.now()
+    while (!existsSync(marker)) {
+      if (Date.now() - started > 20_000) throw new Error(`the tool never started:\n${screen.text()}`)
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    const signalled = Date.now()
+    screen.pty.kill('SIGTERM')
+    expect(await screen.exited).toBe(143)
+    expect(Date.now() - signalled).toBeLessThan(12_000)
+    expect(screen.raw()).toMatch(/did not stop/)
+    expect(f.log().flatMap((e) => (isEvent(e, 'tool/call') ? [e.data.call.id] : []))).toEqual(['c1'])
   })
 
   it('takes a queued message back into the editor with Up, to edit and queue again', async () => {

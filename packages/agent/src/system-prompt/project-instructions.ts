@@ -1,8 +1,9 @@
 // Project instruction files (AGENTS.md, and CLAUDE.md when present) from the working directory and
 // its parents, outermost first, as a prompt section: what users of coding agents expect.
-import { readFileSync, statSync } from 'node:fs'
+import { statSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import type { Context } from '@dsh/kernel'
+import { readTextHead } from '@dsh/settings'
 import type { PromptScope } from './index.js'
 
 export interface ProjectInstructionsConfig {
@@ -35,9 +36,10 @@ export function renderInstructions(scope: PromptScope, config: ProjectInstructio
   for (const path of findInstructionFiles(scope.cwd, files)) {
     let text: string
     try {
-      const bytes = readFileSync(path)
-      text = bytes.subarray(0, maxBytes).toString('utf8')
-      if (bytes.length > maxBytes) text += `\n[... ${bytes.length - maxBytes} more bytes of ${path} not shown]`
+      // At most maxBytes + 1 bytes, and only of a regular file (a FIFO swapped in is skipped, not waited on).
+      const head = readTextHead(path, maxBytes)
+      text = head.text
+      if (head.truncated) text += `\n[... ${head.size - maxBytes} more bytes of ${path} not shown]`
     } catch {
       continue
     }

@@ -56,8 +56,9 @@ export interface McpConfig {
   /** Bound of the text a tool result carries to the model. Default 100,000 characters. */
   maxResultChars?: number
   /**
-   * Bound of one message from a stdio server, enforced while it arrives (before it is parsed): a larger
-   * result fails its call with MCP_RESULT_TOO_LARGE and the server is restarted. Default 10 MiB.
+   * Bound of one message from a server, enforced while it arrives (before it is parsed; over HTTP, a
+   * JSON response body or one SSE event): a larger result fails its call with MCP_RESULT_TOO_LARGE and
+   * the server is restarted. Default 10 MiB.
    */
   maxMessageBytes?: number
   restart?: McpRestartConfig

@@ -19,6 +19,7 @@ import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotoc
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { McpError, type Tool, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { boundedFetch, OVERFLOW_MARKER } from './bounded-fetch.js'
 import type { ResolvedServer } from './config.js'
 import { bridgedToolName, convertContent, type McpContentBlock, type McpServerStatus } from './index.js'
 
@@ -29,7 +30,7 @@ export interface ServerPluginConfig {
   startupTimeoutMs: number
   callTimeoutMs: number
   maxResultChars: number
-  /** Bound of one stdio message while it arrives (the SDK's read buffer). */
+  /** Bound of one message while it arrives (stdio: the SDK's read buffer; HTTP: a counting `fetch`). */
   maxMessageBytes: number
   restart: { maxRestarts: number; initialDelayMs: number; maxDelayMs: number; resetAfterMs: number }
   /** The manager's live record of this server (mutated here, read by `ctx.mcp.servers()`). */
@@ -108,6 +109,8 @@ class Connection {
     if (config.type === 'http') {
       return new StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: { headers: { ...(config.headers ?? {}) } },
+        // Each response body is counted as it arrives and cut past the bound, not read whole.
+        fetch: boundedFetch(this.options.maxMessageBytes),
       })
     }
     return new StdioClientTransport({
@@ -138,13 +141,17 @@ class Connection {
       this.crashed(`connection closed${tail ? ` (stderr: ${tail})` : ''}`)
     }
     client.onerror = (error) => {
-      // The SDK's read buffer refused a message over maxMessageBytes and closes the connection.
-      if (this.client !== client || !/ReadBuffer exceeded/.test(error.message)) return
+      // A message over maxMessageBytes was refused while it arrived: stdio's read buffer (the SDK then
+      // closes the connection) or the HTTP body counter (the response is cut; the connection is
+      // restarted here, as stdio's is, so no call waits on a session in an unknown state).
+      const stdio = /ReadBuffer exceeded/.test(error.message)
+      if (this.client !== client || !(stdio || error.message.includes(OVERFLOW_MARKER))) return
       const refusal = new ToolError(
         `MCP server "${this.options.server.name}" sent a message larger than ${this.options.maxMessageBytes} bytes (maxMessageBytes); it was refused unread and the server is restarted. Ask for less (a narrower query, a page), or raise maxMessageBytes in the mcp row`,
         'MCP_RESULT_TOO_LARGE',
       )
       for (const fail of this.inFlight) fail(refusal)
+      if (!stdio) this.crashed(`a message over maxMessageBytes (${this.options.maxMessageBytes}) was refused`)
     }
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       if (this.client !== client) return

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import LocalAttachments from '@dsh/attachments/local'
@@ -381,5 +383,129 @@ describe('MCP client over Streamable HTTP', () => {
     } finally {
       child.kill('SIGKILL')
     }
+  })
+})
+
+describe('result bounds over Streamable HTTP', () => {
+  // A hand-written HTTP MCP server: JSON answers for the handshake and `small`; the `endless-*` tools
+  // answer a body that never ends (a JSON body, or one SSE event without its blank line); `chatty-sse`
+  // sends 3 MB of small SSE events before its result (bounded per event, so not cut).
+  async function startHttpServer() {
+    const stats = { cut: 0, written: 0 }
+    const server = createServer((req, res) => {
+      if (req.method !== 'POST') {
+        res.writeHead(req.method === 'DELETE' ? 200 : 405).end()
+        return
+      }
+      let raw = ''
+      req.on('data', (chunk: Buffer) => {
+        raw += chunk.toString()
+      })
+      req.on('end', () => {
+        const message = JSON.parse(raw) as { id?: number; method: string; params?: Record<string, unknown> }
+        if (message.id === undefined) {
+          res.writeHead(202).end()
+          return
+        }
+        const reply = (result: unknown) =>
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }))
+        if (message.method === 'initialize') {
+          return reply({
+            protocolVersion: message.params?.protocolVersion,
+            capabilities: { tools: {} },
+            serverInfo: { name: 'endless', version: '1.0.0' },
+          })
+        }
+        if (message.method === 'tools/list') {
+          const tool = (name: string) => ({ name, inputSchema: { type: 'object' } })
+          return reply({ tools: ['small', 'endless-json', 'endless-sse', 'chatty-sse'].map(tool) })
+        }
+        const name = (message.params as { name: string }).name
+        const result = JSON.stringify({
+          jsonrpc: '2.0',
+          id: message.id,
+          result: { content: [{ type: 'text', text: 'ok' }] },
+        })
+        if (name === 'small') return res.writeHead(200, { 'content-type': 'application/json' }).end(result)
+        if (name === 'chatty-sse') {
+          res.writeHead(200, { 'content-type': 'text/event-stream' })
+          for (let i = 0; i < 3000; i++) res.write(`: ${'k'.repeat(1000)}\n\n`)
+          return res.end(`event: message\ndata: ${result}\n\n`)
+        }
+        const sse = name === 'endless-sse'
+        res.writeHead(200, { 'content-type': sse ? 'text/event-stream' : 'application/json' })
+        let closed = false
+        let wake = () => {}
+        res.on('drain', () => wake())
+        res.on('close', () => {
+          closed = true
+          stats.cut++
+          wake()
+        })
+        const chunk = 'z'.repeat(64 * 1024)
+        void (async () => {
+          res.write(
+            `${sse ? 'event: message\ndata: ' : ''}{"jsonrpc":"2.0","id":${message.id},"result":{"content":[{"type":"text","text":"`,
+          )
+          while (!closed) {
+            stats.written += chunk.length
+            if (!res.write(chunk))
+              await new Promise<void>((resolve) => {
+                wake = resolve
+              })
+          }
+        })()
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    return {
+      url: `http://127.0.0.1:${port}/mcp`,
+      stats,
+      close: () => {
+        server.closeAllConnections()
+        return new Promise((resolve) => server.close(resolve))
+      },
+    }
+  }
+
+  it.each(['endless-json', 'endless-sse'])(
+    '%s: a body that never ends is cut at maxMessageBytes while it arrives, and the server is restarted',
+    async (tool) => {
+      const server = await startHttpServer()
+      onTestFinished(() => server.close())
+      await using dsh = await createDsh({
+        servers: { web: { type: 'http', url: server.url } },
+        maxMessageBytes: 1_000_000,
+        callTimeoutMs: 30_000,
+        restart: { initialDelayMs: 50 },
+      })
+      const { root } = dsh
+      expect(root.mcp.servers()[0]).toMatchObject({ state: 'ready', transport: 'http' })
+      const started = Date.now()
+      const cut = await root.tools.executeCall(call('c1', `mcp__web__${tool}`, {}), { signal: signal() })
+      expect(cut).toMatchObject({ isError: true, errorCode: 'MCP_RESULT_TOO_LARGE' })
+      expect(JSON.stringify(cut.content)).toContain('maxMessageBytes')
+      expect(Date.now() - started).toBeLessThan(20_000)
+      // dsh hung up: the server saw its response closed, having written little past the bound.
+      await until(() => server.stats.cut === 1)
+      expect(server.stats.written).toBeLessThan(50_000_000)
+      await until(() => root.mcp.servers()[0]?.state === 'ready' && root.mcp.servers()[0]?.restarts === 1)
+      const small = await root.tools.executeCall(call('c2', 'mcp__web__small', {}), { signal: signal() })
+      expect(small).toMatchObject({ isError: false, content: [{ text: 'ok' }] })
+    },
+  )
+
+  it('bounds an SSE response per event: 3 MB of small events under a 1 MB bound pass', async () => {
+    const server = await startHttpServer()
+    onTestFinished(() => server.close())
+    await using dsh = await createDsh({
+      servers: { web: { type: 'http', url: server.url } },
+      maxMessageBytes: 1_000_000,
+    })
+    const chatty = await dsh.root.tools.executeCall(call('c1', 'mcp__web__chatty-sse', {}), { signal: signal() })
+    expect(chatty).toMatchObject({ isError: false, content: [{ text: 'ok' }] })
   })
 })

@@ -2,14 +2,18 @@
 // front matter names it and says when to use it; the body is loaded on demand. Sources, first wins on
 // a name clash: the project's `.dsh/skills`, the project's `.claude/skills` (compatibility), the user's
 // `$DSH_HOME/skills`, then any configured directories.
-import { readdir, readFile, stat } from 'node:fs/promises'
+import { readdir, stat } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { matchesToolPattern } from '@dsh/agent/tools'
 import type {} from '@dsh/composition'
 import { agentScopeOf, type Context, HarnessError, Service } from '@dsh/kernel'
+import { readConfigText } from '@dsh/settings'
 import { projectConfigItems, projectTrust } from '@dsh/settings/trust'
+
+/** Bound of one SKILL.md: larger files (or a FIFO, a device) are left out with a problem, not read. */
+export const MAX_SKILL_BYTES = 1024 * 1024
 
 // The YAML library loads with the first skill file read: a session with no skills never needs it.
 const require = createRequire(import.meta.url)
@@ -196,7 +200,15 @@ export class SkillsService extends Service {
         { name, available: skills.map((skill) => skill.name) },
       )
     }
-    const parsed = parseSkill(await readFile(info.path, 'utf8'), info.path)
+    let text: string
+    try {
+      text = readConfigText(info.path, MAX_SKILL_BYTES)
+    } catch (error) {
+      throw new HarnessError('SKILL_INVALID', `cannot read ${info.path}: ${(error as Error).message}`, {
+        path: info.path,
+      })
+    }
+    const parsed = parseSkill(text, info.path)
     return { ...info, description: parsed.description, body: parsed.body, files: await listFiles(info.dir) }
   }
 
@@ -233,8 +245,13 @@ export class SkillsService extends Service {
           }
           let text: string
           try {
-            text = await readFile(path, 'utf8')
-          } catch {
+            // Bounded and regular files only: a FIFO named SKILL.md would hang the scan (and dsh's start).
+            text = readConfigText(path, MAX_SKILL_BYTES)
+          } catch (error) {
+            const code = (error as NodeJS.ErrnoException).code
+            if (code !== 'ENOENT' && code !== 'ENOTDIR') {
+              problems.push({ path, message: `skill ${dir} left out: ${(error as Error).message}` })
+            }
             continue
           }
           try {

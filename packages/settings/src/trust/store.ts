@@ -2,19 +2,10 @@
 // of each gated item as it was when the user trusted it. An item is admitted only while its content
 // still has that hash, so an edited `.mcp.json` or a preset the model wrote mid-session asks again.
 import { createHash, randomBytes } from 'node:crypto'
-import {
-  chmodSync,
-  mkdirSync,
-  readFileSync,
-  readlinkSync,
-  realpathSync,
-  renameSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs'
+import { chmodSync, mkdirSync, readlinkSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { HarnessError } from '@dsh/kernel'
-import { readConfigText } from '../config-file.js'
+import { readChunks, readConfigText } from '../config-file.js'
 import { listFiles, projectConfigItems, type TrustItem } from './items.js'
 
 export interface FolderRecord {
@@ -228,7 +219,14 @@ function fileHash(path: string): string | undefined {
   const stamp = `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`
   const cached = fileHashes.get(path)
   if (cached?.stamp === stamp) return cached.hash
-  const hash = `sha256:${createHash('sha256').update(readFileSync(path)).digest('hex')}`
+  // Chunk by chunk: a large file in a skill's folder is hashed without being held in memory.
+  const digest = createHash('sha256')
+  try {
+    readChunks(path, (chunk) => digest.update(chunk))
+  } catch {
+    return 'unreadable' // replaced by a FIFO, a device or nothing since the stat
+  }
+  const hash = `sha256:${digest.digest('hex')}`
   fileHashes.set(path, { stamp, hash })
   return hash
 }
