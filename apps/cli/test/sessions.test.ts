@@ -1,6 +1,6 @@
 // `dsh sessions` against sessions that `dsh run` really wrote (built binary, mock model server); a
 // session dsh cannot open says why and what to do, with its own exit code (busy 10, damaged 11).
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { acquireLease } from '@dsh/session/store'
@@ -153,6 +153,37 @@ describe('dsh sessions ls and terminal escapes', () => {
       // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
       expect(table.stdout).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/)
       expect(table.stdout).toContain('fix the bug now')
+    } finally {
+      await model.close()
+      rmSync(own, { recursive: true, force: true })
+    }
+  })
+
+  it('show prints the prompt, the answer and the cwd without escape sequences, keeping line breaks', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'dsh-sessions-esc-'))
+    // The answer clears the screen, rewrites its line with a carriage return and sets a hyperlink.
+    const answer = 'first line\x1b[2J\nsecond\rFAKE \x1b]8;;http://evil/\x07link\x1b]8;;\x07 end'
+    const model = await startMockLlmServer({ responses: [completionResponse({ text: answer })] })
+    try {
+      const cwd = join(own, 'work\x1b]0;retitled\x07dir')
+      mkdirSync(cwd)
+      const run = await runDsh(['run', '--output', 'json', 'fix \x1b]0;pwned\x07the \x1b[31mbug\x1b[0m now'], {
+        home: own,
+        cwd,
+        modelUrl: model.url,
+      })
+      expect(run.code, run.stderr).toBe(0)
+      const show = await runDsh(['sessions', 'show', JSON.parse(run.stdout).sessionId], {
+        home: own,
+        modelUrl: model.url,
+      })
+      expect(show.code, show.stderr).toBe(0)
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+      expect(show.stdout).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/)
+      expect(show.stdout).toContain('user: fix the bug now')
+      expect(show.stdout).toContain('first line\n')
+      expect(show.stdout).toContain('secondFAKE link end')
+      expect(show.stdout).toContain(`cwd ${join(own, 'workdir')} `)
     } finally {
       await model.close()
       rmSync(own, { recursive: true, force: true })
