@@ -53,7 +53,15 @@ export interface ComposeRequest {
   /** Rows the command itself adds after the launcher row (e.g. `dsh demo`'s replay adapter). */
   launcherRows?: RowSpec[] /** `--remote user@host:/path`: the SSH execution world (else the `remote` setting, if set). */
   remote?: string
+  /**
+   * Only settings are needed (`dsh config`): no session store is opened and no remote machine reached,
+   * so a database or host that is down does not keep the settings from being read or repaired.
+   */
+  settingsOnly?: boolean
 }
+
+/** The session-store row of the base bundle: it declares `session.store` and opens the store. */
+const STORE_SELECT = '@dsh/session/store-pg/select'
 
 /** The surface commands whose own profile is the default; every other command uses headless. */
 const SURFACE_PROFILES: Record<string, string> = { web: 'web', chat: 'tui' }
@@ -100,6 +108,12 @@ export function compose(request: ComposeRequest): Composition {
   })
   const patchFiles = userPatchFiles({ home, profile, patches: request.options.patch, cwd })
   let tree = applyLayers(layers, cliDir)
+  if (request.settingsOnly) {
+    const rows = tree.rows.map((row) =>
+      row.use === STORE_SELECT ? { ...row, config: { ...(row.config as object | undefined), open: false } } : row,
+    )
+    return { home, profile: name, layers, tree: { ...tree, rows }, patchFiles }
+  }
   const remote =
     request.remote !== undefined
       ? { value: request.remote, source: '--remote' }

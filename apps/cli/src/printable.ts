@@ -13,15 +13,32 @@ const SEQUENCES = [
   /\x1b[ -/]*[0-~]/g, // any other escape
 ]
 
-/** `text` without terminal escape sequences and control characters; whitespace runs become one space. */
-export function printable(text: string): string {
+function withoutSequences(text: string): string {
   let out = text
   for (const pattern of SEQUENCES) out = out.replace(pattern, '')
+  return out
+}
+
+/** `text` without terminal escape sequences and control characters; whitespace runs become one space. */
+export function printable(text: string): string {
   return (
-    out
+    withoutSequences(text)
       // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
       .replace(/[\x00-\x1f\x7f-\x9f]/g, ' ')
       .replace(/\s+/g, ' ')
       .trim()
+  )
+}
+
+/**
+ * Multi-line `text` (a transcript) without terminal escape sequences and control characters: line
+ * breaks and tabs stay, a carriage return (which would let a line overwrite what came before it) goes.
+ */
+export function printableLines(text: string): string {
+  return (
+    withoutSequences(text)
+      .replace(/\r\n/g, '\n')
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+      .replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, '')
   )
 }

@@ -23,6 +23,11 @@ export interface RuntimeOptions {
    * exit 3). Default true; `dsh config` turns it off so that it can repair the bad value.
    */
   checkSettings?: boolean
+  /**
+   * Boot for the settings alone (`dsh config`): no session store, no remote world; rows left waiting
+   * for the services those would provide do not stop the command.
+   */
+  settingsOnly?: boolean
 }
 
 /** Applies `--set KEY=VALUE` as the flag layer of ctx.settings, then checks every layer. */
@@ -47,9 +52,12 @@ export async function withRuntime<T>(
   work: (scope: RuntimeScope) => Promise<T>,
   options: RuntimeOptions = {},
 ): Promise<T> {
-  const composition = compose(request)
+  const composition = compose(options.settingsOnly ? { ...request, settingsOnly: true } : request)
   for (const warning of composition.tree.warnings) io.err(`dsh: warning: ${warning}`)
-  const runtime = await boot(composition.tree, { onLog: io.log })
+  const runtime = await boot(composition.tree, {
+    onLog: io.log,
+    ...(options.settingsOnly ? { tolerate: (entry) => entry.kind === 'pending' } : {}),
+  })
   let stopWatching: (() => Promise<void>) | undefined
   try {
     applySettings({ runtime, composition }, request, io, options.checkSettings ?? true)

@@ -94,8 +94,7 @@ describe('dsh config', () => {
 
 describe('dsh config list and passwords inside URLs', () => {
   it('masks the password of a URL setting in the table and in --json', async () => {
-    // `session.store: postgres://user:password@...` is the common case; it would need a server to
-    // boot, so an endpoint URL (the same rule, any setting) stands in for it here.
+    // Any URL setting: an endpoint here, `session.store` in the next test.
     writeFileSync(
       join(home, 'settings.yaml'),
       'endpoints:\n  local:\n    baseUrl: http://alice:s3cret@127.0.0.1:9/v1\n',
@@ -111,5 +110,31 @@ describe('dsh config list and passwords inside URLs', () => {
     }
     // The file keeps the real value: the mask is on output only.
     expect(readFileSync(join(home, 'settings.yaml'), 'utf8')).toContain('alice:s3cret@')
+  })
+
+  it('works while the PostgreSQL store it names is down, and get/set mask its password', async () => {
+    // Port 1 on loopback refuses at once: the store is configured and unreachable.
+    const url = 'postgres://bob:hunter2@127.0.0.1:1/sessions'
+    writeFileSync(join(home, 'settings.yaml'), `session.store: ${url}\n`)
+    const get = await dsh(['config', 'get', 'session.store'])
+    expect(get.code, get.stderr).toBe(0)
+    expect(get.stdout.trim()).toBe('postgres://bob:***@127.0.0.1:1/sessions')
+    const json = await dsh(['config', 'get', 'session.store', '--json'])
+    expect(json.code, json.stderr).toBe(0)
+    expect(JSON.parse(json.stdout)).toMatchObject({ value: 'postgres://bob:***@127.0.0.1:1/sessions', source: 'user' })
+    const list = await dsh(['config', 'list'])
+    expect(list.code, list.stderr).toBe(0)
+    expect(list.stdout).toContain('session.store = postgres://bob:***@127.0.0.1:1/sessions')
+    const set = await dsh(['config', 'set', 'session.store', 'postgres://bob:other-pw@127.0.0.1:1/sessions'])
+    expect(set.code, set.stderr).toBe(0)
+    for (const run of [get, json, list, set]) {
+      expect(run.stdout + run.stderr).not.toMatch(/hunter2|other-pw|ECONNREFUSED/)
+    }
+    expect(readFileSync(join(home, 'settings.yaml'), 'utf8')).toBe(
+      'session.store: postgres://bob:other-pw@127.0.0.1:1/sessions\n',
+    )
+    // Back to files: the repair itself needs no store either.
+    expect((await dsh(['config', 'set', 'session.store', 'jsonl'])).code).toBe(0)
+    expect(readFileSync(join(home, 'settings.yaml'), 'utf8')).toBe('session.store: jsonl\n')
   })
 })

@@ -1,13 +1,13 @@
 // `dsh sessions` against sessions that `dsh run` really wrote (built binary, mock model server); a
 // session dsh cannot open says why and what to do, with its own exit code (busy 10, damaged 11).
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { acquireLease } from '@dsh/session/store'
 import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ExitCode } from '../src/exit-codes.js'
-import { runDsh } from './dsh-child.js'
+import { runDsh, startDsh } from './dsh-child.js'
 
 let home: string
 let server: MockLlmServer
@@ -158,6 +158,37 @@ describe('dsh sessions ls and terminal escapes', () => {
       rmSync(own, { recursive: true, force: true })
     }
   })
+
+  it('show prints the prompt, the answer and the cwd without escape sequences, keeping line breaks', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'dsh-sessions-esc-'))
+    // The answer clears the screen, rewrites its line with a carriage return and sets a hyperlink.
+    const answer = 'first line\x1b[2J\nsecond\rFAKE \x1b]8;;http://evil/\x07link\x1b]8;;\x07 end'
+    const model = await startMockLlmServer({ responses: [completionResponse({ text: answer })] })
+    try {
+      const cwd = join(own, 'work\x1b]0;retitled\x07dir')
+      mkdirSync(cwd)
+      const run = await runDsh(['run', '--output', 'json', 'fix \x1b]0;pwned\x07the \x1b[31mbug\x1b[0m now'], {
+        home: own,
+        cwd,
+        modelUrl: model.url,
+      })
+      expect(run.code, run.stderr).toBe(0)
+      const show = await runDsh(['sessions', 'show', JSON.parse(run.stdout).sessionId], {
+        home: own,
+        modelUrl: model.url,
+      })
+      expect(show.code, show.stderr).toBe(0)
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+      expect(show.stdout).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/)
+      expect(show.stdout).toContain('user: fix the bug now')
+      expect(show.stdout).toContain('first line\n')
+      expect(show.stdout).toContain('secondFAKE link end')
+      expect(show.stdout).toContain(`cwd ${join(own, 'workdir')} `)
+    } finally {
+      await model.close()
+      rmSync(own, { recursive: true, force: true })
+    }
+  })
 })
 
 describe('file modes of a fresh $DSH_HOME', () => {
@@ -199,6 +230,63 @@ describe('file modes of a fresh $DSH_HOME', () => {
       for (const db of dbs) expect(mode(join(db.parentPath, db.name))).toBe(0o600)
     } finally {
       await model.close()
+      rmSync(parent, { recursive: true, force: true })
+    }
+  })
+  it('writes the lease of an open session 0600, for JSONL and SQLite', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'dsh-modes-'))
+    const fresh = join(parent, 'home')
+    const mode = (path: string) => statSync(path).mode & 0o777
+    try {
+      for (const store of ['jsonl', 'sqlite']) {
+        // The model never answers: the session stays open, its lease held, until dsh is stopped.
+        const model = await startMockLlmServer({ responses: [{ type: 'hang' }] })
+        const child = startDsh(['run', 'wait'], {
+          home: fresh,
+          modelUrl: model.url,
+          cwd: parent,
+          env: { DSH_SESSION_STORE: store },
+        })
+        try {
+          await model.waitForRequests(1, 20_000)
+          const locks = readdirSync(fresh, { recursive: true, withFileTypes: true }).filter((e) =>
+            e.name.endsWith('.lock'),
+          )
+          expect(locks.length, store).toBeGreaterThan(0)
+          for (const lock of locks) {
+            expect(mode(join(lock.parentPath, lock.name)), `${store} ${lock.name}`).toBe(0o600)
+            expect(mode(lock.parentPath), `${store} ${lock.parentPath}`).toBe(0o700)
+          }
+        } finally {
+          child.proc.kill('SIGTERM')
+          await child.exited
+          await model.close()
+        }
+      }
+    } finally {
+      rmSync(parent, { recursive: true, force: true })
+    }
+  })
+
+  it('writes $DSH_HOME/settings.yaml 0600 when dsh creates it and each time it rewrites it', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'dsh-modes-'))
+    const fresh = join(parent, 'home')
+    const file = join(fresh, 'settings.yaml')
+    const mode = (path: string) => statSync(path).mode & 0o777
+    try {
+      const set = await runDsh(['config', 'set', 'model', 'deepseek:one'], { home: fresh, cwd: parent })
+      expect(set.code, set.stderr).toBe(0)
+      expect(mode(fresh)).toBe(0o700)
+      expect(mode(file)).toBe(0o600)
+      // A file the user made readable by others (an editor, a copy) is private again after dsh writes it.
+      chmodSync(file, 0o644)
+      expect((await runDsh(['config', 'set', 'model', 'deepseek:two'], { home: fresh, cwd: parent })).code).toBe(0)
+      expect(mode(file)).toBe(0o600)
+      chmodSync(file, 0o664)
+      expect((await runDsh(['config', 'unset', 'model'], { home: fresh, cwd: parent })).code).toBe(0)
+      expect(mode(file)).toBe(0o600)
+      expect(readdirSync(fresh).filter((name) => name.endsWith('.tmp'))).toEqual([])
+    } finally {
       rmSync(parent, { recursive: true, force: true })
     }
   })

@@ -6,14 +6,21 @@ import { type AuditEntry, formatAudit, type RuntimeOptions, TreeRuntime } from '
 
 /**
  * Boots `tree`. Resolves with the running tree when every enabled row is active. Otherwise disposes
- * what was built (rows in reverse order) and throws `BOOT_FAILED` whose facts list the audit entries.
+ * what was built (rows in reverse order) and throws `BOOT_FAILED` whose facts list the audit entries
+ * (but those `options.tolerate` accepts).
  */
-export async function boot(tree: EffectiveTree, options: RuntimeOptions = {}): Promise<TreeRuntime> {
+export async function boot(
+  tree: EffectiveTree,
+  options: RuntimeOptions & {
+    /** Audit entries that do not stop the boot (`dsh config` runs without the rows a session store feeds). */
+    tolerate?: (entry: AuditEntry) => boolean
+  } = {},
+): Promise<TreeRuntime> {
   const runtime = new TreeRuntime(options)
   let audit: AuditEntry[]
   try {
     await runtime.apply(tree)
-    audit = await runtime.audit()
+    audit = (await runtime.audit()).filter((entry) => !options.tolerate?.(entry))
   } catch (error) {
     await runtime.dispose()
     throw error

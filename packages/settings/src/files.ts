@@ -45,15 +45,17 @@ export class SettingsFiles {
 
   /**
    * Applies `edit` to the file's document and writes it back atomically. `edit` may throw to abandon the
-   * change (nothing is written). Creates the file and its directory when missing.
+   * change (nothing is written). Creates the file and its directory when missing. `private` (the user's
+   * file in `$DSH_HOME`): the file is written 0600, each time, and a directory it creates 0700.
    */
-  update(path: string, edit: (document: Document) => void): void {
+  update(path: string, edit: (document: Document) => void, options: { private?: boolean } = {}): void {
     const document = parseFile(path) ?? new (loadYaml().Document)({})
     edit(document)
-    mkdirSync(dirname(path), { recursive: true })
+    mkdirSync(dirname(path), { recursive: true, ...(options.private ? { mode: 0o700 } : {}) })
     const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
     try {
-      writeFileSync(temp, document.toString(), { flag: 'wx' })
+      // The temp file is new (`wx`), so the mode holds for a rewrite too: the rename replaces the old inode.
+      writeFileSync(temp, document.toString(), { flag: 'wx', ...(options.private ? { mode: 0o600 } : {}) })
       renameSync(temp, path)
     } catch (error) {
       rmSync(temp, { force: true })

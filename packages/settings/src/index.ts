@@ -280,7 +280,9 @@ export class SettingsService extends Service {
     const problem = this._problem(spec, next)
     if (problem)
       throw invalid({ key, value: next, source: scope, location: file }, `${problem}; nothing was written`, spec)
-    this._keepingTrust(scope, () => this._files.update(file, (document) => document.setIn([key, ...rest], parsed)))
+    this._keepingTrust(scope, () =>
+      this._files.update(file, (document) => document.setIn([key, ...rest], parsed), { private: scope === 'user' }),
+    )
     this.ctx.emit('settings/changed', { key, source: scope })
     return { key, value: next, source: scope, location: file }
   }
@@ -298,7 +300,9 @@ export class SettingsService extends Service {
       if (problem)
         throw invalid({ key, value: next, source: scope, location: file }, `${problem}; nothing was written`, spec)
     }
-    this._keepingTrust(scope, () => this._files.update(file, (document) => document.deleteIn([key, ...rest])))
+    this._keepingTrust(scope, () =>
+      this._files.update(file, (document) => document.deleteIn([key, ...rest]), { private: scope === 'user' }),
+    )
     this.ctx.emit('settings/changed', { key, source: scope })
     return true
   }

@@ -4,7 +4,7 @@
 // Every policy names where it applies, so the model's sandbox note says which machine it works on.
 import { posix } from 'node:path'
 import type { Context } from '@dsh/kernel'
-import LocalSandboxPolicy, { HOME_SECRETS, type SandboxPolicyConfig } from '@dsh/world/sandbox/policy'
+import LocalSandboxPolicy, { homeSecrets, type SandboxPolicyConfig } from '@dsh/world/sandbox/policy'
 import type { RemoteInfo, SshConnection } from './index.js'
 
 export class RemoteSandboxPolicy extends LocalSandboxPolicy {
@@ -34,7 +34,7 @@ export class RemoteSandboxPolicy extends LocalSandboxPolicy {
   }
 
   protected override secretsFor(_workspace: string): string[] {
-    return HOME_SECRETS.map((rel) => posix.join(this.info.home, rel))
+    return homeSecrets('linux').map((rel) => posix.join(this.info.home, rel))
   }
 
   protected override location(): string {

@@ -37,9 +37,12 @@ function origin(value: SettingValue): string {
   return value.location ? `${value.source} ${value.location}` : value.source
 }
 
-/** Runs `work` on the booted profile without refusing invalid settings (so `set` can repair them). */
+/**
+ * Runs `work` on the booted profile without refusing invalid settings (so `set` can repair them) and
+ * without a session store or remote machine (settings need neither; either may be down).
+ */
 function withSettings(request: ComposeRequest, io: Io, work: (root: Context) => Promise<number>): Promise<number> {
-  return withRuntime(request, io, ({ runtime }) => work(runtime.root), { checkSettings: false })
+  return withRuntime(request, io, ({ runtime }) => work(runtime.root), { checkSettings: false, settingsOnly: true })
 }
 
 export function configGet(request: ComposeRequest, key: string, options: ConfigOptions, io: Io): Promise<number> {
@@ -60,7 +63,9 @@ export function configGet(request: ComposeRequest, key: string, options: ConfigO
         )
       return found ? ExitCode.OK : ExitCode.CONFIG
     }
-    const value = settingsOf(root).resolve(key)
+    // Shown, not stored: a URL's password (session.store's PostgreSQL URL) becomes ***.
+    const resolved = settingsOf(root).resolve(key)
+    const value = { ...resolved, value: maskUrlPasswords(resolved.value) }
     if (options.json) io.out(JSON.stringify(value, null, 2))
     else {
       io.out(value.value === undefined ? '' : shown(value.value))
@@ -89,7 +94,7 @@ export function configSet(
       return ExitCode.OK
     }
     const written = settingsOf(root).set(key, value, { scope: options.project ? 'project' : 'user', text: true })
-    io.err(`dsh: ${written.key} = ${shown(written.value)} in ${written.location}`)
+    io.err(`dsh: ${written.key} = ${shown(maskUrlPasswords(written.value))} in ${written.location}`)
     const effective = settingsOf(root).resolve(written.key)
     if (effective.source !== written.source) {
       io.err(`dsh: warning: ${origin(effective)} still takes precedence for ${written.key}`)

@@ -10,7 +10,7 @@ import { exportLines, removeSessions, renderTranscript } from '@dsh/surfaces/hos
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
-import { printable } from '../printable.js'
+import { printable, printableLines } from '../printable.js'
 import { type RuntimeScope, withRuntime } from '../runtime.js'
 
 type Runtime = RuntimeScope['runtime']
@@ -66,10 +66,14 @@ export async function sessionsList(request: ComposeRequest, options: { json?: bo
 export async function sessionsShow(request: ComposeRequest, id: string, io: Io): Promise<number> {
   return withRuntime(request, io, async ({ runtime }) => {
     const session = await query(runtime).read(id)
-    io.out(`session ${session.id}  cwd ${session.header.cwd}  created ${when(session.header.createdAt)}`)
+    // Everything printed comes from the log (a prompt, the model's text, a tool's output, a cwd): as
+    // in `ls`, escape sequences and control characters go before they reach the terminal.
+    io.out(
+      `session ${printable(session.id)}  cwd ${printable(session.header.cwd)}  created ${when(session.header.createdAt)}`,
+    )
     if (session.header.parentSession)
-      io.out(`forked from ${session.header.parentSession} after ${session.header.seedLength} events`)
-    for (const line of renderTranscript(session.events, 'text')) io.out(line)
+      io.out(`forked from ${printable(session.header.parentSession)} after ${session.header.seedLength} events`)
+    for (const line of renderTranscript(session.events, 'text')) io.out(printableLines(line))
     return ExitCode.OK
   })
 }

@@ -3,7 +3,7 @@
 
 import type { PromptResult } from '@dsh/surfaces/wire'
 import { useState } from 'preact/hooks'
-import { api } from '../connection'
+import { ApiFailure, api } from '../connection'
 import { failed } from '../host-state'
 import type { SessionProjection } from '../projection'
 import { SlotBoundary, slots, useSlots } from '../slots'
@@ -98,12 +98,23 @@ function readFile(file: File): Promise<PendingFile> {
   })
 }
 
-/** Sends a line as typed: the host runs a registered /command, or queues the message. */
+/**
+ * Sends a line as typed: the host runs a registered /command, or queues the message. A /command that
+ * widens the session (`/permissions danger-full-access`) is refused without `confirm`, so a script on
+ * this machine cannot send it unseen: the page asks the person, and repeats it with `confirm` after a yes.
+ */
 export function submit(sessionId: string, kind: 'prompt' | 'steer', text: string, files: PendingFile[] = []) {
   const attachments = files.map(({ name, mimeType, data }) => ({ name, data, ...(mimeType ? { mimeType } : {}) }))
-  void api<PromptResult>('POST', `/api/sessions/${sessionId}/${kind}`, files.length ? { text, attachments } : { text })
+  const body = files.length ? { text, attachments } : { text }
+  const path = `/api/sessions/${sessionId}/${kind}`
+  void api<PromptResult>('POST', path, body)
+    .catch((error: unknown) => {
+      if (!(error instanceof ApiFailure) || error.code !== 'SANDBOX_MODE_UNCONFIRMED') throw error
+      if (!window.confirm(`Run "${text.trim()}"? It lets the agent do more than now.`)) return undefined
+      return api<PromptResult>('POST', path, { ...body, confirm: true })
+    })
     .then((result) => {
-      if (result.command) showCommand(`/${result.command.name}: ${result.command.text}`)
+      if (result?.command) showCommand(`/${result.command.name}: ${result.command.text}`)
     })
     .catch(failed)
 }

@@ -22,6 +22,11 @@ export interface SelectConfig {
   schema?: string
   /** PostgreSQL only: the lease time-to-live in milliseconds. */
   leaseTtlMs?: number
+  /**
+   * `false`: declare the setting and open no store (`dsh config` reads and writes settings without a
+   * session store, which may be a database that is down). Default true.
+   */
+  open?: boolean
 }
 
 export const STORE_PATTERN = '^(jsonl|sqlite|postgres(ql)?://\\S+)$'
@@ -38,6 +43,7 @@ export function apply(ctx: Context, config: SelectConfig = {}): void {
     env: 'DSH_SESSION_STORE',
     allowed: 'jsonl, sqlite or postgres://user@host:port/database',
   })
+  if (config?.open === false) return
   const store = ctx.settings.get('session.store')
   const dir = config?.dir || undefined
   if (store === 'sqlite') ctx.plugin(SqliteSessionStore, { dir })

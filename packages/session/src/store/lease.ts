@@ -70,7 +70,8 @@ export function readLease(path: string): LeaseOwner | null | undefined {
 function tryCreate(path: string, owner: LeaseOwner): boolean {
   let fd: number
   try {
-    fd = openSync(path, 'wx', 0o644)
+    // 0600 like the logs: the owner's pid, host and token are nobody else's business.
+    fd = openSync(path, 'wx', 0o600)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
     throw error

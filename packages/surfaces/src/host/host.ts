@@ -388,6 +388,11 @@ export class SessionHost {
     return this.modeControl.widens(sessionId, mode)
   }
 
+  /** Whether the /command `line` widens the session (`/permissions danger-full-access`, `never`, `allow RULE`). */
+  commandWidens(sessionId: string, line: string): boolean {
+    return this.modeControl.commandWidens(sessionId, line)
+  }
+
   setMode(sessionId: string, mode: string, options: { network?: string } = {}): string {
     return this.modeControl.set(sessionId, mode, options)
   }

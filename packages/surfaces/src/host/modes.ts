@@ -1,5 +1,6 @@
 // A session's permission mode (a sandbox policy preset) and the modes it may switch to. Needs a
 // sandbox policy row; without one a session has no mode.
+import { parseCommand } from '@dsh/interaction'
 import { HarnessError } from '@dsh/kernel'
 import { isSandboxMode, isStrictlyWider } from '@dsh/world/sandbox'
 import type { HostAccess } from './access.js'
@@ -30,6 +31,19 @@ export class HostModes {
     if (wanted === undefined) return false
     if (isStrictlyWider(wanted, policy.mode(sessionId))) return true
     return preset?.network === 'on' && policy.network(sessionId) === 'off'
+  }
+
+  /**
+   * Whether the /command `line` would let the session do more than now: `/permissions MODE` that
+   * widens (see `widens`), `/permissions never` (no more questions) or `/permissions allow RULE` (a
+   * rule that answers questions). Any other line is not a widening.
+   */
+  commandWidens(sessionId: string, line: string): boolean {
+    const command = parseCommand(line)
+    if (command?.name !== 'permissions' || !command.args) return false
+    if (/^allow\s+\S/.test(command.args)) return true
+    if (command.args === 'never') return this.host.ctx.get('approval')?.policy(sessionId) !== 'never'
+    return this.widens(sessionId, command.args)
   }
 
   /**

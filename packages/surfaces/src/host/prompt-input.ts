@@ -3,13 +3,16 @@
 // attachment store before the message exists (the message, logged afterwards, holds only their refs);
 // text files and `@path` references are copied into the message with their version, so the log keeps
 // exactly what the model saw even after the file changes. `@session:ID` adds a digest of that session.
-import { isAbsolute, resolve, sep } from 'node:path'
+// A reference never carries a secret store (the sandbox policy's secret paths, in every mode): a secret
+// file or directory becomes a note, and a listing leaves its secret entries out and says so.
+import { isAbsolute, join, resolve, sep } from 'node:path'
 import { sniffType } from '@dsh/attachments'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { UserContent, UserMessage } from '@dsh/llm'
 import { isEvent, type Session } from '@dsh/session'
 import type {} from '@dsh/session/store/query'
 import type { FileSystem } from '@dsh/world/fs'
+import { canonicalPath, isWithin } from '@dsh/world/sandbox'
 
 /** A file given with a prompt: a path the host reads, or the bytes themselves (base64). */
 export type AttachmentInput = { path: string; name?: string } | { data: string; mimeType?: string; name?: string }
@@ -227,13 +230,21 @@ async function resolveReference(ctx: Context, reference: string, options: Compos
   if (options.allowPaths === false) refuseForeignPath(reference, options.cwd)
   const fs = ctx.get('fs')
   if (!fs) return []
+  const secrets = secretPathsOf(ctx, options)
   // Trailing punctuation belongs to the sentence ("see @a.ts."), unless the file really has it.
   for (const candidate of new Set([reference, reference.replace(/[.,;:!?)\]]+$/, '')])) {
     if (!candidate) continue
     const path = fs.resolvePath(candidate, fsOptions(options))
     const stat = await fs.stat(path, fsOptions(options)).catch(() => undefined)
     if (!stat) continue
-    if (stat.kind === 'directory') return [{ type: 'text', text: await listing(fs, path, candidate, options) }]
+    const secret = secretOf(path, secrets)
+    if (secret !== undefined) {
+      const text = `<context path=${JSON.stringify(candidate)} kind="hidden">\n[not attached: ${secret} holds credentials and is hidden from the model (the sandbox policy's secret paths)]\n</context>`
+      return [{ type: 'text', text }]
+    }
+    if (stat.kind === 'directory') {
+      return [{ type: 'text', text: await listing(fs, path, candidate, options, secrets) }]
+    }
     const head = await fs.readBytes(path, { ...fsOptions(options), maxBytes: 16 })
     if (sniffType(head.bytes)) return attach(ctx, { path, name: candidate }, { ...options, allowPaths: true })
     const file = await fs.readText(path, fsOptions(options))
@@ -248,13 +259,42 @@ async function resolveReference(ctx: Context, reference: string, options: Compos
   return []
 }
 
-async function listing(fs: FileSystem, path: string, name: string, options: ComposeOptions): Promise<string> {
-  const entries = await fs.list(path, fsOptions(options))
+/**
+ * The secret paths no reference may attach: the sandbox policy's list as a confined call sees it, also
+ * in danger-full-access (a person's `@~` still goes to the model and into the log).
+ */
+function secretPathsOf(ctx: Context, options: ComposeOptions): readonly string[] {
+  const policy = ctx.get('sandboxPolicy')
+  if (!policy) return []
+  return policy.resolve(options.sessionId, 'workspace-write').secretPaths
+}
+
+/** The secret path `path` is in (its links resolved), if any. */
+function secretOf(path: string, secrets: readonly string[]): string | undefined {
+  if (secrets.length === 0) return undefined
+  const target = canonicalPath(path)
+  return secrets.find((secret) => isWithin(path, secret) || isWithin(target, secret))
+}
+
+async function listing(
+  fs: FileSystem,
+  path: string,
+  name: string,
+  options: ComposeOptions,
+  secrets: readonly string[],
+): Promise<string> {
+  const all = await fs.list(path, fsOptions(options))
+  const entries = all.filter((entry) => secretOf(join(path, entry.name), secrets) === undefined)
+  const hidden = all.length - entries.length
   const lines = entries
     .slice(0, MAX_LISTING)
     .map((entry) => (entry.kind === 'directory' ? `${entry.name}/` : entry.name))
   const more = entries.length > MAX_LISTING ? `\n[${entries.length - MAX_LISTING} more entries; use ls or glob]` : ''
-  return `<context path=${JSON.stringify(name)} kind="directory" entries="${entries.length}">\n${lines.join('\n')}${more}\n</context>`
+  const note =
+    hidden > 0
+      ? `\n[${hidden} ${hidden === 1 ? 'entry' : 'entries'} not listed: ${hidden === 1 ? 'it holds' : 'they hold'} credentials hidden from the model (the sandbox policy's secret paths)]`
+      : ''
+  return `<context path=${JSON.stringify(name)} kind="directory" entries="${entries.length}">\n${lines.join('\n')}${more}${note}\n</context>`
 }
 
 /** The user prompts and final answers of another session, for `@session:ID` (no model call). */

@@ -31,11 +31,19 @@ const id = { pattern: '^[A-Za-z0-9_.:-]+$' } as const
 const sessionId = S.text({ ...id, description: 'a session id' })
 const route = { provider: S.string(), model: S.string() }
 const attachOptions = { ...route, preset: S.string({ description: 'the agent preset (`preset/list` names them)' }) }
+const confirm = {
+  type: 'boolean',
+  description: 'the person confirmed a widening (web: required for a less restrictive mode)',
+} as const
 const promptParams = S.object(
   {
     sessionId,
     text: S.string(),
     attachments: S.typed<AttachmentInput[]>({ type: 'array' }),
+    confirm: {
+      ...confirm,
+      description: 'the person confirmed a /command that widens the session (web: required, as for `session/mode`)',
+    },
   },
   ['sessionId', 'text'],
 )
@@ -48,6 +56,7 @@ const PROMPT_ERRORS = [
   'ATTACHMENT_PATH_REFUSED',
   'ATTACHMENT_TOO_LARGE',
   'ATTACHMENT_UNREADABLE',
+  'SANDBOX_MODE_UNCONFIRMED',
 ] as const
 const PAGE = 'the browser page asks it; an RPC client has `dsh config`, `dsh models` and its own process'
 
@@ -69,6 +78,27 @@ function presetField(agent: Agent): { preset?: string } {
   return agent.preset === undefined ? {} : { preset: agent.preset }
 }
 
+/**
+ * A widening from the page is the person's act: the page asks them first and says so with `confirm`.
+ * The same holds for a /command that widens (`/permissions danger-full-access`, `never`, `allow RULE`)
+ * whichever route carries it. An RPC client is the program that started this dsh over stdio; no tool
+ * process can reach that wire.
+ */
+function requireConfirmed(
+  scope: WireScope,
+  confirmed: boolean | undefined,
+  widens: () => boolean,
+  facts: { sessionId: string; mode?: string; command?: string },
+): void {
+  if (scope.wire !== 'web' || confirmed === true || !widens()) return
+  const what = facts.mode !== undefined ? `switching to "${facts.mode}"` : `${facts.command?.trim()}`
+  throw new HarnessError(
+    'SANDBOX_MODE_UNCONFIRMED',
+    `${what} widens what the session may do; ask the person, then send "confirm": true`,
+    facts,
+  )
+}
+
 /** The agent of a session the call drives: attached, or (remote clients) resumed on first use. */
 async function driven(host: SessionHost, sessionId: string, scope: WireScope): Promise<Agent> {
   return scope.remote ? host.resume(sessionId) : host.agent(sessionId)
@@ -85,6 +115,7 @@ async function prompt(
   if (!text.trim() && attachments.length === 0) throw invalid('"text" must be a non-empty string')
   await driven(host, sessionId, scope)
   if (kind === 'followup' && scope.remote && host.isCommand(text)) {
+    requireConfirmed(scope, params.confirm, () => host.commandWidens(sessionId, text), { sessionId, command: text })
     // A registered /command runs outside any turn; its outcome is the answer, not a log entry.
     const outcome = await host.command(sessionId, text)
     return { sessionId, command: toJsonSafe({ sessionId, ...outcome }) as unknown as CommandRunResult }
@@ -244,12 +275,23 @@ export const operations = {
   }),
   'command/run': op({
     summary: 'Runs a human /command (`/compact`, `/plan on`) for an attached session, without a model turn.',
-    params: S.object({ sessionId, line: S.text() }, ['sessionId', 'line']),
-    errors: [...ATTACHED, 'COMMANDS_UNAVAILABLE'],
+    params: S.object(
+      {
+        sessionId,
+        line: S.text(),
+        confirm: { ...confirm, description: 'the person confirmed a /command that widens the session (web: required)' },
+      },
+      ['sessionId', 'line'],
+    ),
+    errors: [...ATTACHED, 'COMMANDS_UNAVAILABLE', 'SANDBOX_MODE_UNCONFIRMED'],
     rpc: true,
     web: { method: 'POST', path: '/api/sessions/:sessionId/command' },
     handler: async (host, params, scope): Promise<CommandRunResult> => {
       await driven(host, params.sessionId, scope)
+      requireConfirmed(scope, params.confirm, () => host.commandWidens(params.sessionId, params.line), {
+        sessionId: params.sessionId,
+        command: params.line,
+      })
       return { sessionId: params.sessionId, ...(await host.command(params.sessionId, params.line)) }
     },
   }),
@@ -260,10 +302,7 @@ export const operations = {
       {
         sessionId,
         mode: S.text({ description: 'a permission preset name' }),
-        confirm: {
-          type: 'boolean',
-          description: 'the person confirmed a widening (web: required for a less restrictive mode)',
-        } as const,
+        confirm,
       },
       ['sessionId', 'mode'],
     ),
@@ -271,15 +310,10 @@ export const operations = {
     rpc: true,
     web: { method: 'POST', path: '/api/sessions/:sessionId/mode' },
     handler: (host, params, scope) => {
-      // A widening from the page is the person's act: the page asks them first and says so. An RPC
-      // client is the program that started this dsh over stdio; no tool process can reach that wire.
-      if (scope.wire === 'web' && params.confirm !== true && host.widensMode(params.sessionId, params.mode)) {
-        throw new HarnessError(
-          'SANDBOX_MODE_UNCONFIRMED',
-          `switching to "${params.mode}" widens what the session may do; ask the person, then send "confirm": true`,
-          { sessionId: params.sessionId, mode: params.mode },
-        )
-      }
+      requireConfirmed(scope, params.confirm, () => host.widensMode(params.sessionId, params.mode), {
+        sessionId: params.sessionId,
+        mode: params.mode,
+      })
       return { sessionId: params.sessionId, mode: host.setMode(params.sessionId, params.mode) }
     },
   }),

@@ -66,6 +66,43 @@ describe('control routes without the access token (loopback)', () => {
     expect((await rawCall(host.base, 'GET', '/api/sessions')).status).toBe(200)
   })
 
+  it('a /command that widens the session needs confirm on the command and prompt routes, as the mode route does', async () => {
+    const { host, id, logged } = await attackable()
+    await using _host = host
+    const widening = ['/permissions danger-full-access', '/permissions never', '/permissions allow Bash(rm:*)']
+    for (const line of widening) {
+      for (const [path, body] of [
+        [`/api/sessions/${id}/command`, { line }],
+        [`/api/sessions/${id}/prompt`, { text: line }],
+      ] as const) {
+        // With the page's token, but without the person's confirmation.
+        const answer = await call(host.base, 'POST', path, body)
+        expect({ line, path, ...answer }).toMatchObject({
+          status: 428,
+          body: { error: { code: 'SANDBOX_MODE_UNCONFIRMED' } },
+        })
+      }
+    }
+    await host.root.sessions.flush()
+    expect(host.root.sandboxPolicy.mode(id)).toBe('workspace-write')
+    expect(host.root.approval.policy(id)).toBe('ask')
+    expect(loggedModes(id)).toEqual(logged)
+    expect(readFileSync(join(home, 'settings.yaml'), 'utf8')).toBe('preset: code\n')
+    // Narrowing, and reading, need nothing.
+    expect((await call(host.base, 'POST', `/api/sessions/${id}/command`, { line: '/permissions' })).status).toBe(200)
+    const narrow = await call(host.base, 'POST', `/api/sessions/${id}/prompt`, { text: '/permissions read-only' })
+    expect(narrow.status).toBe(200)
+    expect(host.root.sandboxPolicy.mode(id)).toBe('read-only')
+    // After the person confirmed, the page repeats it with `confirm`.
+    const confirmed = await call(host.base, 'POST', `/api/sessions/${id}/command`, {
+      line: '/permissions danger-full-access',
+      confirm: true,
+    })
+    expect(confirmed.status).toBe(200)
+    await host.root.sessions.flush()
+    expect(loggedModes(id).slice(logged.length)).toEqual(['read-only', 'danger-full-access'])
+  })
+
   it('refuses the same attack sent by curl, as the model’s bash would send it', async () => {
     const { host, id } = await attackable()
     await using _host = host

@@ -21,9 +21,9 @@ import {
   type SandboxPolicyService,
 } from './index.js'
 import { protectedPaths } from './protected.js'
-import { secretPaths } from './secrets.js'
+import { secretPaths, userRuntime } from './secrets.js'
 
-export { HOME_SECRETS } from './secrets.js'
+export { BROWSER_PROFILES, HOME_SECRETS, homeSecrets } from './secrets.js'
 
 export interface SandboxPolicyConfig {
   /** The mode of sessions that never switched. Default `read-only` (the fail-safe; bundles override). */
@@ -40,6 +40,11 @@ export interface SandboxPolicyConfig {
   secretPaths?: string[]
   /** The user's home for the built-in secret list. Default: the OS home directory. */
   home?: string
+  /**
+   * The user's runtime directory and agent sockets, hidden whole. Default: `/run/user/$UID` on Linux
+   * plus the sockets `SSH_AUTH_SOCK`, `DBUS_SESSION_BUS_ADDRESS` and `GPG_AGENT_INFO` name.
+   */
+  runtime?: string[]
   /** More paths writes need approval for (relative to the workspace, or absolute), besides the built-in list. */
   protectedPaths?: string[]
   /**
@@ -288,6 +293,7 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
       dshHome: this.credentials()?.home,
       workspace,
       extra: this.config.secretPaths,
+      runtime: this.config.runtime ?? userRuntime(),
     })
   }
 

@@ -207,4 +207,37 @@ describe('secret paths', () => {
       rmSync(root, { recursive: true, force: true })
     }
   })
+
+  it("lists the platform's browser profiles, the runtime directory and the agent sockets the environment names", async () => {
+    const { mkdtempSync, mkdirSync, rmSync } = await import('node:fs')
+    const { join } = await import('node:path')
+    const { secretPaths, userRuntime } = await import('../../src/sandbox/secrets.js')
+    const home = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-secrets-')))
+    try {
+      for (const dir of ['.mozilla', '.config/chromium', 'Library/Application Support/Google/Chrome']) {
+        mkdirSync(join(home, dir), { recursive: true })
+      }
+      const workspace = join(home, 'project')
+      expect(secretPaths({ home, workspace, platform: 'linux' })).toEqual(
+        expect.arrayContaining([join(home, '.mozilla'), join(home, '.config/chromium')]),
+      )
+      expect(secretPaths({ home, workspace, platform: 'linux' })).not.toContain(join(home, 'Library'))
+      expect(secretPaths({ home, workspace, platform: 'darwin' })).toContain(
+        join(home, 'Library/Application Support/Google/Chrome'),
+      )
+      expect(secretPaths({ home, workspace, platform: 'darwin' })).not.toContain(join(home, '.mozilla'))
+      const env = {
+        SSH_AUTH_SOCK: '/tmp/ssh-x/agent.1',
+        DBUS_SESSION_BUS_ADDRESS: 'unix:path=/run/user/7/bus,guid=1;unix:abstract=/tmp/dbus-y',
+        GPG_AGENT_INFO: '/home/u/.gnupg/S.gpg-agent:1:1',
+      }
+      const runtime = userRuntime(env)
+      expect(runtime).toEqual(
+        expect.arrayContaining(['/tmp/ssh-x/agent.1', '/run/user/7/bus', '/home/u/.gnupg/S.gpg-agent']),
+      )
+      if (process.platform === 'linux') expect(runtime).toContain(`/run/user/${process.getuid?.()}`)
+    } finally {
+      rmSync(home, { recursive: true, force: true })
+    }
+  })
 })
