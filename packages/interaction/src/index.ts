@@ -10,6 +10,6 @@ export type {
   CommandTarget,
   SubmitResult,
 } from './commands.js'
-export { CommandsService, parseCommand, requireAgent, requireSession, usageError } from './commands.js'
+export { CommandsService, literalSlash, parseCommand, requireAgent, requireSession, usageError } from './commands.js'
 export type { AskedQuestion, QuestionAnswerer, UserAnswer, UserQuestion } from './questions.js'
 export { UserQuestionsService } from './questions.js'

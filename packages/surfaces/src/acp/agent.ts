@@ -330,7 +330,8 @@ class AcpLink implements AcpConnection {
     const state = { cancelled: false, start: agent.session.length }
     attached.prompt = state
     try {
-      // A registered human /command (`/compact`, `/plan on`...) runs through ctx.commands, no model turn.
+      // A human /command (`/compact`, `/plan on`...) runs through ctx.commands, no model turn; an unknown
+      // one is refused. `//x` sends the literal `/x`.
       if (this.host.isCommand(text)) {
         const outcome = await this.host.command(params.sessionId, text)
         if (outcome.text)
@@ -342,12 +343,14 @@ class AcpLink implements AcpConnection {
         if (!outcome.ok) throw acp.RequestError.invalidParams({ code: outcome.code ?? 'COMMAND_FAILED' }, outcome.text)
         return { stopReason: 'end_turn' }
       }
-      await this.host.prompt(params.sessionId, input).catch((error: unknown) => {
-        if (HarnessError.is(error) && error.code.startsWith('ATTACHMENT_')) {
-          throw acp.RequestError.invalidParams({ code: error.code }, error.message)
-        }
-        throw error
-      })
+      await this.host
+        .prompt(params.sessionId, { ...input, text: this.host.typedText(text) })
+        .catch((error: unknown) => {
+          if (HarnessError.is(error) && error.code.startsWith('ATTACHMENT_')) {
+            throw acp.RequestError.invalidParams({ code: error.code }, error.message)
+          }
+          throw error
+        })
       await agent.whenIdle()
       await this.ctx.sessions.flush(agent.session).catch((error) => this.log(`flush failed: ${String(error)}`))
       await this.sending

@@ -288,7 +288,8 @@ export class Conversation {
       if (text) {
         this.history.add(text)
         this.editor.setText('')
-        this.send(text, 'followup')
+        if (this.host.isCommand(text)) void this.command(text)
+        else this.send(this.host.typedText(text), 'followup')
       }
       return { consume: true }
     }
@@ -341,9 +342,10 @@ export class Conversation {
       this.host.answerQuestion(question.id, text)
       this.transcript.note(`› ${text}`, this.theme.user)
     } else if (this.host.isCommand(text)) {
+      // Also while a turn runs: a /command (known or not) is never steering.
       void this.command(text)
     } else {
-      this.send(text, this.running ? 'steer' : 'followup')
+      this.send(this.host.typedText(text), this.running ? 'steer' : 'followup')
     }
     this.tui.requestRender()
   }
