@@ -5,6 +5,7 @@
 // bundle); `@dsh/session/events` is the one runtime import, pure code with no Node dependency.
 import type {} from '@dsh/agent/approval'
 import type {} from '@dsh/context'
+import type {} from '@dsh/interaction/model-choice'
 import type {} from '@dsh/interaction/work-state'
 import { isEvent, type SessionEvent, type SessionEventType } from '@dsh/session/events'
 import type {
@@ -81,7 +82,7 @@ export class SessionProjection {
   contextWindow: number | undefined
   todos: Array<{ content: string; status: string }> = []
   jobs: JobView[] = []
-  /** `provider:model` of the last request (from `request/header`). */
+  /** `provider:model` of the session's model choice (`model/selected`) or of the last request (`request/header`). */
   model: string | undefined
   version = 0
   error: string | undefined
@@ -287,6 +288,12 @@ foldEvent('request/context', (p, event) => {
 
 foldEvent('todo/write', (p, event) => {
   p.todos = event.data.todos
+})
+
+// The session's model choice (`/model`, the picker): shown at once, and what the next request uses.
+foldEvent('model/selected', (p, event) => {
+  const choice = event.data
+  p.model = choice.provider ? `${choice.provider}:${choice.model}` : choice.model
 })
 
 foldEvent('request/header', (p, event) => {
