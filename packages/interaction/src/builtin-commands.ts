@@ -1,5 +1,6 @@
-// The built-in commands that belong to no capability package: /help, /model, /permissions, /fork and
-// /compact. (/plan and /goal are registered by @dsh/interaction/work-state, next to the state they change.)
+// The built-in commands that belong to no capability package: /help, /model, /permissions, /fork,
+// /compact, and the habitual ones (./session-commands.ts: /exit /quit /clear /new /status /mcp /init;
+// ./diff-command.ts: /diff). (/plan and /goal are registered by @dsh/interaction/work-state, next to the state they change.)
 // Optional services (`ctx.approval`, `ctx.sandboxPolicy`, `ctx.compaction`) are looked up per call.
 import type {} from '@dsh/agent/approval'
 import type {} from '@dsh/agent/approval/permissions'
@@ -7,7 +8,9 @@ import { type Context, HarnessError } from '@dsh/kernel'
 import type {} from '@dsh/llm'
 import type { Session } from '@dsh/session'
 import { type CommandContext, requireAgent, requireSession, usageError } from './commands.js'
+import { registerDiffCommand } from './diff-command.js'
 import { checkModel, currentModel, selectModel, usableModels } from './model-choice.js'
+import { registerSessionCommands } from './session-commands.js'
 
 /** The part of `ctx.compaction` /compact needs (the service is another package's seam). */
 interface CompactionLike {
@@ -43,11 +46,15 @@ export default {
       name: 'help',
       description: 'List the commands',
       run: () =>
-        ctx.commands
-          .list()
-          .map((command) => `/${command.name}${command.usage ? ` ${command.usage}` : ''}  ${command.description}`)
-          .join('\n'),
+        [
+          ...ctx.commands
+            .list()
+            .map((command) => `/${command.name}${command.usage ? ` ${command.usage}` : ''}  ${command.description}`),
+          'Start a line with // to send a text that begins with a slash to the model.',
+        ].join('\n'),
     })
+    registerSessionCommands(ctx)
+    registerDiffCommand(ctx)
 
     ctx.sessions.defineEvent('model/selected')
     ctx.commands.register({

@@ -87,4 +87,22 @@ describe('slash commands on the web page', () => {
     await page.locator('.node.assistant', { hasText: 'After the restart.' }).waitFor()
     expect(server.requests.at(-1)?.body.model).toBe('deepseek-v4-flash')
   })
+
+  it("/status names the session, /exit says it is the terminal's, /new opens a fresh session and keeps the old one", async () => {
+    await send('/status')
+    await page.locator('.command-output', { hasText: `session: ${sessionId}` }).waitFor()
+    expect(await page.locator('.command-output').textContent()).toContain(`workspace: ${work}`)
+    await send('/exit')
+    await page.locator('.command-output', { hasText: '/exit does not apply on the web page' }).waitFor()
+    await send('/new')
+    await page.waitForURL((url) => /#\/s\//.test(url.hash) && !url.hash.endsWith(sessionId))
+    const fresh = /#\/s\/(.+)$/.exec(page.url())?.[1] as string
+    await page.locator(`a[data-session="${sessionId}"]`).waitFor()
+    server.enqueue(completionResponse({ text: 'Fresh answer.' }))
+    await send('in the new one')
+    await page.locator('.node.assistant', { hasText: 'Fresh answer.' }).waitFor()
+    expect(JSON.stringify(server.requests.at(-1)?.body.messages)).not.toContain('once more')
+    expect(loggedEvents(home, fresh).some((event) => event.type === 'user/message')).toBe(true)
+    expect(typed()).toHaveLength(3)
+  })
 })

@@ -334,10 +334,15 @@ class AcpLink implements AcpConnection {
       // one is refused. `//x` sends the literal `/x`.
       if (this.host.isCommand(text)) {
         const outcome = await this.host.command(params.sessionId, text)
-        if (outcome.text)
+        // /exit and /new act on a terminal chat or page; in an editor its own controls do that.
+        const action = outcome.ok ? (outcome.data as { action?: string } | undefined)?.action : undefined
+        const shown = action
+          ? `/${outcome.name} does not apply here: use the editor's own ${action === 'exit' ? 'close' : 'new thread'} (this session stays resumable)`
+          : outcome.text
+        if (shown)
           await this.send(params.sessionId, {
             sessionUpdate: 'agent_message_chunk',
-            content: { type: 'text', text: outcome.text },
+            content: { type: 'text', text: shown },
           })
         await this.ctx.sessions.flush(agent.session).catch((error) => this.log(`flush failed: ${String(error)}`))
         if (!outcome.ok) throw acp.RequestError.invalidParams({ code: outcome.code ?? 'COMMAND_FAILED' }, outcome.text)

@@ -38,6 +38,10 @@ export class Conversation {
   readonly done = new Promise<void>((resolve) => {
     this.closed = resolve
   })
+  /** What the person asked for when the chat closed: leave, or go on in a fresh session (/new, /clear). */
+  next: 'exit' | 'new-session' = 'exit'
+  private readonly footer: Lines
+  private readonly stopKeys: () => void
 
   private readonly tui: TUI
   private readonly editor: Editor
@@ -72,9 +76,10 @@ export class Conversation {
     )
     // The transcript and the live region go above the editor the screen already shows.
     this.tui.children.splice(this.tui.children.indexOf(this.editor), 0, this.transcript, this.live)
-    this.tui.addChild(new Lines((width) => footerLines(this.theme, this.footerFacts(), width)))
+    this.footer = new Lines((width) => footerLines(this.theme, this.footerFacts(), width))
+    this.tui.addChild(this.footer)
     this.tui.setFocus(this.editor)
-    this.tui.addInputListener((data) => this.key(data))
+    this.stopKeys = this.tui.addInputListener((data) => this.key(data))
     // A subagent's own session is not this chat's: its calls are shown nested under the task call.
     this.stopChildEvents = ctx.sessions.watch((session, event) => {
       if (this.transcript.childEvent(session.id, event)) this.tui.requestRender()
@@ -125,6 +130,20 @@ export class Conversation {
     this.closed()
   }
 
+  /** A line of the chat's own in the transcript (not part of the session). */
+  note(text: string): void {
+    this.transcript.note(text, this.theme.dim)
+    this.tui.requestRender()
+  }
+
+  /** Takes this chat's transcript, live region, footer and keys off the screen (a new session follows). */
+  detach(): void {
+    this.close()
+    this.stopKeys()
+    for (const child of [this.transcript, this.live, this.footer]) this.tui.removeChild(child)
+    this.editor.onSubmit = undefined
+  }
+
   private pendingLines(width: number): string[] {
     const lines: string[] = []
     const approval = this.approval()
@@ -154,10 +173,8 @@ export class Conversation {
   }
 
   private footerFacts() {
-    const model = this.agent.model.model ?? this.reading?.model ?? 'default model'
-    const provider = this.agent.model.provider
     return {
-      model: provider ? `${provider}:${model}` : model,
+      model: this.model(),
       preset: this.host.presetOf(this.agent.session.id),
       mode: this.host.modeOf(this.agent.session.id),
       ...(this.reading ? { tokens: this.reading.tokens } : {}),
@@ -165,6 +182,19 @@ export class Conversation {
       sessionId: this.agent.session.id,
       queued: (this.host.inboxOf(this.agent.session.id)?.['next-turn'] ?? []).length,
     }
+  }
+
+  /** `provider:model` the next request uses (the agent's settings resolved as a request resolves them). */
+  private model(): string {
+    try {
+      const resolved = this.ctx.get('llm')?.resolveCall({ ...this.agent.model })
+      if (resolved?.model) return `${resolved.provider}:${resolved.model}`
+    } catch {
+      // An unresolvable setting: show what the agent names.
+    }
+    const model = this.agent.model.model ?? this.reading?.model ?? 'default model'
+    const provider = this.agent.model.provider
+    return provider ? `${provider}:${model}` : model
   }
 
   /** Sends what the person typed while dsh was starting, in order. */
@@ -367,6 +397,12 @@ export class Conversation {
     this.tui.requestRender()
     try {
       const outcome = await this.host.command(this.agent.session.id, line)
+      const action = outcome.ok ? (outcome.data as { action?: string } | undefined)?.action : undefined
+      if (action === 'exit') return this.close()
+      if (action === 'new-session') {
+        this.next = 'new-session'
+        return this.close()
+      }
       const text = outcome.text || (outcome.ok ? `/${outcome.name} done` : `/${outcome.name} failed`)
       this.transcript.note(
         outcome.ok ? text : `${outcome.code ?? 'failed'}: ${text}`,

@@ -245,7 +245,8 @@ export const operations = {
     },
   }),
   'command/run': op({
-    summary: 'Runs a human /command (`/compact`, `/plan on`) for an attached session, without a model turn.',
+    summary:
+      'Runs a human /command (`/compact`, `/plan on`) for an attached session, without a model turn; `/new` and `/exit` answer `data.action` (`new-session`, `exit`) for the client to act on.',
     params: S.object({ sessionId, line: S.text() }, ['sessionId', 'line']),
     errors: [...ATTACHED, 'COMMANDS_UNAVAILABLE'],
     rpc: true,
