@@ -267,6 +267,30 @@ describe('@dsh/sdk over dsh rpc', { timeout: 90_000 }, () => {
     ])
   })
 
+  it('keeps a /model choice made over RPC when another runtime resumes the session; refuses a bad one', async () => {
+    const first = client()
+    let sessionId = ''
+    try {
+      server.enqueue(completionResponse({ text: 'On the default.' }))
+      sessionId = (await first.run('hello')).sessionId
+      expect(await first.command(sessionId, '/model foo:bar')).toMatchObject({ ok: false, code: 'MODEL_UNAVAILABLE' })
+      expect(await first.command(sessionId, '/model deepseek-v4-flash')).toMatchObject({ ok: true, name: 'model' })
+    } finally {
+      await first.close()
+    }
+    const second = client()
+    try {
+      server.enqueue(completionResponse({ text: 'On flash.' }))
+      expect(await second.run('again', { sessionId })).toMatchObject({ text: 'On flash.' })
+      expect(server.requests.at(-1)?.body.model).toBe('deepseek-v4-flash')
+    } finally {
+      await second.close()
+    }
+    expect(durableEvents(sessionId).filter((event) => event.type === 'model/selected')).toMatchObject([
+      { data: { provider: 'deepseek', model: 'deepseek-v4-flash' } },
+    ])
+  })
+
   it('refuses requests with JSON-RPC errors and keeps serving', async () => {
     const rpc = client()
     try {
