@@ -41,6 +41,7 @@ export class TerminalChatService extends TerminalChat {
       let agent = await this.attach(host, screen, request)
       if (!agent) return { durable: false }
       let notice: string | undefined
+      const typedMeanwhile: string[] = []
       for (let first = true; ; first = false) {
         conversation = new Conversation(this.ctx, screen, host, agent)
         const view = conversation
@@ -56,20 +57,27 @@ export class TerminalChatService extends TerminalChat {
         const onAbort = () => view.close()
         request.signal?.addEventListener('abort', onAbort, { once: true })
         if (first && request.prompt) await host.prompt(agent.session.id, { text: request.prompt })
-        if (first) view.sendEarly(screen.early)
+        view.sendEarly(first ? screen.early : typedMeanwhile.splice(0))
         await view.done
+        const renewing = view.next === 'new-session' && !request.signal?.aborted
+        if (renewing) {
+          view.detach()
+          // Lines entered while the new session is created go to it, in order.
+          screen.editor.onSubmit = (text) => {
+            if (text.trim()) typedMeanwhile.push(text.trim())
+          }
+        }
         request.signal?.removeEventListener('abort', onAbort)
         subscription.dispose()
         // Cancel a running turn first: its end is then part of what is flushed.
         await agent.cancel('the terminal chat closed')
-        if (view.next !== 'new-session' || request.signal?.aborted) {
+        if (!renewing) {
           return { sessionId: agent.session.id, durable: await this.ctx.sessions.flush(agent.session) }
         }
         // /new or /clear: a fresh session in the same workspace, with the same model and preset; the
         // old one is flushed and let go (it stays resumable).
         const previous = agent
         const durable = await this.ctx.sessions.flush(previous.session)
-        view.detach()
         agent = await host.create({
           model: { ...previous.model },
           ...(previous.preset ? { preset: previous.preset } : {}),

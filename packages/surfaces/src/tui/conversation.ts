@@ -124,7 +124,11 @@ export class Conversation {
     this.tui.requestRender()
   }
 
+  private isClosed = false
+
   close(): void {
+    if (this.isClosed) return
+    this.isClosed = true
     this.stopChildEvents()
     if (this.spinner) clearInterval(this.spinner)
     this.closed()
