@@ -186,6 +186,13 @@ export class CommandsService extends Service {
   }
 }
 
+/** The `data.action` a successful outcome asks its surface for (`exit`, `new-session`), if any. */
+export function commandAction(outcome: CommandOutcome): string | undefined {
+  const data = outcome.ok ? outcome.data : undefined
+  if (!data || typeof data !== 'object' || Array.isArray(data)) return undefined
+  return typeof data.action === 'string' ? data.action : undefined
+}
+
 /** A `HarnessError` for a command used wrongly (`COMMAND_USAGE`), with the usage line. */
 export function usageError(name: string, usage: string, detail?: string): HarnessError {
   return new HarnessError('COMMAND_USAGE', `${detail ? `${detail}; ` : ''}usage: /${name} ${usage}`, { name, usage })

@@ -101,10 +101,7 @@ describe('@dsh/sdk over dsh rpc', { timeout: 90_000 }, () => {
     expect(asked).toEqual(['write_file'])
     expect(paths.map((path) => readFileSync(path, 'utf8'))).toEqual(['a', 'b'])
     const decided = durableEvents(result.sessionId).filter((event) => event.type === 'approval/decided')
-    expect(decided.map((event) => (event.data as { rule?: unknown }).rule)).toEqual([
-      { text: 'write_file', scope: 'session' },
-      undefined,
-    ])
+    expect(decided.map((event) => event.data.rule)).toEqual([{ text: 'write_file', scope: 'session' }, undefined])
   })
 
   it('runs a tool-using task with an approval round trip; the file and the durable log agree', async () => {

@@ -7,6 +7,7 @@ import * as acp from '@agentclientprotocol/sdk'
 import type { Agent } from '@dsh/agent'
 import type { ApprovalAnswer, ApprovalQuestion } from '@dsh/agent/approval'
 import type { ToolPresentation } from '@dsh/agent/tools'
+import { commandAction } from '@dsh/interaction'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { ToolCallBlock } from '@dsh/llm'
 import { eventData, type Session, type TurnEndReason } from '@dsh/session'
@@ -335,7 +336,7 @@ class AcpLink implements AcpConnection {
       if (this.host.isCommand(text)) {
         const outcome = await this.host.command(params.sessionId, text)
         // /exit and /new act on a terminal chat or page; in an editor its own controls do that.
-        const action = outcome.ok ? (outcome.data as { action?: string } | undefined)?.action : undefined
+        const action = commandAction(outcome)
         const shown = action
           ? `/${outcome.name} does not apply here: use the editor's own ${action === 'exit' ? 'close' : 'new thread'} (this session stays resumable)`
           : outcome.text

@@ -5,7 +5,7 @@ import type { Agent } from '@dsh/agent'
 import type { ApprovalQuestion } from '@dsh/agent/approval'
 import { presentationOf } from '@dsh/agent/tools'
 import type {} from '@dsh/context'
-import type { AskedQuestion } from '@dsh/interaction'
+import { type AskedQuestion, commandAction } from '@dsh/interaction'
 import type { Context } from '@dsh/kernel'
 import { type AnySessionEvent, isEvent } from '@dsh/session'
 import { Container, type Editor, matchesKey, type TUI } from '@mariozechner/pi-tui'
@@ -401,7 +401,7 @@ export class Conversation {
     this.tui.requestRender()
     try {
       const outcome = await this.host.command(this.agent.session.id, line)
-      const action = outcome.ok ? (outcome.data as { action?: string } | undefined)?.action : undefined
+      const action = commandAction(outcome)
       if (action === 'exit') return this.close()
       if (action === 'new-session') {
         this.next = 'new-session'

@@ -218,10 +218,7 @@ describe('dsh acp with the ACP SDK client', { timeout: 90_000 }, () => {
       expect(first.permissions.length - asked).toBe(1)
       expect(readFileSync(settings, 'utf8')).toMatch(/allow:\s*\n\s*- write_file/)
       const decided = durableEvents(session.sessionId).filter((event) => event.type === 'approval/decided')
-      expect(decided.map((event) => (event.data as { rule?: unknown }).rule)).toEqual([
-        { text: 'write_file', scope: 'user' },
-        undefined,
-      ])
+      expect(decided.map((event) => event.data.rule)).toEqual([{ text: 'write_file', scope: 'user' }, undefined])
     } finally {
       if (before === undefined) rmSync(settings, { force: true })
       else writeFileSync(settings, before)
