@@ -6,6 +6,7 @@
 import type {} from '@dsh/agent/approval'
 import type {} from '@dsh/context'
 import { describeGiveUp, describeRetry } from '@dsh/context/recovery-text'
+import type {} from '@dsh/interaction/model-choice'
 import type {} from '@dsh/interaction/work-state'
 import { isEvent, type SessionEvent, type SessionEventType } from '@dsh/session/events'
 import type {
@@ -82,7 +83,7 @@ export class SessionProjection {
   contextWindow: number | undefined
   todos: Array<{ content: string; status: string }> = []
   jobs: JobView[] = []
-  /** `provider:model` of the last request (from `request/header`). */
+  /** `provider:model` of the session's model choice (`model/selected`) or of the last request (`request/header`). */
   model: string | undefined
   version = 0
   error: string | undefined
@@ -296,6 +297,12 @@ foldEvent('request/context', (p, event) => {
 
 foldEvent('todo/write', (p, event) => {
   p.todos = event.data.todos
+})
+
+// The session's model choice (`/model`, the picker): shown at once, and what the next request uses.
+foldEvent('model/selected', (p, event) => {
+  const choice = event.data
+  p.model = choice.provider ? `${choice.provider}:${choice.model}` : choice.model
 })
 
 foldEvent('request/header', (p, event) => {

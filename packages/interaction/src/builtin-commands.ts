@@ -1,11 +1,16 @@
-// The built-in commands that belong to no capability package: /help, /model, /permissions, /fork and
-// /compact. (/plan and /goal are registered by @dsh/interaction/work-state, next to the state they change.)
+// The built-in commands that belong to no capability package: /help, /model, /permissions, /fork,
+// /compact, and the habitual ones (./session-commands.ts: /exit /quit /clear /new /status /mcp /init;
+// ./diff-command.ts: /diff). (/plan and /goal are registered by @dsh/interaction/work-state, next to the state they change.)
 // Optional services (`ctx.approval`, `ctx.sandboxPolicy`, `ctx.compaction`) are looked up per call.
 import type {} from '@dsh/agent/approval'
 import type {} from '@dsh/agent/approval/permissions'
 import { type Context, HarnessError } from '@dsh/kernel'
+import type {} from '@dsh/llm'
 import type { Session } from '@dsh/session'
 import { type CommandContext, requireAgent, requireSession, usageError } from './commands.js'
+import { registerDiffCommand } from './diff-command.js'
+import { checkModel, currentModel, selectModel, usableModels } from './model-choice.js'
+import { registerSessionCommands } from './session-commands.js'
 
 /** The part of `ctx.compaction` /compact needs (the service is another package's seam). */
 interface CompactionLike {
@@ -41,28 +46,44 @@ export default {
       name: 'help',
       description: 'List the commands',
       run: () =>
-        ctx.commands
-          .list()
-          .map((command) => `/${command.name}${command.usage ? ` ${command.usage}` : ''}  ${command.description}`)
-          .join('\n'),
+        [
+          ...ctx.commands
+            .list()
+            .map((command) => `/${command.name}${command.usage ? ` ${command.usage}` : ''}  ${command.description}`),
+          'Start a line with // to send a text that begins with a slash to the model.',
+        ].join('\n'),
     })
+    registerSessionCommands(ctx)
+    registerDiffCommand(ctx)
 
+    ctx.sessions.defineEvent('model/selected')
     ctx.commands.register({
       name: 'model',
-      description: "Show or change the agent's model for its next requests",
+      description: "Show the session's model and the usable ones, or change it (logged; kept on resume)",
       usage: '[provider:model | model]',
-      run(args, context) {
+      async run(args, context) {
         const agent = requireAgent(context)
-        const current = () =>
-          `${agent.model.provider ?? '(default provider)'}:${agent.model.model ?? '(default model)'}`
-        if (!args) return { text: current(), data: { ...agent.model } as never }
+        if (!args) {
+          const usable = await usableModels(ctx)
+          const current = currentModel(ctx, agent)
+          const lines = [`model: ${current}`]
+          if (usable.length === 0) lines.push('no usable models: add a key (dsh models --all, dsh doctor)')
+          else
+            lines.push(
+              'usable models (/model NAME):',
+              ...usable.map((name) => `${name === current ? '*' : ' '} ${name}`),
+            )
+          return { text: lines.join('\n'), data: { model: current, usable } }
+        }
         if (/\s/.test(args)) throw usageError('model', '[provider:model | model]', `"${args}" is not a model name`)
         const colon = args.indexOf(':')
-        const change = colon > 0 ? { provider: args.slice(0, colon), model: args.slice(colon + 1) } : { model: args }
-        if (!change.model) throw usageError('model', '[provider:model | model]', 'the model name is empty')
-        // Takes effect from the next request; each request/header records the model actually used.
-        Object.assign(agent.model, change)
-        return { text: `model: ${current()} (from the next request)`, data: { ...agent.model } as never }
+        const named = colon > 0 ? { provider: args.slice(0, colon), model: args.slice(colon + 1) } : { model: args }
+        if (!named.model) throw usageError('model', '[provider:model | model]', 'the model name is empty')
+        const provider = named.provider ?? agent.model.provider ?? ctx.get('llm')?.resolveCall({}).provider
+        if (provider) await checkModel(ctx, { provider, model: named.model })
+        // Logged, and the agent's from its next request; each request/header records the model used.
+        selectModel(agent, { ...(provider ? { provider } : {}), model: named.model })
+        return { text: `model: ${currentModel(ctx, agent)} (from the next request)`, data: { ...agent.model } as never }
       },
     })
 

@@ -62,6 +62,15 @@ declare module 'cordis' {
 
 const NAME = /^[a-z][a-z0-9-]{0,31}$/
 
+/**
+ * A line that starts with `//` or `\\/` is a literal slash text for the model: returns it with the escape
+ * taken off (`//tmp is full` -> `/tmp is full`); undefined for any other line.
+ */
+export function literalSlash(line: string): string | undefined {
+  const text = line.trimStart()
+  return text.startsWith('//') || text.startsWith('\\/') ? text.slice(1) : undefined
+}
+
 /** Splits `/name rest of line` into name and argument text; undefined when `line` is not a command. */
 export function parseCommand(line: string): { name: string; args: string } | undefined {
   const match = /^\/([a-z][a-z0-9-]{0,31})(?:\s+([\s\S]*))?$/.exec(line.trim())
@@ -106,10 +115,19 @@ export class CommandsService extends Service {
       .sort((a, b) => (a.name < b.name ? -1 : 1))
   }
 
-  /** Whether `line` is a slash command this registry knows (surfaces route those lines here). */
+  /** Whether `line` is a slash command this registry knows. */
   isCommand(line: string): boolean {
     const parsed = parseCommand(line)
     return parsed !== undefined && this.registry.has(parsed.name)
+  }
+
+  /**
+   * Whether a person's `line` goes to `dispatch()` rather than to the model: any `/word`, known or not
+   * (an unknown one is answered `COMMAND_UNKNOWN` and nothing reaches the model). `//x` and `\\/x` are
+   * literal text (`literalSlash`), never commands.
+   */
+  routesToCommand(line: string): boolean {
+    return parseCommand(line) !== undefined
   }
 
   /**
@@ -124,16 +142,16 @@ export class CommandsService extends Service {
   }
 
   /**
-   * A surface's single entry for a line a person typed: a registered /command is dispatched (no model
-   * turn); anything else is queued as a follow-up of `target.agent`. Throws `COMMAND_NEEDS_AGENT` for a
+   * A surface's single entry for a line a person typed: a /command is dispatched (no model turn; an
+   * unknown one is refused), a `//` line is sent with one slash taken off; anything else is queued as a follow-up of `target.agent`. Throws `COMMAND_NEEDS_AGENT` for a
    * message with no agent to take it.
    */
   async submit(line: string, target: CommandTarget = {}): Promise<SubmitResult> {
-    if (this.isCommand(line)) return { kind: 'command', outcome: await this.dispatch(line, target) }
+    if (this.routesToCommand(line)) return { kind: 'command', outcome: await this.dispatch(line, target) }
     if (!target.agent) {
       throw new HarnessError('COMMAND_NEEDS_AGENT', 'a message needs a live agent to queue it', {})
     }
-    return { kind: 'message', receipt: target.agent.followup(line) }
+    return { kind: 'message', receipt: target.agent.followup(literalSlash(line) ?? line) }
   }
 
   private async execute(line: string, target: CommandTarget): Promise<CommandOutcome> {
@@ -143,12 +161,11 @@ export class CommandsService extends Service {
     }
     const spec = this.registry.get(parsed.name)
     if (!spec) {
-      const known = [...this.registry.keys()].sort().map((name) => `/${name}`)
       return {
         ok: false,
         name: parsed.name,
         code: 'COMMAND_UNKNOWN',
-        text: `unknown command /${parsed.name}; available: ${known.join(' ') || 'none'}`,
+        text: `unknown command /${parsed.name} (see /help); to send it to the model as text, start it with //`,
       }
     }
     try {
@@ -167,6 +184,13 @@ export class CommandsService extends Service {
       return { ok: false, name: parsed.name, code, text }
     }
   }
+}
+
+/** The `data.action` a successful outcome asks its surface for (`exit`, `new-session`), if any. */
+export function commandAction(outcome: CommandOutcome): string | undefined {
+  const data = outcome.ok ? outcome.data : undefined
+  if (!data || typeof data !== 'object' || Array.isArray(data)) return undefined
+  return typeof data.action === 'string' ? data.action : undefined
 }
 
 /** A `HarnessError` for a command used wrongly (`COMMAND_USAGE`), with the usage line. */

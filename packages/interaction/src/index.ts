@@ -10,6 +10,16 @@ export type {
   CommandTarget,
   SubmitResult,
 } from './commands.js'
-export { CommandsService, parseCommand, requireAgent, requireSession, usageError } from './commands.js'
+export {
+  CommandsService,
+  commandAction,
+  literalSlash,
+  parseCommand,
+  requireAgent,
+  requireSession,
+  usageError,
+} from './commands.js'
+export type { ModelSelected } from './model-choice.js'
+export { applyModelChoice, checkModel, selectedModel, selectModel, usableModels } from './model-choice.js'
 export type { AskedQuestion, QuestionAnswerer, UserAnswer, UserQuestion } from './questions.js'
 export { UserQuestionsService } from './questions.js'

@@ -8,7 +8,7 @@ import SandboxPolicy from '@dsh/world/sandbox/policy'
 import { describe, expect, it } from 'vitest'
 import askUser from '../src/ask-user.js'
 import builtin from '../src/builtin-commands.js'
-import { CommandsService, parseCommand } from '../src/commands.js'
+import { CommandsService, literalSlash, parseCommand } from '../src/commands.js'
 import { UserQuestionsService } from '../src/questions.js'
 
 const ask = (question: string): AssistantMessage => ({
@@ -52,12 +52,16 @@ describe('commands', () => {
     expect(await root.commands.dispatch('plain text')).toMatchObject({ ok: false, code: 'COMMAND_INVALID' })
     const help = await root.commands.dispatch('/help')
     expect(help.text.split('\n').map((line) => line.split(' ')[0])).toEqual([
-      '/compact',
-      '/fork',
-      '/help',
-      '/model',
-      '/permissions',
+      ...['/clear', '/compact', '/diff', '/exit', '/fork', '/help', '/init', '/mcp', '/model', '/new'],
+      ...['/permissions', '/quit', '/status', 'Start'],
     ])
+    // Any /word goes to dispatch (an unknown one is answered); `//` and `\\/` are literal slash text.
+    expect(root.commands.routesToCommand('/nope now')).toBe(true)
+    expect(root.commands.routesToCommand('/etc/hosts is broken')).toBe(false)
+    expect(literalSlash('//tmp is full')).toBe('/tmp is full')
+    expect(literalSlash('\\/tmp')).toBe('/tmp')
+    expect(literalSlash('/tmp')).toBeUndefined()
+    expect((await root.commands.dispatch('/nope')).text).toMatch(/^unknown command \/nope \(see \/help\)/)
     expect(() => root.commands.register({ name: 'help', description: 'x', run: () => 'x' })).toThrow(
       /already registered/,
     )

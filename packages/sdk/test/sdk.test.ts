@@ -101,10 +101,7 @@ describe('@dsh/sdk over dsh rpc', { timeout: 90_000 }, () => {
     expect(asked).toEqual(['write_file'])
     expect(paths.map((path) => readFileSync(path, 'utf8'))).toEqual(['a', 'b'])
     const decided = durableEvents(result.sessionId).filter((event) => event.type === 'approval/decided')
-    expect(decided.map((event) => (event.data as { rule?: unknown }).rule)).toEqual([
-      { text: 'write_file', scope: 'session' },
-      undefined,
-    ])
+    expect(decided.map((event) => event.data.rule)).toEqual([{ text: 'write_file', scope: 'session' }, undefined])
   })
 
   it('runs a tool-using task with an approval round trip; the file and the durable log agree', async () => {
@@ -264,6 +261,30 @@ describe('@dsh/sdk over dsh rpc', { timeout: 90_000 }, () => {
     expect(log.filter((event) => event.type === 'turn/end').map((event) => event.data.reason)).toEqual([
       'completed',
       'completed',
+    ])
+  })
+
+  it('keeps a /model choice made over RPC when another runtime resumes the session; refuses a bad one', async () => {
+    const first = client()
+    let sessionId = ''
+    try {
+      server.enqueue(completionResponse({ text: 'On the default.' }))
+      sessionId = (await first.run('hello')).sessionId
+      expect(await first.command(sessionId, '/model foo:bar')).toMatchObject({ ok: false, code: 'MODEL_UNAVAILABLE' })
+      expect(await first.command(sessionId, '/model deepseek-v4-flash')).toMatchObject({ ok: true, name: 'model' })
+    } finally {
+      await first.close()
+    }
+    const second = client()
+    try {
+      server.enqueue(completionResponse({ text: 'On flash.' }))
+      expect(await second.run('again', { sessionId })).toMatchObject({ text: 'On flash.' })
+      expect(server.requests.at(-1)?.body.model).toBe('deepseek-v4-flash')
+    } finally {
+      await second.close()
+    }
+    expect(durableEvents(sessionId).filter((event) => event.type === 'model/selected')).toMatchObject([
+      { data: { provider: 'deepseek', model: 'deepseek-v4-flash' } },
     ])
   })
 

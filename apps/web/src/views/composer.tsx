@@ -114,9 +114,27 @@ export function submit(sessionId: string, kind: 'prompt' | 'steer', text: string
       return api<PromptResult>('POST', path, { ...body, confirm: true })
     })
     .then((result) => {
-      if (result?.command) showCommand(`/${result.command.name}: ${result.command.text}`)
+      if (result?.command) return commandDone(result.command)
     })
     .catch(failed)
+}
+
+/** Shows a /command's answer; `/new` and `/clear` open a fresh session, `/exit` says it is the terminal's. */
+async function commandDone(command: NonNullable<PromptResult['command']>): Promise<void> {
+  const data = (command.ok ? command.data : undefined) as { action?: string; cwd?: string } | undefined
+  if (data?.action === 'exit') {
+    showCommand(
+      `/${command.name} does not apply on the web page: it leaves the terminal chat. Close the tab when you are done; the session stays in the list, resumable.`,
+    )
+    return
+  }
+  if (data?.action === 'new-session' && data.cwd) {
+    const created = await api<{ sessionId: string }>('POST', '/api/sessions', { cwd: data.cwd })
+    location.hash = `#/s/${created.sessionId}`
+    showCommand(`/${command.name}: a new session; the previous one stays in the list`)
+    return
+  }
+  showCommand(`/${command.name}: ${command.text}`)
 }
 
 /** Buttons client modules add to the composer; a failing action is reported like a failed call. */

@@ -108,7 +108,7 @@ describe('dsh web in Chromium', () => {
     await page.locator(`a[data-session="${sessionId}"] .title`, { hasText: 'Say hello' }).waitFor()
     await shot('01-conversation')
     // The model picker runs `/model` on the host; the next request uses the new model.
-    await page.fill('input[aria-label=model]', 'deepseek:deepseek-e2e-model')
+    await page.fill('input[aria-label=model]', 'deepseek:deepseek-v4-flash')
     await page.press('input[aria-label=model]', 'Enter')
     await page.locator('.command-output', { hasText: '/model' }).waitFor()
   })
@@ -135,7 +135,7 @@ describe('dsh web in Chromium', () => {
     await allow.click()
     await page.locator('.node.assistant', { hasText: 'Wrote hello.txt.' }).waitFor()
     expect(readFileSync(join(work, 'hello.txt'), 'utf8')).toBe('hi from the browser\n')
-    expect(server.requests.at(-1)?.body.model).toBe('deepseek-e2e-model')
+    expect(server.requests.at(-1)?.body.model).toBe('deepseek-v4-flash')
     await page.locator('.node.tool[data-tool=write] .decision', { hasText: 'allowed once' }).waitFor()
     await shot('03-write-done')
   })

@@ -475,7 +475,9 @@ describe('result bounds over Streamable HTTP', () => {
     '%s: a body that never ends is cut at maxMessageBytes while it arrives, and the server is restarted',
     async (tool) => {
       const server = await startHttpServer()
-      onTestFinished(() => server.close())
+      onTestFinished(async () => {
+        await server.close()
+      })
       await using dsh = await createDsh({
         servers: { web: { type: 'http', url: server.url } },
         maxMessageBytes: 1_000_000,
@@ -500,7 +502,9 @@ describe('result bounds over Streamable HTTP', () => {
 
   it('bounds an SSE response per event: 3 MB of small events under a 1 MB bound pass', async () => {
     const server = await startHttpServer()
-    onTestFinished(() => server.close())
+    onTestFinished(async () => {
+      await server.close()
+    })
     await using dsh = await createDsh({
       servers: { web: { type: 'http', url: server.url } },
       maxMessageBytes: 1_000_000,

@@ -7,6 +7,7 @@ import * as acp from '@agentclientprotocol/sdk'
 import type { Agent } from '@dsh/agent'
 import type { ApprovalAnswer, ApprovalQuestion } from '@dsh/agent/approval'
 import type { ToolPresentation } from '@dsh/agent/tools'
+import { commandAction } from '@dsh/interaction'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { ToolCallBlock } from '@dsh/llm'
 import { eventData, type Session, type TurnEndReason } from '@dsh/session'
@@ -330,24 +331,32 @@ class AcpLink implements AcpConnection {
     const state = { cancelled: false, start: agent.session.length }
     attached.prompt = state
     try {
-      // A registered human /command (`/compact`, `/plan on`...) runs through ctx.commands, no model turn.
+      // A human /command (`/compact`, `/plan on`...) runs through ctx.commands, no model turn; an unknown
+      // one is refused. `//x` sends the literal `/x`.
       if (this.host.isCommand(text)) {
         const outcome = await this.host.command(params.sessionId, text)
-        if (outcome.text)
+        // /exit and /new act on a terminal chat or page; in an editor its own controls do that.
+        const action = commandAction(outcome)
+        const shown = action
+          ? `/${outcome.name} does not apply here: use the editor's own ${action === 'exit' ? 'close' : 'new thread'} (this session stays resumable)`
+          : outcome.text
+        if (shown)
           await this.send(params.sessionId, {
             sessionUpdate: 'agent_message_chunk',
-            content: { type: 'text', text: outcome.text },
+            content: { type: 'text', text: shown },
           })
         await this.ctx.sessions.flush(agent.session).catch((error) => this.log(`flush failed: ${String(error)}`))
         if (!outcome.ok) throw acp.RequestError.invalidParams({ code: outcome.code ?? 'COMMAND_FAILED' }, outcome.text)
         return { stopReason: 'end_turn' }
       }
-      await this.host.prompt(params.sessionId, input).catch((error: unknown) => {
-        if (HarnessError.is(error) && error.code.startsWith('ATTACHMENT_')) {
-          throw acp.RequestError.invalidParams({ code: error.code }, error.message)
-        }
-        throw error
-      })
+      await this.host
+        .prompt(params.sessionId, { ...input, text: this.host.typedText(text) })
+        .catch((error: unknown) => {
+          if (HarnessError.is(error) && error.code.startsWith('ATTACHMENT_')) {
+            throw acp.RequestError.invalidParams({ code: error.code }, error.message)
+          }
+          throw error
+        })
       await agent.whenIdle()
       await this.ctx.sessions.flush(agent.session).catch((error) => this.log(`flush failed: ${String(error)}`))
       await this.sending

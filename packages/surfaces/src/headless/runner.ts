@@ -110,7 +110,7 @@ export class HeadlessRunnerService extends HeadlessRunner {
       }
       if (!request.signal?.aborted) {
         const attachments = (request.attachments ?? []).map((path) => ({ path }))
-        await host.prompt(sessionId, { text: request.task, attachments })
+        await host.prompt(sessionId, { text: host.typedText(request.task), attachments })
       }
       await agent.whenIdle()
       const durable = await host.flush(sessionId)

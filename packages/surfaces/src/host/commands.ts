@@ -7,9 +7,12 @@ import type { HostAccess } from './access.js'
 export class HostCommands {
   constructor(private readonly host: HostAccess) {}
 
-  /** Whether `line` is a registered /command. */
+  /**
+   * Whether a person's `line` is a /command, registered or not (an unknown one is answered
+   * `COMMAND_UNKNOWN` and sends nothing to the model). Without a commands row no line is one.
+   */
   recognizes(line: string): boolean {
-    return this.host.ctx.get('commands')?.isCommand(line) ?? false
+    return this.host.ctx.get('commands')?.routesToCommand(line) ?? false
   }
 
   /** Runs a /command for an attached session. Throws `COMMANDS_UNAVAILABLE`, `SESSION_NOT_ATTACHED`. */

@@ -8,7 +8,7 @@ import { type Agent, type InboxReceipt, type InboxState, releaseAgent, releaseAg
 import type { ApprovalAnswer, ApprovalQuestion } from '@dsh/agent/approval'
 import type {} from '@dsh/composition'
 import type {} from '@dsh/context/title'
-import type { AskedQuestion, CommandOutcome } from '@dsh/interaction'
+import { type AskedQuestion, applyModelChoice, type CommandOutcome, literalSlash } from '@dsh/interaction'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { Session } from '@dsh/session'
 import type {} from '@dsh/session/store'
@@ -309,6 +309,8 @@ export class SessionHost {
       this.ownAgents.delete(id)
       throw error
     }
+    // The session's logged model choice is the agent's (a model this attach names becomes the choice).
+    applyModelChoice(agent, options.model)
     const attached: Attached = { agent, ownsSession: session !== undefined, resources: [] }
     if (options.setup) {
       try {
@@ -418,9 +420,14 @@ export class SessionHost {
     return this.presetControl.set(sessionId, name)
   }
 
-  /** Whether `line` is a registered human /command; see `HostCommands`. */
+  /** Whether `line` is a human /command (known or not); see `HostCommands`. */
   isCommand(line: string): boolean {
     return this.commands.recognizes(line)
+  }
+
+  /** A typed line as the model gets it: `//x` and `\\/x` lose the escape (see `literalSlash`). */
+  typedText(line: string): string {
+    return literalSlash(line) ?? line
   }
 
   command(sessionId: string, line: string, signal?: AbortSignal): Promise<CommandOutcome> {

@@ -38,28 +38,56 @@ export class TerminalChatService extends TerminalChat {
     try {
       if (screen.leaving) return { durable: false }
       screen.adopt()
-      const agent = await this.attach(host, screen, request)
+      let agent = await this.attach(host, screen, request)
       if (!agent) return { durable: false }
-      conversation = new Conversation(this.ctx, screen, host, agent)
-      const view = conversation
-      if (request.permissionMode) {
-        // The chosen mode is a durable fact of the session (`sandbox/mode`).
-        host.setMode(agent.session.id, request.permissionMode)
+      let notice: string | undefined
+      const typedMeanwhile: string[] = []
+      for (let first = true; ; first = false) {
+        conversation = new Conversation(this.ctx, screen, host, agent)
+        const view = conversation
+        if (request.permissionMode) {
+          // The chosen mode is a durable fact of the session (`sandbox/mode`).
+          host.setMode(agent.session.id, request.permissionMode)
+        }
+        if (notice) view.note(notice)
+        const subscription = await host.subscribe(agent.session.id, 0, (event) => view.event(event))
+        for (const event of subscription.events) view.baseline(event)
+        view.measure()
+        view.changed()
+        const onAbort = () => view.close()
+        request.signal?.addEventListener('abort', onAbort, { once: true })
+        if (first && request.prompt) await host.prompt(agent.session.id, { text: request.prompt })
+        view.sendEarly(first ? screen.early : typedMeanwhile.splice(0))
+        await view.done
+        const renewing = view.next === 'new-session' && !request.signal?.aborted
+        if (renewing) {
+          view.detach()
+          // Lines entered while the new session is created go to it, in order.
+          screen.editor.onSubmit = (text) => {
+            if (text.trim()) typedMeanwhile.push(text.trim())
+          }
+        }
+        request.signal?.removeEventListener('abort', onAbort)
+        subscription.dispose()
+        // Cancel a running turn first: its end is then part of what is flushed.
+        await agent.cancel('the terminal chat closed')
+        if (!renewing) {
+          return { sessionId: agent.session.id, durable: await this.ctx.sessions.flush(agent.session) }
+        }
+        // /new or /clear: a fresh session in the same workspace, with the same model and preset; the
+        // old one is flushed and let go (it stays resumable).
+        const previous = agent
+        const durable = await this.ctx.sessions.flush(previous.session)
+        agent = await host.create({
+          model: { ...previous.model },
+          ...(previous.preset ? { preset: previous.preset } : {}),
+          cwd: previous.session.header.cwd,
+        })
+        await host.release(previous.session.id)
+        notice = durable
+          ? `new session ${agent.session.id}; the previous one stays resumable: dsh --resume ${previous.session.id}`
+          : `new session ${agent.session.id} (the previous one was not saved: no persistence row)`
       }
-      const subscription = await host.subscribe(agent.session.id, 0, (event) => view.event(event))
-      for (const event of subscription.events) view.baseline(event)
-      view.measure()
-      view.changed()
-      const onAbort = () => view.close()
-      request.signal?.addEventListener('abort', onAbort, { once: true })
-      if (request.prompt) await host.prompt(agent.session.id, { text: request.prompt })
-      view.sendEarly(screen.early)
-      await view.done
-      request.signal?.removeEventListener('abort', onAbort)
-      subscription.dispose()
-      // Cancel a running turn first: its end is then part of what is flushed.
-      await agent.cancel('the terminal chat closed')
-      return { sessionId: agent.session.id, durable: await this.ctx.sessions.flush(agent.session) }
     } finally {
       conversation?.close()
       screen.stop()

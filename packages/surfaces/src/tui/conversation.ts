@@ -5,7 +5,7 @@ import type { Agent } from '@dsh/agent'
 import type { ApprovalQuestion } from '@dsh/agent/approval'
 import { presentationOf } from '@dsh/agent/tools'
 import type {} from '@dsh/context'
-import type { AskedQuestion } from '@dsh/interaction'
+import { type AskedQuestion, commandAction } from '@dsh/interaction'
 import type { Context } from '@dsh/kernel'
 import type {} from '@dsh/lsp'
 import { type AnySessionEvent, isEvent } from '@dsh/session'
@@ -39,6 +39,11 @@ export class Conversation {
   readonly done = new Promise<void>((resolve) => {
     this.closed = resolve
   })
+  /** What the person asked for when the chat closed: leave, or go on in a fresh session (/new, /clear). */
+  next: 'exit' | 'new-session' = 'exit'
+  private readonly footer: Lines
+  private readonly stopKeys: () => void
+  private readonly stopLspEvents: Array<() => void>
 
   private readonly tui: TUI
   private readonly editor: Editor
@@ -73,18 +78,22 @@ export class Conversation {
     )
     // The transcript and the live region go above the editor the screen already shows.
     this.tui.children.splice(this.tui.children.indexOf(this.editor), 0, this.transcript, this.live)
-    this.tui.addChild(new Lines((width) => footerLines(this.theme, this.footerFacts(), width)))
+    this.footer = new Lines((width) => footerLines(this.theme, this.footerFacts(), width))
+    this.tui.addChild(this.footer)
     this.tui.setFocus(this.editor)
-    this.tui.addInputListener((data) => this.key(data))
+    this.stopKeys = this.tui.addInputListener((data) => this.key(data))
     // A language server's cold start takes seconds: say so while it happens.
-    ctx.on('lsp/starting', ({ server }) => {
-      this.hint = `starting the ${server} language server…`
-      this.tui.requestRender()
-    })
-    ctx.on('lsp/ready', ({ server }) => {
-      if (this.hint === `starting the ${server} language server…`) this.hint = undefined
-      this.tui.requestRender()
-    })
+    const starting = (server: string) => `starting the ${server} language server…`
+    this.stopLspEvents = [
+      ctx.on('lsp/starting', ({ server }) => {
+        this.hint = starting(server)
+        this.tui.requestRender()
+      }),
+      ctx.on('lsp/ready', ({ server }) => {
+        if (this.hint === starting(server)) this.hint = undefined
+        this.tui.requestRender()
+      }),
+    ]
     // A subagent's own session is not this chat's: its calls are shown nested under the task call.
     this.stopChildEvents = ctx.sessions.watch((session, event) => {
       if (this.transcript.childEvent(session.id, event)) this.tui.requestRender()
@@ -129,10 +138,29 @@ export class Conversation {
     this.tui.requestRender()
   }
 
+  private isClosed = false
+
   close(): void {
+    if (this.isClosed) return
+    this.isClosed = true
     this.stopChildEvents()
+    for (const stop of this.stopLspEvents) stop()
     if (this.spinner) clearInterval(this.spinner)
     this.closed()
+  }
+
+  /** A line of the chat's own in the transcript (not part of the session). */
+  note(text: string): void {
+    this.transcript.note(text, this.theme.dim)
+    this.tui.requestRender()
+  }
+
+  /** Takes this chat's transcript, live region, footer and keys off the screen (a new session follows). */
+  detach(): void {
+    this.close()
+    this.stopKeys()
+    for (const child of [this.transcript, this.live, this.footer]) this.tui.removeChild(child)
+    this.editor.onSubmit = undefined
   }
 
   private pendingLines(width: number): string[] {
@@ -171,10 +199,8 @@ export class Conversation {
   }
 
   private footerFacts() {
-    const model = this.agent.model.model ?? this.reading?.model ?? 'default model'
-    const provider = this.agent.model.provider
     return {
-      model: provider ? `${provider}:${model}` : model,
+      model: this.model(),
       preset: this.host.presetOf(this.agent.session.id),
       mode: this.host.modeOf(this.agent.session.id),
       ...(this.reading ? { tokens: this.reading.tokens } : {}),
@@ -182,6 +208,19 @@ export class Conversation {
       sessionId: this.agent.session.id,
       queued: (this.host.inboxOf(this.agent.session.id)?.['next-turn'] ?? []).length,
     }
+  }
+
+  /** `provider:model` the next request uses (the agent's settings resolved as a request resolves them). */
+  private model(): string {
+    try {
+      const resolved = this.ctx.get('llm')?.resolveCall({ ...this.agent.model })
+      if (resolved?.model) return `${resolved.provider}:${resolved.model}`
+    } catch {
+      // An unresolvable setting: show what the agent names.
+    }
+    const model = this.agent.model.model ?? this.reading?.model ?? 'default model'
+    const provider = this.agent.model.provider
+    return provider ? `${provider}:${model}` : model
   }
 
   /** Sends what the person typed while dsh was starting, in order. */
@@ -317,7 +356,8 @@ export class Conversation {
       if (text) {
         this.history.add(text)
         this.editor.setText('')
-        this.send(text, 'followup')
+        if (this.host.isCommand(text)) void this.command(text)
+        else this.send(this.host.typedText(text), 'followup')
       }
       return { consume: true }
     }
@@ -375,9 +415,10 @@ export class Conversation {
       this.host.respond(approval.id, { decision: 'rejected', reason: `rejected by the person: ${text}` })
       this.transcript.note(`✗ rejected: ${text}`, this.theme.warn)
     } else if (this.host.isCommand(text)) {
+      // Also while a turn runs: a /command (known or not) is never steering.
       void this.command(text)
     } else {
-      this.send(text, this.running ? 'steer' : 'followup')
+      this.send(this.host.typedText(text), this.running ? 'steer' : 'followup')
     }
     this.tui.requestRender()
   }
@@ -399,6 +440,12 @@ export class Conversation {
     this.tui.requestRender()
     try {
       const outcome = await this.host.command(this.agent.session.id, line)
+      const action = commandAction(outcome)
+      if (action === 'exit') return this.close()
+      if (action === 'new-session') {
+        this.next = 'new-session'
+        return this.close()
+      }
       const text = outcome.text || (outcome.ok ? `/${outcome.name} done` : `/${outcome.name} failed`)
       this.transcript.note(
         outcome.ok ? text : `${outcome.code ?? 'failed'}: ${text}`,

@@ -114,13 +114,15 @@ async function prompt(
   const attachments = parseAttachments(params.attachments)
   if (!text.trim() && attachments.length === 0) throw invalid('"text" must be a non-empty string')
   await driven(host, sessionId, scope)
-  if (kind === 'followup' && scope.remote && host.isCommand(text)) {
+  if (scope.remote && host.isCommand(text)) {
     requireConfirmed(scope, params.confirm, () => host.commandWidens(sessionId, text), { sessionId, command: text })
-    // A registered /command runs outside any turn; its outcome is the answer, not a log entry.
+    // A /command (also one typed while a turn runs) runs outside any turn; its outcome is the answer,
+    // not a log entry. An unknown one is refused and nothing reaches the model.
     const outcome = await host.command(sessionId, text)
     return { sessionId, command: toJsonSafe({ sessionId, ...outcome }) as unknown as CommandRunResult }
   }
-  const receipt = await host.prompt(sessionId, { text, attachments }, { kind, allowPaths: !scope.remote })
+  const typed = scope.remote ? host.typedText(text) : text
+  const receipt = await host.prompt(sessionId, { text: typed, attachments }, { kind, allowPaths: !scope.remote })
   return { sessionId, messageId: receipt.id, target: receipt.target }
 }
 
@@ -274,7 +276,8 @@ export const operations = {
     },
   }),
   'command/run': op({
-    summary: 'Runs a human /command (`/compact`, `/plan on`) for an attached session, without a model turn.',
+    summary:
+      'Runs a human /command (`/compact`, `/plan on`) for an attached session, without a model turn; `/new` and `/exit` answer `data.action` (`new-session`, `exit`) for the client to act on.',
     params: S.object(
       {
         sessionId,

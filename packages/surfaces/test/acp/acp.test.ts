@@ -161,6 +161,12 @@ describe('dsh acp with the ACP SDK client', { timeout: 90_000 }, () => {
     await expect(other.prompt('/plan on')).resolves.toEqual({ stopReason: 'end_turn' })
     expect(server.requests.length).toBe(requests)
     expect(durableEvents(other.sessionId).some((event) => event.type === 'plan/mode')).toBe(true)
+    // An unknown /word is refused and sends nothing; `//` sends a literal slash text.
+    await expect(other.prompt('/bogus')).rejects.toMatchObject({ data: { code: 'COMMAND_UNKNOWN' } })
+    expect(server.requests.length).toBe(requests)
+    server.enqueue(completionResponse({ text: 'literal' }))
+    await expect(other.prompt('//tmp is full')).resolves.toEqual({ stopReason: 'end_turn' })
+    expect(JSON.stringify(server.requests.at(-1)?.body.messages)).toContain('"/tmp is full"')
     other.dispose()
   })
 
@@ -212,10 +218,7 @@ describe('dsh acp with the ACP SDK client', { timeout: 90_000 }, () => {
       expect(first.permissions.length - asked).toBe(1)
       expect(readFileSync(settings, 'utf8')).toMatch(/allow:\s*\n\s*- write_file/)
       const decided = durableEvents(session.sessionId).filter((event) => event.type === 'approval/decided')
-      expect(decided.map((event) => (event.data as { rule?: unknown }).rule)).toEqual([
-        { text: 'write_file', scope: 'user' },
-        undefined,
-      ])
+      expect(decided.map((event) => event.data.rule)).toEqual([{ text: 'write_file', scope: 'user' }, undefined])
     } finally {
       if (before === undefined) rmSync(settings, { force: true })
       else writeFileSync(settings, before)

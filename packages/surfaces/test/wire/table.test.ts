@@ -112,6 +112,7 @@ describe('the wire table', () => {
       sessionId: string
       text: string
       attachments?: AttachmentInput[]
+      confirm?: boolean
     }>()
     expectTypeOf<OperationParams<'approval/respond'>['decision']>().toEqualTypeOf<'allowed-once' | 'rejected'>()
     expectTypeOf<OperationParams<'session/fork'>['at']>().toEqualTypeOf<number | undefined>()
