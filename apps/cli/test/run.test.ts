@@ -112,8 +112,14 @@ describe('dsh run', () => {
   it('exits 3 when the endpoint is unreachable', async () => {
     const result = await dsh(['run', 'go'], { DEEPSEEK_BASE_URL: 'http://127.0.0.1:9' }).done
     expect(result.code).toBe(3)
-    expect(result.stderr.trim().split('\n')).toHaveLength(1)
-    expect(result.stderr).toMatch(/^dsh: the turn ended error: .*127\.0\.0\.1:9/)
+    // Each retry is said as it is scheduled; then one line with the failure.
+    const lines = result.stderr.trim().split('\n')
+    expect(lines.slice(0, -1)).toEqual(
+      lines
+        .slice(0, -1)
+        .map(() => expect.stringMatching(/^dsh: (cannot reach the model endpoint, retrying in |gave up after)/)),
+    )
+    expect(lines.at(-1)).toMatch(/^dsh: the turn ended error: .*127\.0\.0\.1:9/)
   })
 
   it('on SIGINT mid-stream cancels, saves, exits 130; --resume continues the same session', async () => {
