@@ -44,6 +44,8 @@ openStream<HostFrame>(
       host.defaultPreset = frame.defaultPreset
       host.defaultCwd = frame.defaultCwd
       host.config = frame.config
+      // Connected means the baseline is in: before it, the page knows no sessions or directory.
+      host.connected = true
       applyManifest(frame.clientModules ?? [])
     } else if (frame.type === 'host/client-modules') applyManifest(frame.modules)
     else if (frame.type === 'host/sessions') host.sessions = frame.sessions
@@ -55,7 +57,7 @@ openStream<HostFrame>(
     host.changed()
   },
   (connected) => {
-    host.connected = connected
+    if (!connected) host.connected = false
     // A call that failed while the host was away is stale once it is back: the toast would only cover
     // the composer (and the send button under it) until clicked.
     if (connected && unreachableShown) {

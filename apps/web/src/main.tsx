@@ -14,10 +14,24 @@ import { Sidebar } from './views/sidebar'
 import { TrustBanner } from './views/trust'
 import './style.css'
 
+/**
+ * Alt+N: creates a session, or, pressed before the host's baseline says where sessions start (the
+ * button is still disabled), as soon as it does; a press is never lost to the page still loading.
+ */
+function newSession(): void {
+  const deadline = Date.now() + 10_000
+  const attempt = () => {
+    const button = document.getElementById('new-session') as HTMLButtonElement | null
+    if (button && !button.disabled) button.click()
+    else if (Date.now() < deadline) setTimeout(attempt, 50)
+  }
+  attempt()
+}
+
 /** What the keyboard shortcuts do, for the open session (if any). */
 function shortcutActions(sessionId: string | undefined): ShortcutActions {
   return {
-    newSession: () => document.getElementById('new-session')?.click(),
+    newSession,
     focusComposer: () => document.querySelector<HTMLTextAreaElement>('textarea[aria-label=message]')?.focus(),
     focusSearch: () => document.getElementById('full-search')?.focus(),
     cancel: () => {

@@ -11,8 +11,6 @@ const fixture = webFixture('dsh-web-keys-', startAskWriteWeb)
 
 it('goes from a new session to an approved write with the keyboard only', async () => {
   const page = await fixture.browser.newPage({ viewport: { width: 1280, height: 800 } })
-  await page.goto(fixture.web.url)
-  await page.locator('.dot.on').waitFor()
   fixture.server.enqueue(
     completionResponse({
       toolCalls: [{ id: 'call_k', name: 'write', arguments: JSON.stringify({ path: 'keys.txt', content: 'typed\n' }) }],
@@ -21,8 +19,9 @@ it('goes from a new session to an approved write with the keyboard only', async 
       text: 'Done:\n\n| file | lines |\n| :--- | ---: |\n| keys.txt | 1 |\n\n[docs](https://example.com/d) and [bad](javascript:alert(1))',
     }),
   )
-  // The new-session button is enabled once the host baseline named its directory (not at connect).
-  await page.locator('#new-session:not([disabled])').waitFor()
+  await page.goto(fixture.web.url)
+  // Pressed as soon as the page is up, before the host baseline named the directory: not lost.
+  await page.locator('#new-session').waitFor()
   await page.keyboard.press('Alt+KeyN')
   await page.waitForURL(/#\/s\//)
   await page.keyboard.press('/')
