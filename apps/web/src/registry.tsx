@@ -2,6 +2,7 @@
 // (falling back to `generic`). Built-ins register here like any plugin would; the conversation view
 // only looks renderers up, it never switches over kinds.
 
+import { contextChip } from '@dsh/attachments/chip'
 import type { EventEnvelope, PendingApproval } from '@dsh/surfaces/wire'
 import type { ComponentChildren, VNode } from 'preact'
 import { Markdown } from './markdown'
@@ -56,12 +57,20 @@ registerNodeRenderer('user', (node, ctx) => {
           ))}
         </div>
       ) : null}
-      {node.attached ? (
-        <details class="attached">
-          <summary>attached context</summary>
-          <div class="context-text">{String(node.attached)}</div>
-        </details>
-      ) : null}
+      {node.attached
+        ? String(node.attached)
+            .split(/(?=<context )/)
+            .map((block, index) => {
+              // A file, directory or session the prompt attached: a chip, its content one click away.
+              const chip = contextChip(block.trim())
+              return (
+                <details class="attached" key={index}>
+                  <summary>{chip ? `${chip.name} (${chip.detail})` : 'attached context'}</summary>
+                  <div class="context-text">{chip ? chip.body : block}</div>
+                </details>
+              )
+            })
+        : null}
       <MessageActions text={String(node.text)} node={node} nodes={ctx.nodes} fork={ctx.fork} />
     </div>
   )

@@ -75,6 +75,10 @@ describe('the chat editor and terminal', () => {
     expect(await screen.exited).toBe(0)
     const said = f.log().flatMap((e) => (isEvent(e, 'user/message') && !e.data.origin ? [e.data.message.content] : []))
     expect(JSON.stringify(said)).toContain('@notes-file.md')
+    // The model got the file's block; the transcript shows a chip in its place, not the raw block.
+    expect(JSON.stringify(said)).toContain('<context path=')
+    expect(screen.text()).toMatch(/\+ notes-file\.md \(8 B, version \S+\)/)
+    expect(screen.text()).not.toContain('<context')
   })
 
   it('searches the input history with Ctrl-R, including what was typed before a resume', async () => {

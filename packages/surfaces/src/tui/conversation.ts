@@ -4,6 +4,7 @@ import { basename } from 'node:path'
 import type { Agent } from '@dsh/agent'
 import type { ApprovalQuestion } from '@dsh/agent/approval'
 import { presentationOf } from '@dsh/agent/tools'
+import { contextChip } from '@dsh/attachments/chip'
 import type {} from '@dsh/context'
 import { type AskedQuestion, commandAction } from '@dsh/interaction'
 import type { Context } from '@dsh/kernel'
@@ -109,7 +110,9 @@ export class Conversation {
     this.transcript.add(event)
     if (isEvent(event, 'user/message') && !event.data.origin) {
       this.history.add(
-        event.data.message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n'),
+        event.data.message.content
+          .flatMap((block) => (block.type === 'text' && !contextChip(block.text) ? [block.text] : []))
+          .join('\n'),
       )
     }
   }

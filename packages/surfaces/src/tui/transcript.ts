@@ -2,6 +2,7 @@
 // same code renders a resumed session's history and the live turn, so both look alike.
 
 import type { ToolPresentation } from '@dsh/agent/tools'
+import { contextChip } from '@dsh/attachments/chip'
 import type {} from '@dsh/context'
 import { describeGiveUp, describeRetry } from '@dsh/context/recovery-text'
 import type {} from '@dsh/orchestration/subagents'
@@ -30,6 +31,8 @@ class Reasoning implements Component {
     return [head, ...new Text(this.theme.dim(this.text.trim()), 2, 0).render(width)]
   }
 }
+
+const CHIP_ICON: Record<string, string> = { file: '+', directory: '+', session: '+', hidden: '-' }
 
 export class Transcript extends Container {
   private answer: Answer | undefined
@@ -65,12 +68,21 @@ export class Transcript extends Container {
   add(event: AnySessionEvent): void {
     if (isEvent(event, 'user/message')) {
       if (event.data.origin === 'context' || event.surfaceOp?.op === 'replace') return
-      const text = event.data.message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n')
-      if (!text.trim()) return
+      // An attached file, directory or session is a chip here; the model reads the whole block.
+      const blocks = event.data.message.content.flatMap((block) => (block.type === 'text' ? [block.text] : []))
+      const chips = blocks.map((block) => contextChip(block))
+      const text = blocks.filter((_, index) => !chips[index]).join('\n')
+      if (!text.trim() && !chips.some(Boolean)) return
       this.endAnswer()
       const label = event.data.origin === 'compaction' ? 'summary of earlier context' : undefined
       this.addChild(new Spacer(1))
       this.addChild(new Text(label ? this.theme.dim(`› (${label})`) : this.theme.user(`› ${text}`), 0, 0))
+      for (const chip of chips) {
+        if (chip)
+          this.addChild(
+            new Text(this.theme.dim(`  ${CHIP_ICON[chip.kind] ?? '+'} ${chip.name} (${chip.detail})`), 0, 0),
+          )
+      }
     } else if (isEvent(event, 'assistant/chunk')) {
       const chunk = event.data.chunk
       if (chunk.type === 'text-delta' && chunk.text) this.openAnswer().append(chunk.text)
