@@ -212,7 +212,10 @@ registerNodeRenderer('tool', (node, ctx) => {
       {tool.decision ? <div class="decision">approval: {decisionLabel(tool.decision)}</div> : null}
       {pending ? (
         <fieldset class="approval" aria-label="approval">
-          <div class="approval-summary">{pending.summary}</div>
+          <div class="approval-summary">
+            {pending.summary}
+            {pending.reason ? <div class="approval-reason">why: {pending.reason}</div> : null}
+          </div>
           <button
             type="button"
             class="allow"

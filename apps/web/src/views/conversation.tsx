@@ -118,7 +118,10 @@ export function Conversation({ projection }: { projection: SessionProjection }) 
       ))}
       {loose.map((approval) => (
         <div class="node approval loose" key={approval.requestId}>
-          <div class="approval-summary">{approval.summary}</div>
+          <div class="approval-summary">
+            {approval.summary}
+            {approval.reason ? <div class="approval-reason">why: {approval.reason}</div> : null}
+          </div>
           <button type="button" class="allow" onClick={() => respond(approval.requestId, 'allowed-once')}>
             Allow once
           </button>

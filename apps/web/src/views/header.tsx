@@ -13,7 +13,9 @@ export function SessionHead({ projection }: { projection: SessionProjection }) {
   const sessionId = projection.sessionId
   return (
     <header class="session-head">
-      <span class="cwd">{projection.header?.cwd ?? ''}</span>
+      <span class="cwd" title={projection.header?.cwd ?? ''}>
+        {projection.header?.cwd ?? ''}
+      </span>
       <span class={`status ${projection.status}`}>{projection.status}</span>
       {projection.preset && (
         <span class="preset" data-preset={projection.preset} title="agent preset (fixed once the session has a turn)">
@@ -29,7 +31,15 @@ export function SessionHead({ projection }: { projection: SessionProjection }) {
         title={useHost().sessions.find((row) => row.sessionId === sessionId)?.title}
         failed={failed}
       />
-      <span class="id">{sessionId}</span>
+      <button
+        type="button"
+        class="id link"
+        data-id={sessionId}
+        title={`session ${sessionId} (click to copy)`}
+        onClick={() => void navigator.clipboard?.writeText(sessionId).catch(() => undefined)}
+      >
+        {sessionId.slice(0, 8)}
+      </button>
     </header>
   )
 }

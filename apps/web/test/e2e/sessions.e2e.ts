@@ -164,7 +164,7 @@ describe('session management in the page', () => {
 
   it('deletes a session: gone from the store and from the list', async () => {
     await page.goto(`${new URL(web.url).origin}/#/s/${second}`)
-    await page.locator('.session-head .id', { hasText: second }).waitFor()
+    await page.locator(`.session-head .id[data-id="${second}"]`).waitFor()
     expect(existsSync(sessionFile(second))).toBe(true)
     await page.click('.session-actions button.delete')
     await page.click('.session-actions button.delete.confirm')
