@@ -260,10 +260,28 @@ foldEvent('approval/decided', (p, event) => {
   p.touch(node)
 })
 
+/** What a person can do after a failed turn, by the model error's code. */
+function nextStep(code: string): string {
+  if (code === 'AUTH') return 'check the key on the Settings page, then send again'
+  if (code === 'RATE_LIMIT') return 'wait a little, then send again'
+  if (code === 'CONTEXT_OVERFLOW') return 'run /compact, then send again'
+  return 'send a message to try again, or pick another model'
+}
+
 foldEvent('turn/end', (p, event) => {
   const data = event.data
   if (p.streaming) p.streaming = undefined
-  p.push({ kind: 'turn-end', key: `x${event.seq}`, seq: event.seq, reason: data.reason, text: data.message ?? '' })
+  // The model's error is already on the page just above: the turn's end says what to do next instead.
+  const last = p.nodes.at(-1)
+  const shown = data.reason === 'error' && last?.kind === 'error' && last.text === data.message
+  p.push({
+    kind: 'turn-end',
+    key: `x${event.seq}`,
+    seq: event.seq,
+    reason: data.reason,
+    text: shown ? '' : (data.message ?? ''),
+    ...(data.reason === 'error' ? { next: nextStep(shown ? String(last?.code ?? '') : '') } : {}),
+  })
 })
 
 foldEvent('compaction/end', (p, event) => {

@@ -132,6 +132,7 @@ registerNodeRenderer('turn-end', (node, ctx) => {
         <span class="turn-label">
           {label}
           {node.text ? `: ${String(node.text)}` : ''}
+          {node.next ? ` — ${String(node.next)}` : ''}
         </span>
       ) : null}
       <button

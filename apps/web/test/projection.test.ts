@@ -54,6 +54,24 @@ describe('SessionProjection', () => {
     ])
   })
 
+  it('shows a model error once: the turn end after it says what to do next', () => {
+    const p = new SessionProjection('s1')
+    const failed = { role: 'assistant', content: [], error: { code: 'AUTH', message: 'bad key' } }
+    p.applyFrame(
+      baseline(0, [
+        user(0, 'hi'),
+        ev(1, 'assistant/message', { message: failed }),
+        ev(2, 'turn/end', { reason: 'error', message: 'bad key' }),
+      ]),
+    )
+    expect(p.nodes.map((node) => [node.kind, node.text])).toEqual([
+      ['user', 'hi'],
+      ['error', 'bad key'],
+      ['turn-end', ''],
+    ])
+    expect(p.nodes.at(-1)?.next).toBe('check the key on the Settings page, then send again')
+  })
+
   it('starts over when the host cannot fill a gap', () => {
     const p = new SessionProjection('s1')
     p.applyFrame(baseline(0, [user(0, 'one')]))
