@@ -44,6 +44,7 @@ export class TerminalChatService extends TerminalChat {
       const typedMeanwhile: string[] = []
       for (let first = true; ; first = false) {
         conversation = new Conversation(this.ctx, screen, host, agent)
+        if (first) screen.release()
         const view = conversation
         if (request.permissionMode) {
           // The chosen mode is a durable fact of the session (`sandbox/mode`).

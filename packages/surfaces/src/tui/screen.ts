@@ -13,8 +13,10 @@ export interface ChatScreen {
   readonly early: string[]
   /** Whether the person asked to leave (Ctrl-C twice, Ctrl-D) before the chat was ready. */
   readonly leaving: boolean
-  /** Hands the screen to the chat: the start-up footer and key handling go away. */
+  /** Hands the screen to the chat: the start-up footer and key handling go away (see `release`). */
   adopt(): void
+  /** The chat takes the editor: lines typed until now are in `early`; the pending view goes. */
+  release(): void
   /** Restores the terminal. Idempotent. */
   stop(): void
 }
@@ -56,9 +58,12 @@ export function openScreen(noColor: boolean): ChatScreen {
     },
     adopt() {
       stopKeys()
-      editor.onSubmit = undefined
-      tui.removeChild(pending)
+      // Lines entered while the session attaches still go to `early` (shown as pending) until the chat
+      // sets its own submit handler: clearing it here dropped them.
       tui.removeChild(footer)
+    },
+    release() {
+      tui.removeChild(pending)
     },
     stop() {
       if (stopped) return
