@@ -1,0 +1,52 @@
+// Mistakes on the command line and in settings stop `dsh run` up front with their own exit codes
+// (usage 2, configuration 3), never "unexpected error" (1), and never after the run started.
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startMockLlmServer } from '@dsh/test-support'
+import { afterAll, expect, it } from 'vitest'
+import { ExitCode } from '../src/exit-codes.js'
+import { runDsh } from './dsh-child.js'
+
+const homes: string[] = []
+afterAll(() => {
+  for (const home of homes) rmSync(home, { recursive: true, force: true })
+})
+
+function home(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'dsh-usage-'))
+  homes.push(dir)
+  return dir
+}
+
+it('--resume of an unknown session is a usage error that says how to find one; no request is sent', async () => {
+  await using server = await startMockLlmServer()
+  const run = await runDsh(['run', '--resume', 'no-such-id', 'hi'], { home: home(), modelUrl: server.url })
+  expect(run.code, run.stderr).toBe(ExitCode.USAGE)
+  expect(run.stderr).toMatch(/^dsh: no durable session no-such-id at /m)
+  expect(run.stderr).toMatch(/^dsh: `dsh sessions ls` lists the sessions/m)
+  expect(run.stderr).not.toMatch(/DSH_DEBUG/)
+  expect(server.requests).toHaveLength(0)
+})
+
+it('a `preset` setting naming no preset is a configuration error', async () => {
+  await using server = await startMockLlmServer()
+  const run = await runDsh(['run', 'hi'], { home: home(), modelUrl: server.url, env: { DSH_PRESET: 'bogus' } })
+  expect(run.code, run.stderr).toBe(ExitCode.CONFIG)
+  expect(run.stderr).toContain('no preset "bogus"')
+  expect(run.stderr).not.toMatch(/DSH_DEBUG/)
+  expect(server.requests).toHaveLength(0)
+})
+
+it('--cwd naming a missing directory is refused before anything runs, naming the path', async () => {
+  await using server = await startMockLlmServer()
+  const dir = home()
+  const missing = join(dir, 'no', 'such')
+  const run = await runDsh(['run', '--cwd', missing, 'hi'], { home: dir, modelUrl: server.url })
+  expect(run.code, run.stderr).toBe(ExitCode.USAGE)
+  expect(run.stderr).toContain(`dsh: --cwd ${missing}: ${missing} is not an existing directory`)
+  expect(server.requests).toHaveLength(0)
+  // Nothing was started: no session was written.
+  const sessions = join(dir, 'sessions')
+  expect(existsSync(sessions) ? readdirSync(sessions).filter((name) => name.endsWith('.jsonl')) : []).toEqual([])
+})
