@@ -1,6 +1,6 @@
 // Mistakes on the command line and in settings stop `dsh run` up front with their own exit codes
 // (usage 2, configuration 3), never "unexpected error" (1), and never after the run started.
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startMockLlmServer } from '@dsh/test-support'
@@ -49,4 +49,22 @@ it('--cwd naming a missing directory is refused before anything runs, naming the
   // Nothing was started: no session was written.
   const sessions = join(dir, 'sessions')
   expect(existsSync(sessions) ? readdirSync(sessions).filter((name) => name.endsWith('.jsonl')) : []).toEqual([])
+})
+
+it('a patch or settings file that fails its schema names the row or field path and the expected shape', async () => {
+  const dir = home()
+  writeFileSync(join(dir, 'bad.yml'), '- id: session-title\n  disabeld: true\n')
+  const patch = await runDsh(['--patch', 'bad.yml', 'check'], { home: dir })
+  expect(patch.code, patch.stderr).toBe(ExitCode.CONFIG)
+  expect(patch.stderr).toContain(
+    '  - row 1 (id session-title): unknown field "disabeld" (did you mean "disabled"?); a row is { id, use?, config?, disabled? }',
+  )
+  expect(patch.stderr).not.toContain('must NOT have additional properties')
+
+  writeFileSync(join(dir, 'settings.yaml'), 'endpoints:\n  local:\n    baseUrl: ftp://box\n    modle: qwen3\n')
+  const settings = await runDsh(['models'], { home: dir })
+  expect(settings.code, settings.stderr).toBe(ExitCode.CONFIG)
+  expect(settings.stderr).toContain('endpoints.local: unknown field "modle"')
+  expect(settings.stderr).toContain('endpoints.local.baseUrl: must match pattern "^https?://"')
+  expect(settings.stderr).toContain('(allowed: NAME: { baseUrl: http(s)://..., apiKey?: CREDENTIAL_NAME')
 })
