@@ -3,7 +3,6 @@
 // and endpoint) and every configured endpoint, and
 // which of this folder's configuration waits for `dsh trust`.
 import type {} from '@dsh/llm'
-import type {} from '@dsh/llm/openai-compatible'
 import { projectTrust } from '@dsh/settings/trust'
 import type {} from '@dsh/world/sandbox'
 import type {} from '@dsh/world/subprocess'
@@ -91,7 +90,11 @@ async function modelChecks(runtime: RuntimeScope['runtime']): Promise<Check[]> {
       )
   }
   const settings = runtime.root.get('settings')
-  const endpoints = (settings?.has('endpoints') ? settings.get('endpoints') : undefined) ?? {}
+  // The `endpoints` setting of the openai-compatible row (not imported: a consumer never imports a provider).
+  const endpoints =
+    ((settings?.has('endpoints') ? settings.get('endpoints' as never) : undefined) as
+      | Record<string, { baseUrl: string }>
+      | undefined) ?? {}
   for (const [name, entry] of Object.entries(endpoints)) {
     if (access?.url === entry.baseUrl) continue
     checks.push(
