@@ -5,10 +5,11 @@
 const EXIT_CODES = {
   OK: { code: 0, meaning: 'success (for `run`: the turn completed)' },
   ERROR: { code: 1, meaning: 'unexpected error (DSH_DEBUG=1 prints the stack)' },
-  USAGE: { code: 2, meaning: 'bad command-line usage' },
+  USAGE: { code: 2, meaning: 'bad command-line usage (also: --resume of an unknown session, a missing --cwd)' },
   CONFIG: {
     code: 3,
-    meaning: 'configuration: profile, bundle, patch, plugin, expression, credentials, provider or model',
+    meaning:
+      'configuration: profile, bundle, patch, plugin, preset, setting, expression, credentials, provider or model',
   },
   BOOT: { code: 4, meaning: 'the plugin tree did not fully activate (the audit lists why)' },
   NOT_AVAILABLE: { code: 5, meaning: 'the subcommand is not available in this version' },
@@ -35,14 +36,15 @@ export function exitCodeHelp(): string {
   return `Exit codes:\n${rows.join('\n')}`
 }
 
-const CONFIG_CODES = /^(CONFIG_|PROFILE_|BUNDLE_|MODULE_|PLUGIN_)/
+const CONFIG_CODES = /^(CONFIG_|PROFILE_|BUNDLE_|MODULE_|PLUGIN_|PRESET_)/
 
 /** The exit code for an error that reached the top level. */
 export function exitCodeFor(code: string | undefined): number {
   if (code === undefined) return ExitCode.ERROR
   if (code === 'BOOT_FAILED') return ExitCode.BOOT
   if (code === 'NOT_AVAILABLE') return ExitCode.NOT_AVAILABLE
-  if (code === 'USAGE' || code.startsWith('ATTACHMENT_')) return ExitCode.USAGE
+  if (code === 'USAGE' || code === 'SESSION_NOT_FOUND' || code === 'PRESET_LOCKED' || code.startsWith('ATTACHMENT_'))
+    return ExitCode.USAGE
   if (code === 'SESSION_LEASED') return ExitCode.SESSION_BUSY
   if (code === 'SESSION_CORRUPT') return ExitCode.SESSION_CORRUPT
   return CONFIG_CODES.test(code) ? ExitCode.CONFIG : ExitCode.ERROR

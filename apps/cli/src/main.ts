@@ -1,7 +1,7 @@
 // The `dsh` command line: global composition options, dumps, and the subcommands.
 // Each command's implementation is imported inside its action, so `dsh --help` loads no runtime.
-import { readFileSync } from 'node:fs'
-import { basename } from 'node:path'
+import { readFileSync, statSync } from 'node:fs'
+import { basename, resolve } from 'node:path'
 import { HarnessError } from '@dsh/kernel/errors'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import type { ChatOptions } from './commands/chat.js'
@@ -59,6 +59,18 @@ Environment:
 ${exitCodeHelp()}`,
     )
     .exitOverride()
+    .hook('preAction', (_program, action) => {
+      // A missing --cwd would run and fail only at the first tool call (as "spawn bwrap ENOENT").
+      const cwd = action.opts<{ cwd?: unknown }>().cwd
+      if (typeof cwd !== 'string') return
+      const path = resolve(cwd)
+      let directory = false
+      try {
+        directory = statSync(path).isDirectory()
+      } catch {}
+      if (!directory)
+        throw new HarnessError('USAGE', `--cwd ${cwd}: ${path} is not an existing directory`, { cwd, path })
+    })
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
 
   const request = (command: string, args: string[] = []): ComposeRequest => ({
@@ -389,6 +401,8 @@ function restoreTerminal(): void {
 
 /** What the user can do about a session that cannot be opened (the lease message names its own way out). */
 function nextStep(error: HarnessError): string | undefined {
+  if (error.code === 'SESSION_NOT_FOUND')
+    return '`dsh sessions ls` lists the sessions; `--continue` takes the latest here'
   if (error.code !== 'SESSION_CORRUPT') return undefined
   const file = typeof error.facts.file === 'string' ? error.facts.file : undefined
   const id = typeof error.facts.id === 'string' ? error.facts.id : file ? basename(file, '.jsonl') : 'ID'

@@ -51,4 +51,46 @@ describe('dsh doctor', () => {
       rmSync(home, { recursive: true, force: true })
     }
   })
+
+  it("checks the default model's provider and every configured endpoint, not DeepSeek", async () => {
+    const home = mkdtempSync(join(tmpdir(), 'dsh-doctor-'))
+    await using server = await startMockLlmServer()
+    try {
+      // Only an Anthropic key, its endpoint pointed at the mock: no DeepSeek check, exit 0.
+      const anthropic = await runDsh(['doctor'], {
+        home,
+        env: { ANTHROPIC_API_KEY: 'sk-ant', ANTHROPIC_BASE_URL: server.url, DSH_MODEL: 'anthropic:claude-sonnet-4-5' },
+      })
+      expect(anthropic.stdout).not.toMatch(/DEEPSEEK/)
+      expect(anthropic.stdout).toMatch(/^ok {4}model +default model anthropic:claude-sonnet-4-5/m)
+      expect(anthropic.stdout).toMatch(/^ok {4}key +ANTHROPIC_API_KEY from env/m)
+      expect(anthropic.stdout).toMatch(new RegExp(`^ok {4}endpoint +${server.url} answers`, 'm'))
+      expect(anthropic.stdout).not.toMatch(/^FAIL {2}(model|key|endpoint)/m)
+
+      // The same without the key: the Anthropic key is what is missing.
+      const keyless = await runDsh(['doctor'], {
+        home,
+        env: { ANTHROPIC_BASE_URL: server.url, DSH_MODEL: 'anthropic:claude-sonnet-4-5' },
+      })
+      expect(keyless.code).toBe(ExitCode.CONFIG)
+      expect(keyless.stdout).toMatch(/^FAIL {2}key +ANTHROPIC_OAUTH_TOKEN or ANTHROPIC_API_KEY is not set\n +fix: set/m)
+
+      // A local endpoint as the default model, and a second endpoint that is down: each one checked.
+      expect((await runDsh(['config', 'set', 'endpoints.local.baseUrl', server.url], { home })).code).toBe(0)
+      expect((await runDsh(['config', 'set', 'endpoints.down.baseUrl', 'http://127.0.0.1:9/v1'], { home })).code).toBe(
+        0,
+      )
+      const local = await runDsh(['doctor'], { home, env: { DSH_MODEL: 'openai-compatible:local/qwen3' } })
+      expect(local.stdout).not.toMatch(/DEEPSEEK/)
+      expect(local.stdout).toMatch(/^ok {4}model +default model openai-compatible:local\/qwen3/m)
+      expect(local.stdout).toMatch(/^ok {4}key +openai-compatible needs no key/m)
+      expect(local.stdout).toMatch(new RegExp(`^ok {4}endpoint +${server.url} answers`, 'm'))
+      expect(local.stdout).toMatch(
+        /^FAIL {2}endpoint down +http:\/\/127\.0\.0\.1:9\/v1 cannot be reached: .*\n +fix: check endpoints\.down\.baseUrl/m,
+      )
+      expect(local.code).toBe(ExitCode.CONFIG)
+    } finally {
+      rmSync(home, { recursive: true, force: true })
+    }
+  })
 })

@@ -140,7 +140,7 @@ it('`dsh config set preset plan` makes new sessions plan sessions; a missing def
   // A default naming no preset stops the run before any request, and says where it was set.
   const before = server.requests.length
   const missing = await runDsh(['run', 'hi'], { home, modelUrl: server.url, env: { DSH_PRESET: 'nosuch' } })
-  expect(missing.code).not.toBe(0)
+  expect(missing.code).toBe(3)
   expect(missing.stderr).toContain('no preset "nosuch"; available: ask, code, minimal, plan')
   expect(missing.stderr).toContain('is the default preset from DSH_PRESET')
   expect(server.requests.length).toBe(before)

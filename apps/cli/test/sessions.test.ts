@@ -87,7 +87,7 @@ describe('dsh sessions', () => {
     expect(inside.code).not.toBe(0)
     expect(inside.stderr).toMatch(/^dsh: cannot fork session .* at event 3: the prefix ends inside an open turn/)
     const missing = await dsh('sessions', 'show', 'no-such-session')
-    expect(missing.code).toBe(1)
+    expect(missing.code).toBe(2)
     expect(missing.stderr).toMatch(/^dsh: no durable session no-such-session/)
   })
 })

@@ -73,6 +73,57 @@ export interface EffectiveTree {
 /** The row-list schema (rows.schema.json), compiled by Ajv at build time (scripts/validators.mjs). */
 const validateRows = rowListValidator as { (value: unknown): boolean; errors?: ErrorObject[] | null }
 
+const ROW_FIELDS = ['id', 'use', 'config', 'disabled']
+const BUNDLE_FIELDS = ['bundle', 'disabled', 'replaces']
+const FIELD_SHAPES: Record<string, string> = {
+  id: 'a row id (letters, digits, . _ / -)',
+  use: 'a module specifier such as "@dsh/llm/deepseek" or "./my-plugin.js"',
+  bundle: 'an installed bundle package name',
+  disabled: 'true or false',
+  replaces: 'a list of bundle names',
+}
+
+/** Edit distance, for "did you mean". */
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i)
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0] as number
+    row[0] = i
+    for (let j = 1; j <= b.length; j++) {
+      const current = row[j] as number
+      row[j] = Math.min(current + 1, (row[j - 1] as number) + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1))
+      previous = current
+    }
+  }
+  return row[b.length] as number
+}
+
+/** One schema problem of a layer, by row and field, with the shape expected there. */
+function rowProblem(error: ErrorObject, value: unknown): string {
+  const [index, field] = error.instancePath.split('/').slice(1)
+  const params = error.params as Record<string, unknown>
+  if (index === undefined) return 'the file must be a YAML list of rows (- id: NAME, use: MODULE, config: ...)'
+  const item = Array.isArray(value) ? (value[Number(index)] as Record<string, unknown> | undefined) : undefined
+  const isBundle = item !== null && typeof item === 'object' && 'bundle' in item
+  const id = item && typeof item === 'object' && typeof item.id === 'string' ? ` (id ${item.id})` : ''
+  const where = `row ${Number(index) + 1}${id}`
+  const fields = isBundle ? BUNDLE_FIELDS : ROW_FIELDS
+  const shape = isBundle ? '{ bundle, disabled?, replaces? }' : '{ id, use?, config?, disabled? }'
+  if (field !== undefined) {
+    const expected = FIELD_SHAPES[field]
+    return `${where}, field ${field}: ${error.message ?? 'is invalid'}${expected ? ` (expected ${expected})` : ''}`
+  }
+  if (error.keyword === 'additionalProperties') {
+    const extra = String(params.additionalProperty)
+    const near = fields.find((name) => distance(name, extra) <= 2)
+    return `${where}: unknown field "${extra}"${near ? ` (did you mean "${near}"?)` : ''}; a ${isBundle ? 'bundle reference' : 'row'} is ${shape}`
+  }
+  if (error.keyword === 'required')
+    return `${where}: missing field "${String(params.missingProperty)}"; a row is ${shape}`
+  if (error.keyword === 'type') return `${where}: must be a mapping ${shape}`
+  return `${where}: ${error.message ?? 'is invalid'}; expected ${shape}`
+}
+
 /**
  * Validates parsed layer content: rows and bundle references. Throws `CONFIG_INVALID` listing every
  * problem with its path. An empty document is an empty layer.
@@ -82,7 +133,7 @@ export function checkEntries(value: unknown, source: string): LayerEntry[] {
   if (!validateRows(value)) {
     const problems = (validateRows.errors ?? [])
       .filter((e) => e.keyword !== 'if')
-      .map((e) => `  - ${e.instancePath || '/'} ${e.message}`)
+      .map((e) => `  - ${rowProblem(e, value)}`)
     throw new HarnessError(
       'CONFIG_INVALID',
       `${source}: not a list of rows { id, use?, config?, disabled? } or bundles { bundle, disabled?, replaces? }:\n${problems.join('\n')}`,

@@ -122,8 +122,16 @@ describe('layer files', () => {
 
   it('rejects rows with unknown keys, bad ids, and duplicate ids, naming the file', () => {
     expect(codeOf(() => parseLayerText('- id: a\n  use: x\n  confg: {}', 'f.yml'))).toMatch(
-      /^CONFIG_INVALID: f.yml: .*must NOT have additional properties/s,
+      /^CONFIG_INVALID: f.yml: .*\n {2}- row 1 \(id a\): unknown field "confg" \(did you mean "config"\?\); a row is \{ id, use\?, config\?, disabled\? \}$/,
     )
+    expect(codeOf(() => parseLayerText('- id: a\n  disabeld: true', 'f.yml'))).toContain(
+      'row 1 (id a): unknown field "disabeld" (did you mean "disabled"?)',
+    )
+    expect(codeOf(() => parseLayerText('- id: a\n  use: 3', 'f.yml'))).toContain(
+      'row 1 (id a), field use: must be string (expected a module specifier',
+    )
+    expect(codeOf(() => parseLayerText('- use: x', 'f.yml'))).toContain('row 1: missing field "id"')
+    expect(codeOf(() => parseLayerText('rows: []', 'f.yml'))).toContain('the file must be a YAML list of rows')
     expect(codeOf(() => parseLayerText('- id: "bad id"\n  use: x', 'f.yml'))).toMatch(/CONFIG_INVALID.*pattern/s)
     expect(codeOf(() => parseLayerText('- id: a\n  use: x\n- id: a\n  use: y', 'f.yml'))).toMatch(
       /CONFIG_INVALID: f.yml: row id "a" appears twice/,

@@ -240,10 +240,10 @@ export function createPiAiAdapter(
     const named = config.apiKeys?.[provider]
     return named ? [named] : (PI_AI_PROVIDERS[provider] ?? [])
   }
-  const findKey = async (provider: string): Promise<{ value: string } | undefined> => {
+  const findKey = async (provider: string): Promise<{ value: string; name: string; location: string } | undefined> => {
     for (const name of keyNames(provider)) {
       const found = await credentials.resolve(name)
-      if (found) return found
+      if (found) return { value: found.value, name, location: found.location }
     }
     return undefined
   }
@@ -258,6 +258,24 @@ export function createPiAiAdapter(
     async configured(provider) {
       if (config.models?.[provider]) return true
       return keyNames(provider).length > 0 && (await findKey(provider)) !== undefined
+    },
+    async access(provider, id) {
+      const names = keyNames(provider)
+      const found = await findKey(provider).catch(() => undefined)
+      const override = await credentials.get(baseUrlVariable(provider)).catch(() => undefined)
+      let url = override
+      if (!url) {
+        try {
+          url = resolveModel(await ready(), provider, id || defaultModel(provider), config)?.baseUrl
+        } catch {}
+      }
+      return {
+        ...(url ? { url } : {}),
+        urlVariable: baseUrlVariable(provider),
+        keyNames: names,
+        keyRequired: names.length > 0 && !config.models?.[provider],
+        ...(found ? { key: { name: found.name, location: found.location } } : {}),
+      }
     },
     defaults: (provider) => ({ model: defaultModel(provider) }),
     reasoningEfforts(provider, id) {

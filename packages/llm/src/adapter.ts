@@ -47,6 +47,18 @@ export interface ModelInfo {
   cost?: { input: number; output: number; cacheRead?: number; cacheWrite?: number }
 }
 
+/** What `LlmAdapter.access` reports. */
+export interface ProviderAccess {
+  url?: string
+  /** The credential variable that overrides `url`, when there is one (`DEEPSEEK_BASE_URL`). */
+  urlVariable?: string
+  keyNames: readonly string[]
+  keyRequired: boolean
+  key?: { name: string; location: string }
+  /** Why the call cannot go anywhere (no endpoint named for this model). */
+  error?: string
+}
+
 export interface ProviderCatalog {
   provider: string
   defaultModel?: string
@@ -73,6 +85,12 @@ export interface LlmAdapter {
    * usable. Never returns the key.
    */
   configured?(provider: string): Promise<boolean>
+  /**
+   * Where a call of `provider`/`model` goes and which key it needs, for `dsh doctor`: the endpoint URL
+   * (absent: the library's own default), the credential names tried, where the key was found (never
+   * its value), and whether a call fails without one.
+   */
+  access?(provider: string, model: string): Promise<ProviderAccess>
   /** Defaults `prepareCall` fills in for fields the caller left out (at least `model`). */
   defaults?(provider: string): Partial<Omit<LlmCallConfig, 'provider'>>
   /**

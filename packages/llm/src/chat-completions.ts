@@ -2,7 +2,7 @@
 // request body from dsh messages, POSTs it with fetch, reads the SSE stream and normalizes it into
 // stream chunks (chat-stream.ts). Every failure (HTTP status, transport, malformed frame, timeout, abort) ends the
 // stream with a terminal chunk; nothing here throws to the consumer and nothing retries.
-import type { LlmAdapter, LlmDispatch, ModelInfo, ProviderCatalog, ToolChoice } from './adapter.js'
+import type { LlmAdapter, LlmDispatch, ModelInfo, ProviderAccess, ProviderCatalog, ToolChoice } from './adapter.js'
 import { errorFinish, llmError } from './adapter.js'
 import { ChunkReader, FINISH, isObject, type Json, providerError } from './chat-stream.js'
 import type { FinishReason, LlmErrorCode, LlmErrorData, ReasoningEffort, StreamChunk } from './messages.js'
@@ -55,6 +55,8 @@ export interface ChatCompletionsOptions {
   loadModels?: (signal?: AbortSignal) => Promise<readonly ModelInfo[]>
   /** What `loadModels` loaded so far, for the synchronous catalog; `models` when absent. */
   knownModels?: () => readonly ModelInfo[]
+  /** The credential variable that overrides the base URL (`DEEPSEEK_BASE_URL`), for diagnostics. */
+  baseUrlVariable?: string
   /** Whether the provider can be used now. Default: a key is found, or none is required. */
   configured?: () => Promise<boolean>
 }
@@ -193,6 +195,20 @@ export function createChatCompletionsAdapter(options: ChatCompletionsOptions): L
     async configured() {
       if (options.configured) return options.configured()
       return !options.keyRequired || (await options.apiKey()) !== undefined
+    },
+    async access(_provider, model): Promise<ProviderAccess> {
+      const routed = options.route ? await options.route(model) : undefined
+      if (routed && 'error' in routed) return { keyNames: [], keyRequired: false, error: routed.error.message }
+      const keyName = routed?.keyName ?? options.keyName
+      const keyRequired = routed?.keyRequired ?? options.keyRequired
+      const found = await (routed?.apiKey ?? options.apiKey)()
+      return {
+        url: routed?.baseUrl ?? (await options.baseUrl()),
+        ...(options.baseUrlVariable ? { urlVariable: options.baseUrlVariable } : {}),
+        keyNames: keyName.startsWith('(') ? [] : [keyName],
+        keyRequired,
+        ...(found ? { key: { name: keyName, location: found.location } } : {}),
+      }
     },
     defaults: () => ({ model: options.defaultModel() }),
     reasoningEfforts: () => efforts,

@@ -113,6 +113,7 @@ export function applyChatProvider(ctx: Context, config: ChatProviderConfig, defa
     dialect: defaults.dialect,
     keyName,
     keyRequired: defaults.keyRequired,
+    ...(config.baseUrl ? {} : { baseUrlVariable: defaults.baseUrlVariable }),
     async baseUrl() {
       const url = config.baseUrl ?? (await credentials.get(defaults.baseUrlVariable)) ?? defaults.baseUrl
       return url ?? ''

@@ -9,6 +9,7 @@ import {
   type LlmRequest,
   llmError,
   type ModelInfo,
+  type ProviderAccess,
   type ProviderCatalog,
 } from './adapter.js'
 import type { LlmCallConfig, LlmErrorData, ReasoningEffort, StreamChunk } from './messages.js'
@@ -225,6 +226,14 @@ export class LlmService extends Service {
   }
 
   /**
+   * Where a call of `provider`/`model` goes and which key it needs (`LlmAdapter.access`), for
+   * diagnostics; undefined when no adapter serves the provider or the adapter cannot say.
+   */
+  async access(provider: string, model: string): Promise<ProviderAccess | undefined> {
+    return this._routes.get(provider)?.adapter.access?.(provider, model)
+  }
+
+  /**
    * Lets the adapter of `provider` (default: the default provider) load what it loads on first use, so
    * that `resolveCall`/`prepareCall` see its default model and `catalog` its models. Never throws: a
    * catalog that cannot load only leaves the catalog advisory as before.
@@ -395,7 +404,15 @@ async function* run(state: PreparedState, dispatch: LlmDispatch, known: string[]
 
 export default LlmService
 
-export type { LlmAdapter, LlmDispatch, LlmRequest, ModelInfo, ProviderCatalog, ToolChoice } from './adapter.js'
+export type {
+  LlmAdapter,
+  LlmDispatch,
+  LlmRequest,
+  ModelInfo,
+  ProviderAccess,
+  ProviderCatalog,
+  ToolChoice,
+} from './adapter.js'
 export { errorFinish, LlmError, llmError } from './adapter.js'
 export { assembleMessage, MessageAssembler, messageToChunks, parseToolArguments } from './assembler.js'
 export { acceptsImages, imageMissing, imagePlaceholder } from './images.js'

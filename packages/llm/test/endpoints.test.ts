@@ -99,7 +99,7 @@ describe('openai-compatible endpoints', () => {
     await writeFile(join(dir.path, 'settings.yaml'), 'endpoints:\n  local:\n    apiKey: K\n')
     const { ctx, dispose } = await bootLlm(openaiCompatible, undefined, { env: {}, home: dir.path })
     expect(() => ctx.settings.check()).toThrow(
-      /settings\.yaml: setting "endpoints" local: must have required property 'baseUrl'/,
+      /settings\.yaml: endpoints\.local: missing field "baseUrl" \(allowed: NAME: \{ baseUrl: http\(s\):\/\/\.\.\., apiKey\?/,
     )
     expect(existsSync(join(dir.path, 'cache'))).toBe(false)
     await dispose()

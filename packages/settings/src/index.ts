@@ -198,7 +198,7 @@ export class SettingsService extends Service {
     const { spec } = this._definition(key)
     const found = this._layers(key, spec).at(-1)
     if (!found) return { key, value: spec.default, source: 'default' }
-    const problem = this._problem(spec, found.value)
+    const problem = this._problem(spec, found.value, key)
     if (problem) throw invalid(found, problem, spec)
     return found
   }
@@ -248,7 +248,7 @@ export class SettingsService extends Service {
     const problems: string[] = []
     for (const [key, { spec }] of this._definitions) {
       for (const found of this._layers(key, spec)) {
-        const problem = this._problem(spec, found.value)
+        const problem = this._problem(spec, found.value, key)
         if (problem) problems.push(invalid(found, problem, spec).message)
       }
     }
@@ -277,7 +277,7 @@ export class SettingsService extends Service {
     const file = scope === 'project' ? this.projectFile : this.userFile
     const parsed = options.text && typeof value === 'string' ? parseText(value, subschema(spec.schema, rest)) : value
     const next = withPath(this._files.read(file)[key], rest, parsed)
-    const problem = this._problem(spec, next)
+    const problem = this._problem(spec, next, key)
     if (problem)
       throw invalid({ key, value: next, source: scope, location: file }, `${problem}; nothing was written`, spec)
     this._keepingTrust(scope, () =>
@@ -296,7 +296,7 @@ export class SettingsService extends Service {
     if (current === undefined || (rest.length > 0 && valueAt(current, rest) === undefined)) return false
     if (rest.length > 0) {
       const next = withPath(current, rest, undefined)
-      const problem = this._problem(spec, next)
+      const problem = this._problem(spec, next, key)
       if (problem)
         throw invalid({ key, value: next, source: scope, location: file }, `${problem}; nothing was written`, spec)
     }
@@ -314,7 +314,7 @@ export class SettingsService extends Service {
   setFlag(key: string, value: unknown, label: string): () => void {
     const { spec } = this._definition(key)
     const parsed = typeof value === 'string' ? parseText(value, spec.schema) : value
-    const problem = this._problem(spec, parsed)
+    const problem = this._problem(spec, parsed, key)
     if (problem) throw invalid({ key, value: parsed, source: 'flag', location: label }, problem, spec)
     const flags = this._flags
     const entry = { value: parsed, label }
@@ -418,8 +418,8 @@ export class SettingsService extends Service {
     return this.trust.admits(dirname(dirname(this.projectFile)), '.dsh/settings.yaml')
   }
 
-  private _problem(spec: SettingSpec<unknown>, value: unknown): string | undefined {
-    return this._schemas.problem(spec.schema, value) ?? spec.check?.(value)
+  private _problem(spec: SettingSpec<unknown>, value: unknown, key: string): string | undefined {
+    return this._schemas.problem(spec.schema, value, key) ?? spec.check?.(value)
   }
 }
 
@@ -435,7 +435,9 @@ function invalid(found: SettingValue, problem: string, spec: SettingSpec<unknown
     found.source === 'user' || found.source === 'project'
       ? `; fix the file or run \`dsh config set${found.source === 'project' ? ' --project' : ''} ${found.key} VALUE\``
       : ''
-  return new HarnessError('CONFIG_SETTINGS_INVALID', `${where}: setting "${found.key}" ${problem}${allowed}${fix}`, {
+  // A schema problem names its field path from the key (`endpoints.local.baseUrl: ...`).
+  const what = problem.startsWith(`${found.key}`) ? problem : `setting "${found.key}" ${problem}`
+  return new HarnessError('CONFIG_SETTINGS_INVALID', `${where}: ${what}${allowed}${fix}`, {
     key: found.key,
     source: found.source,
     location: found.location ?? null,

@@ -23,19 +23,26 @@ export class SchemaChecker {
     return validate
   }
 
-  /** Why `value` does not fit `schema` (one line naming what is allowed), or undefined when it fits. */
-  problem(schema: JsonSchema, value: unknown): string | undefined {
+  /**
+   * Why `value` does not fit `schema` (one line naming what is allowed), or undefined when it fits.
+   * With `key`, each problem names its field path from the key (`endpoints.local.baseUrl: ...`).
+   */
+  problem(schema: JsonSchema, value: unknown, key?: string): string | undefined {
     const validate = this.compile(schema)
     if (validate(value)) return undefined
-    return (validate.errors ?? []).map(describe).join('; ')
+    return (validate.errors ?? []).map((error) => describe(error, key)).join('; ')
   }
 }
 
-function describe(error: ErrorObject): string {
-  const at = error.instancePath ? `${error.instancePath.slice(1).replaceAll('/', '.')}: ` : ''
+function describe(error: ErrorObject, key?: string): string {
+  const path = error.instancePath.split('/').slice(1)
+  const at = path.length > 0 ? `${[...(key ? [key] : []), ...path].join('.')}: ` : ''
   const params = error.params as Record<string, unknown>
   if (error.keyword === 'enum') return `${at}must be one of ${(params.allowedValues as unknown[]).join(', ')}`
   if (error.keyword === 'additionalProperties') return `${at}unknown field "${String(params.additionalProperty)}"`
+  if (error.keyword === 'required') return `${at}missing field "${String(params.missingProperty)}"`
+  if (error.keyword === 'type')
+    return `${at}must be ${params.type === 'array' ? 'a list' : params.type === 'object' ? 'a mapping' : `a ${String(params.type)}`}`
   return `${at}${error.message ?? 'is invalid'}`
 }
 

@@ -156,6 +156,17 @@ describe('ctx.settings', () => {
     ])
   })
 
+  it('names the field path of a nested problem and the shape it expects', async () => {
+    await using f = await fixture()
+    f.define()
+    await mkdir(f.home, { recursive: true })
+    await writeFile(f.userFile, 'test.endpoints:\n  local:\n    baseUrl: 3\n    modle: x\n  other: []\n')
+    const message = thrown(() => f.ctx.settings.check()).message
+    expect(message).toContain(`${f.userFile}: test.endpoints.local: unknown field "modle"`)
+    expect(message).toContain('test.endpoints.local.baseUrl: must be a string')
+    expect(message).toContain('test.endpoints.other: must be a mapping')
+  })
+
   it('names an invalid environment variable or flag', async () => {
     await using f = await fixture({ TEST_LIMIT: '0' })
     f.define()
@@ -188,7 +199,7 @@ describe('ctx.settings', () => {
     expect(f.ctx.settings.get('test.endpoints')).toEqual({ local: { baseUrl: 'http://127.0.0.1:1234/v1' } })
     expect(f.ctx.settings.resolve('test.endpoints').location).toBe(f.projectFile)
     expect(thrown(() => f.ctx.settings.set('test.endpoints.other.apiKey', 'X', { text: true })).message).toContain(
-      "must have required property 'baseUrl'",
+      'test.endpoints.other: missing field "baseUrl"',
     )
     expect(f.ctx.settings.unset('test.endpoints.local', { scope: 'project' })).toBe(true)
     expect(f.ctx.settings.get('test.endpoints')).toEqual({})

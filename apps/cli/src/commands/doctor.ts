@@ -1,14 +1,15 @@
 // `dsh doctor`: what works on this machine and what to do about what does not: Node, the sandbox
-// (mechanism, why it is unusable, the fix), process containment, the model key and the endpoint, and
+// (mechanism, why it is unusable, the fix), process containment, the default model's provider (its key
+// and endpoint) and every configured endpoint, and
 // which of this folder's configuration waits for `dsh trust`.
-import type {} from '@dsh/settings/credentials'
+import type {} from '@dsh/llm'
 import { projectTrust } from '@dsh/settings/trust'
 import type {} from '@dsh/world/sandbox'
 import type {} from '@dsh/world/subprocess'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
-import { withRuntime } from '../runtime.js'
+import { type RuntimeScope, withRuntime } from '../runtime.js'
 
 interface Check {
   name: string
@@ -27,20 +28,84 @@ function sandboxFix(detail: string): string {
   return 'see packages/world/README.md (Platforms)'
 }
 
-async function endpointCheck(url: string): Promise<Check> {
+async function endpointCheck(name: string, url: string, fix: string): Promise<Check> {
   try {
     const response = await fetch(url, { method: 'GET', signal: AbortSignal.timeout(5000) })
     await response.body?.cancel()
-    return { name: 'endpoint', ok: true, detail: `${url} answers (HTTP ${response.status})` }
+    return { name, ok: true, detail: `${url} answers (HTTP ${response.status})` }
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message
-    return {
-      name: 'endpoint',
-      ok: false,
-      detail: `${url} cannot be reached: ${cause}`,
-      fix: 'check DEEPSEEK_BASE_URL, the network and any proxy',
-    }
+    return { name, ok: false, detail: `${url} cannot be reached: ${cause}`, fix }
   }
+}
+
+/**
+ * The default model's provider (its key and endpoint) and every configured OpenAI-compatible
+ * endpoint: what a run will use, not a fixed provider.
+ */
+async function modelChecks(runtime: RuntimeScope['runtime']): Promise<Check[]> {
+  const checks: Check[] = []
+  const llm = runtime.root.get('llm')
+  if (!llm) return [{ name: 'model', ok: false, detail: 'no llm row in this profile', fix: 'add the llm row' }]
+  let call: { provider: string; model: string }
+  try {
+    call = llm.resolveCall({})
+  } catch (error) {
+    return [{ name: 'model', ok: false, detail: (error as Error).message, fix: 'dsh config set model PROVIDER:MODEL' }]
+  }
+  const named = `${call.provider}:${call.model || '(its default)'}`
+  if (!llm.providers().includes(call.provider)) {
+    return [
+      {
+        name: 'model',
+        ok: false,
+        detail: `the default model ${named} names provider "${call.provider}", which no row serves`,
+        fix: `dsh config set model PROVIDER:MODEL (providers: ${llm.providers().join(', ')}; dsh models lists them)`,
+      },
+    ]
+  }
+  checks.push({ name: 'model', ok: true, detail: `default model ${named}` })
+  const access = await llm.access(call.provider, call.model)
+  if (access?.error) {
+    checks.push({ name: 'endpoint', ok: false, detail: access.error, fix: 'dsh config set model PROVIDER:MODEL' })
+  } else if (access) {
+    const names = access.keyNames.join(' or ')
+    if (access.key) checks.push({ name: 'key', ok: true, detail: `${access.key.name} from ${access.key.location}` })
+    else if (access.keyRequired)
+      checks.push({
+        name: 'key',
+        ok: false,
+        detail: `${names} is not set`,
+        fix: `set ${names} in the environment, with dsh config set ${access.keyNames.at(-1)} KEY, $DSH_HOME/.credentials.yaml or .env`,
+      })
+    else
+      checks.push({ name: 'key', ok: true, detail: `${call.provider} needs no key${names ? ` (${names} unset)` : ''}` })
+    if (access.url)
+      checks.push(
+        await endpointCheck(
+          'endpoint',
+          access.url,
+          `check ${access.urlVariable ? `${access.urlVariable}, ` : ''}the network and any proxy`,
+        ),
+      )
+  }
+  const settings = runtime.root.get('settings')
+  // The `endpoints` setting of the openai-compatible row (not imported: a consumer never imports a provider).
+  const endpoints =
+    ((settings?.has('endpoints') ? settings.get('endpoints' as never) : undefined) as
+      | Record<string, { baseUrl: string }>
+      | undefined) ?? {}
+  for (const [name, entry] of Object.entries(endpoints)) {
+    if (access?.url === entry.baseUrl) continue
+    checks.push(
+      await endpointCheck(
+        `endpoint ${name}`,
+        entry.baseUrl,
+        `check endpoints.${name}.baseUrl (dsh config set endpoints.${name}.baseUrl URL), the server and any proxy`,
+      ),
+    )
+  }
+  return checks
 }
 
 export async function doctor(request: ComposeRequest, io: Io): Promise<number> {
@@ -76,17 +141,7 @@ export async function doctor(request: ComposeRequest, io: Io): Promise<number> {
           : { fix: 'with a usable bubblewrap every tool process tree dies with dsh, even on SIGKILL' }),
       })
     }
-    const credentials = runtime.root.get('credentials')
-    if (credentials) {
-      const key = await credentials.resolve('DEEPSEEK_API_KEY')
-      checks.push({
-        name: 'key',
-        ok: key !== undefined,
-        detail: key ? `DEEPSEEK_API_KEY from ${key.location}` : 'DEEPSEEK_API_KEY is not set',
-        ...(key ? {} : { fix: 'set DEEPSEEK_API_KEY in the environment, $DSH_HOME/.credentials.yaml or .env' }),
-      })
-      checks.push(await endpointCheck((await credentials.get('DEEPSEEK_BASE_URL')) ?? 'https://api.deepseek.com'))
-    }
+    checks.push(...(await modelChecks(runtime)))
     // Not a failure: an untrusted folder is the safe default. Said here because "my .mcp.json does
     // nothing" is the question it answers.
     const folder = request.cwd ?? process.cwd()

@@ -5,7 +5,7 @@ import type {} from '@dsh/context'
 import { describeGiveUp, describeRetry } from '@dsh/context/recovery-text'
 import { type Context, HarnessError } from '@dsh/kernel'
 import { isEvent, type SessionEvent } from '@dsh/session'
-import type {} from '@dsh/surfaces/headless'
+import type { RefusedCall } from '@dsh/surfaces/headless'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode, exitCodeForRun } from '../exit-codes.js'
 import { checkFolderTrust } from '../folder-trust.js'
@@ -54,6 +54,23 @@ export function modelOf(options: Pick<RunOptions, 'model' | 'provider'>): { prov
   if (provider) out.provider = provider
   if (model) out.model = model
   return out
+}
+
+/** What a headless run says about the calls it refused for want of a person to approve them. */
+function refusedLines(refused: RefusedCall[]): string[] {
+  if (refused.length === 0) return []
+  const lines = [
+    `dsh: ${refused.length === 1 ? '1 call needed' : `${refused.length} calls needed`} approval and nobody could give it (headless), so ${refused.length === 1 ? 'it was' : 'they were'} refused:`,
+  ]
+  for (const call of refused)
+    lines.push(`dsh:   ${call.tool ? `${call.tool}: ` : ''}${call.summary}${call.reason ? ` (${call.reason})` : ''}`)
+  const rules = [...new Set(refused.flatMap((call) => (call.rule ? [call.rule] : [])))]
+  const example = JSON.stringify(rules.length > 0 ? rules : ['Bash(npm test:*)'])
+  lines.push(
+    'dsh: to allow them: rerun with --yes (each such call once), choose a --permission-mode that allows them,',
+    `dsh: or allow them by a rule in $DSH_HOME/settings.yaml: permissions: { allow: ${example} }`,
+  )
+  return lines
 }
 
 /** What a person waiting on `dsh run` must see even when stderr is not a terminal: the run is retrying. */
@@ -154,6 +171,7 @@ async function runTask(root: Context, task: string, options: RunOptions, io: Io,
       turns: result.turns,
       ...(result.message ? { message: result.message } : {}),
       ...(result.error ? { error: result.error } : {}),
+      ...(result.refused.length > 0 ? { refused: result.refused } : {}),
     }
     if (options.output === 'stream-json') io.out(JSON.stringify(summary))
     else if (options.output === 'json') io.out(JSON.stringify(summary, null, 2))
@@ -162,6 +180,7 @@ async function runTask(root: Context, task: string, options: RunOptions, io: Io,
       const why = result.error?.message ?? result.message ?? result.reason
       io.err(`dsh: the turn ended ${result.reason}: ${why}`)
     }
+    for (const line of refusedLines(result.refused)) io.err(line)
     const code = signalCode ?? exitCodeForRun(result.reason, result.error?.code, result.error?.message)
     if (!result.durable) io.err('dsh: warning: no session persistence row is active; this session was not saved')
     else if (code !== ExitCode.OK && code !== ExitCode.CONFIG && options.output === 'text') {

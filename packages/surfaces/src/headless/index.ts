@@ -55,6 +55,20 @@ export interface HeadlessRunResult {
   turns: number
   /** Whether the run's events were made durable (false when no persistence row is active). */
   durable: boolean
+  /** The calls whose approval was refused because nobody could be asked (without `--yes`). */
+  refused: RefusedCall[]
+}
+
+/** One call of a headless run that needed approval and did not get it. */
+export interface RefusedCall {
+  /** The tool, when the question was about a tool call. */
+  tool?: string
+  /** The one line a person would have decided on (`Run \`npm test\``). */
+  summary: string
+  /** Why approval was needed (the policy's reason). */
+  reason?: string
+  /** The narrowest permission rule that would allow it (`Bash(npm test:*)`), when one is known. */
+  rule?: string
 }
 
 /** The `ctx.headless` seam. */

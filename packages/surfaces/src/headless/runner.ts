@@ -1,11 +1,12 @@
 // The headless runner row: one task, one agent, to whole-agent idle, then flush and report.
 import type { Agent } from '@dsh/agent'
+import type {} from '@dsh/agent/approval'
 import { createStaticAnswerer } from '@dsh/agent/approval'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { AssistantMessage, Usage } from '@dsh/llm'
 import type { SessionEvent, TurnEndReason } from '@dsh/session'
 import { SessionHost } from '../host/index.js'
-import { HeadlessRunner, type HeadlessRunRequest, type HeadlessRunResult } from './index.js'
+import { HeadlessRunner, type HeadlessRunRequest, type HeadlessRunResult, type RefusedCall } from './index.js'
 
 const NOBODY_TO_ASK =
   'this is a headless run: nobody can approve actions; rerun with --yes to allow such actions once each, or change --permission-mode'
@@ -134,8 +135,21 @@ export function summarize(
   let message: string | undefined
   let last: AssistantMessage | undefined
   let text = ''
+  const asked = new Map<string, RefusedCall>()
+  const refused: RefusedCall[] = []
   for (const event of events) {
-    if (event.type === 'assistant/message') {
+    if (event.type === 'approval/asked') {
+      const question = event.data
+      asked.set(question.requestId, {
+        ...(question.toolName ? { tool: question.toolName } : {}),
+        summary: question.summary,
+        ...(question.reason ? { reason: question.reason } : {}),
+        ...(question.suggestedRule ? { rule: question.suggestedRule } : {}),
+      })
+    } else if (event.type === 'approval/decided' && event.data.decision === 'unavailable') {
+      const call = asked.get(event.data.requestId)
+      refused.push(call ?? { ...(event.data.toolName ? { tool: event.data.toolName } : {}), summary: '(unknown)' })
+    } else if (event.type === 'assistant/message') {
       last = event.data.message
       addUsage(usage, last.usage)
       const said = last.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('')
@@ -145,7 +159,7 @@ export function summarize(
       message = event.data.message
     }
   }
-  const result: HeadlessRunResult = { sessionId, reason, text, usage, turns, durable }
+  const result: HeadlessRunResult = { sessionId, reason, text, usage, turns, durable, refused }
   if (message !== undefined) result.message = message
   if (reason === 'error' && last?.error) result.error = last.error
   return result
