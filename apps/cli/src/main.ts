@@ -2,7 +2,7 @@
 // Each command's implementation is imported inside its action, so `dsh --help` loads no runtime.
 import { readFileSync } from 'node:fs'
 import { basename } from 'node:path'
-import { HarnessError } from '@dsh/kernel/errors'
+import { didYouMean, HarnessError } from '@dsh/kernel/errors'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import type { ChatOptions } from './commands/chat.js'
 import type { ConfigOptions } from './commands/config.js'
@@ -101,7 +101,11 @@ ${exitCodeHelp()}`,
         // A lone bare word is far more often a mistyped subcommand than a whole first prompt.
         throw new HarnessError(
           'USAGE',
-          `unknown command '${word}' (dsh --help lists them); to open the chat with it as the first prompt: dsh -- ${word}`,
+          `unknown command '${word}'${didYouMean(
+            word,
+            program.commands.map((c) => c.name()),
+            "'",
+          )} (dsh --help lists them); to open the chat with it as the first prompt: dsh -- ${word}`,
           { command: word },
         )
       }

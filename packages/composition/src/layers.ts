@@ -3,7 +3,7 @@
 // deep merge), a new id inserts, `disabled: true` keeps the row but stops it from activating.
 import { readFileSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { HarnessError } from '@dsh/kernel'
+import { didYouMean, HarnessError } from '@dsh/kernel'
 import type { ErrorObject } from 'ajv'
 import { ConfigExpr, configTags } from './expressions.js'
 import rowListValidator from './generated/rows-validator.js'
@@ -82,7 +82,18 @@ export function checkEntries(value: unknown, source: string): LayerEntry[] {
   if (!validateRows(value)) {
     const problems = (validateRows.errors ?? [])
       .filter((e) => e.keyword !== 'if')
-      .map((e) => `  - ${e.instancePath || '/'} ${e.message}`)
+      .map((e) => {
+        const extra =
+          e.keyword === 'additionalProperties'
+            ? (e.params as { additionalProperty?: string }).additionalProperty
+            : undefined
+        if (extra === undefined) return `  - ${e.instancePath || '/'} ${e.message}`
+        const allowed = e.schemaPath.includes('/then/')
+          ? ['bundle', 'disabled', 'replaces']
+          : ['id', 'use', 'config', 'disabled']
+        const hint = didYouMean(extra, allowed)
+        return `  - ${e.instancePath || '/'}: unknown field "${extra}"${hint}; the fields are ${allowed.join(', ')}`
+      })
     throw new HarnessError(
       'CONFIG_INVALID',
       `${source}: not a list of rows { id, use?, config?, disabled? } or bundles { bundle, disabled?, replaces? }:\n${problems.join('\n')}`,
@@ -203,7 +214,7 @@ export function applyLayers(layers: Layer[], defaultBaseDir: string): EffectiveT
       }
       if (spec.use === undefined) {
         warnings.push(
-          `${layer.label}: patch names unknown row id "${spec.id}" (no earlier layer inserted it; add "use" to insert a new row); ignored`,
+          `${layer.label}: patch names unknown row id "${spec.id}"${didYouMean(spec.id, byId.keys())} (no earlier layer inserted it; add "use" to insert a new row); ignored`,
         )
         continue
       }

@@ -121,7 +121,7 @@ describe('a patch naming a bundle package', () => {
     )
     writeFileSync(patch, '- bundle: x\n  use: ./y.mjs\n')
     expect(codeOf(() => readUserLayers('home', 'home patch', patch, home))).toMatch(
-      /^CONFIG_INVALID: .*bundles \{ bundle, disabled\?, replaces\? \}:\n {2}- \/0 must NOT have additional properties/,
+      /^CONFIG_INVALID: .*bundles \{ bundle, disabled\?, replaces\? \}:\n {2}- \/0: unknown field "use"; the fields are bundle, disabled, replaces/,
     )
   })
 })

@@ -77,7 +77,7 @@ describe('applyLayers', () => {
     const tree = applyLayers([base, layer('patch', '--patch typo.yml', '- id: alhpa\n  config: { a: 1 }')], '/')
     expect(tree.rows.map((row) => row.id)).toEqual(['alpha', 'beta'])
     expect(tree.warnings).toEqual([
-      '--patch typo.yml: patch names unknown row id "alhpa" (no earlier layer inserted it; add "use" to insert a new row); ignored',
+      '--patch typo.yml: patch names unknown row id "alhpa" (did you mean "alpha"?) (no earlier layer inserted it; add "use" to insert a new row); ignored',
     ])
   })
 
@@ -122,7 +122,10 @@ describe('layer files', () => {
 
   it('rejects rows with unknown keys, bad ids, and duplicate ids, naming the file', () => {
     expect(codeOf(() => parseLayerText('- id: a\n  use: x\n  confg: {}', 'f.yml'))).toMatch(
-      /^CONFIG_INVALID: f.yml: .*must NOT have additional properties/s,
+      /^CONFIG_INVALID: f.yml: .*\/0: unknown field "confg" \(did you mean "config"\?\); the fields are id, use, config, disabled/s,
+    )
+    expect(codeOf(() => parseLayerText('- id: a\n  disabeld: true', 'f.yml'))).toContain(
+      '/0: unknown field "disabeld" (did you mean "disabled"?)',
     )
     expect(codeOf(() => parseLayerText('- id: "bad id"\n  use: x', 'f.yml'))).toMatch(/CONFIG_INVALID.*pattern/s)
     expect(codeOf(() => parseLayerText('- id: a\n  use: x\n- id: a\n  use: y', 'f.yml'))).toMatch(
