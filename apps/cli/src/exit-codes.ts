@@ -42,7 +42,7 @@ export function exitCodeFor(code: string | undefined): number {
   if (code === undefined) return ExitCode.ERROR
   if (code === 'BOOT_FAILED') return ExitCode.BOOT
   if (code === 'NOT_AVAILABLE') return ExitCode.NOT_AVAILABLE
-  if (code === 'USAGE' || code.startsWith('ATTACHMENT_')) return ExitCode.USAGE
+  if (code === 'USAGE' || code === 'SESSION_ID_AMBIGUOUS' || code.startsWith('ATTACHMENT_')) return ExitCode.USAGE
   if (code === 'SESSION_LEASED') return ExitCode.SESSION_BUSY
   if (code === 'SESSION_CORRUPT') return ExitCode.SESSION_CORRUPT
   return CONFIG_CODES.test(code) ? ExitCode.CONFIG : ExitCode.ERROR

@@ -5,6 +5,7 @@ import type {} from '@dsh/context'
 import { describeGiveUp, describeRetry } from '@dsh/context/recovery-text'
 import { type Context, HarnessError } from '@dsh/kernel'
 import { isEvent, type SessionEvent } from '@dsh/session'
+import { resolveSessionId } from '@dsh/session/store'
 import type {} from '@dsh/surfaces/headless'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode, exitCodeForRun } from '../exit-codes.js'
@@ -122,12 +123,14 @@ async function runTask(root: Context, task: string, options: RunOptions, io: Io,
       )
     }
     const progress = options.output !== 'stream-json' && io.stderrIsTty
+    const store = root.get('sessionStore')
+    const resume = options.resume && store ? await resolveSessionId(store, options.resume) : options.resume
     const result = await headless.run({
       task: task || 'Continue.',
       cwd: remoteCwd ?? resolve(options.cwd ?? process.cwd()),
       attachments: options.attach?.map((file) => resolve(file)),
       model: modelOf(options),
-      resume: options.resume,
+      resume,
       continue: options.continue,
       yes: options.yes,
       permissionMode: options.permissionMode,

@@ -5,7 +5,7 @@ import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type {} from '@dsh/composition'
 import { type Context, HarnessError } from '@dsh/kernel'
-import type { SessionEvent, SessionHeader } from '../index.js'
+import { checkSessionId, type SessionEvent, type SessionHeader } from '../index.js'
 
 import { acquireLease, type Lease } from './lease.js'
 
@@ -125,6 +125,31 @@ export interface SearchHit {
 /** The lease of session `id`: the store's own (`lease`), else a lock file in its `leaseDir`. */
 export async function leaseSession(store: SessionStore, id: string): Promise<Lease> {
   return store.lease ? store.lease(id) : acquireLease(store.leaseDir, id)
+}
+
+/**
+ * The full id of a durable session named by its id or any unique prefix of it, as git takes commit
+ * ids: an exact id wins; a prefix matching one session gives its id. Throws SESSION_ID_AMBIGUOUS
+ * listing the candidates, SESSION_NOT_FOUND when nothing matches.
+ */
+export async function resolveSessionId(store: SessionStore, idOrPrefix: string): Promise<string> {
+  if ((await store.read(checkSessionId(idOrPrefix)))?.header) return idOrPrefix
+  const matches = (await store.summaries()).filter((s) => s.id.startsWith(idOrPrefix))
+  const [only] = matches
+  if (matches.length === 1 && only) return only.id
+  if (matches.length > 1) {
+    const ids = matches.map((s) => s.id)
+    throw new HarnessError(
+      'SESSION_ID_AMBIGUOUS',
+      `session id prefix "${idOrPrefix}" matches ${ids.length} sessions: ${ids.join(', ')}; give more of the id`,
+      { prefix: idOrPrefix, ids },
+    )
+  }
+  throw new HarnessError(
+    'SESSION_NOT_FOUND',
+    `no durable session ${idOrPrefix} at ${store.locate(idOrPrefix)} (dsh sessions lists them)`,
+    { id: idOrPrefix },
+  )
 }
 
 /** What `repair` did. `sideFile` is absent when nothing had to move. */
