@@ -157,6 +157,7 @@ async function runTask(root: Context, task: string, options: RunOptions, io: Io,
       turns: result.turns,
       ...(result.message ? { message: result.message } : {}),
       ...(result.error ? { error: result.error } : {}),
+      ...(result.discarded ? { discarded: true } : {}),
     }
     if (options.output === 'stream-json') io.out(JSON.stringify(summary))
     else if (options.output === 'json') io.out(JSON.stringify(summary, null, 2))
@@ -166,7 +167,9 @@ async function runTask(root: Context, task: string, options: RunOptions, io: Io,
       io.err(`dsh: the turn ended ${result.reason}: ${why}`)
     }
     const code = signalCode ?? exitCodeForRun(result.reason, result.error?.code, result.error?.message)
-    if (!result.durable) io.err('dsh: warning: no session persistence row is active; this session was not saved')
+    if (result.discarded) {
+      if (options.output === 'text') io.err('dsh: no model answered, so no session was kept')
+    } else if (!result.durable) io.err('dsh: warning: no session persistence row is active; this session was not saved')
     else if (code !== ExitCode.OK && code !== ExitCode.CONFIG && options.output === 'text') {
       io.err(`dsh: resume with: dsh run --resume ${result.sessionId} "<next message>"`)
     }

@@ -55,6 +55,11 @@ export interface HeadlessRunResult {
   turns: number
   /** Whether the run's events were made durable (false when no persistence row is active). */
   durable: boolean
+  /**
+   * True when the run started a new session and failed before any model answered (no key, an unknown
+   * model, an unreachable endpoint): the session was deleted rather than left behind as clutter.
+   */
+  discarded?: boolean
 }
 
 /** The `ctx.headless` seam. */
