@@ -7,6 +7,7 @@ import { type Context, HarnessError } from '@dsh/kernel'
 import { isEvent, type SessionEvent } from '@dsh/session'
 import { resolveSessionId } from '@dsh/session/store'
 import type {} from '@dsh/surfaces/headless'
+import { turnEndedText } from '@dsh/surfaces/host'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode, exitCodeForRun } from '../exit-codes.js'
 import { checkFolderTrust } from '../folder-trust.js'
@@ -164,7 +165,7 @@ async function runTask(root: Context, task: string, options: RunOptions, io: Io,
     else if (result.text) io.out(result.text)
     if (result.reason !== 'completed' && options.output === 'text') {
       const why = result.error?.message ?? result.message ?? result.reason
-      io.err(`dsh: the turn ended ${result.reason}: ${why}`)
+      io.err(`dsh: ${turnEndedText(result.reason)}: ${why}`)
     }
     const code = signalCode ?? exitCodeForRun(result.reason, result.error?.code, result.error?.message)
     if (result.discarded) {

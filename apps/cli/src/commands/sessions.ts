@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises'
 import { refsIn } from '@dsh/attachments'
 import { HarnessError } from '@dsh/kernel'
 import { checkSessionId, type SessionEvent } from '@dsh/session'
-import { leaseSession, resolveSessionId, type SessionSummary } from '@dsh/session/store'
+import { isConversationMessage, leaseSession, resolveSessionId, type SessionSummary } from '@dsh/session/store'
 import type {} from '@dsh/session/store/query'
 import { exportLines, removeSessions, renderTranscript } from '@dsh/surfaces/host'
 import type { ComposeRequest } from '../config.js'
@@ -52,15 +52,24 @@ export async function sessionsList(request: ComposeRequest, options: { json?: bo
       io.err('dsh: no sessions yet; start one with dsh run "<task>"')
       return ExitCode.OK
     }
-    const rows = [['ID', 'TITLE', 'CWD', 'UPDATED', 'EVENTS']]
+    const rows = [['ID', 'TITLE', 'CWD', 'UPDATED', 'MESSAGES']]
     for (const s of summaries) {
+      // A store that does not keep the count (SQLite, PostgreSQL): count from the log itself.
+      const messages =
+        s.messageCount ??
+        (s.error
+          ? undefined
+          : await query(runtime)
+              .read(s.id)
+              .then((session) => session.events.filter(isConversationMessage).length)
+              .catch(() => undefined))
       const title = printable(s.title ?? '')
       rows.push([
         s.id,
         title.length > 40 ? `${title.slice(0, 37)}...` : title,
         printable(s.cwd),
         when(s.updatedAt),
-        String(s.eventCount),
+        messages === undefined ? '?' : String(messages),
       ])
     }
     for (const line of table(rows)) io.out(line)

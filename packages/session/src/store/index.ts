@@ -43,6 +43,11 @@ export interface SessionSummary {
   updatedAt: number
   parentSession?: string
   eventCount: number
+  /**
+   * The messages of the conversation: what the person sent and the model answered (not the context
+   * notes dsh adds). From stores that keep it (JSONL); absent from others.
+   */
+  messageCount?: number
   location: string
   /** Set when the log could not be read (`CODE: message`); the other fields are then best effort. */
   error?: string
@@ -197,6 +202,13 @@ export function titleOf(record: unknown): string | undefined {
   const text = (textBlocks(record.data.message, ['text'])[0] ?? '').replace(/\s+/g, ' ').trim()
   if (!text) return undefined
   return text.length > 80 ? `${text.slice(0, 79)}…` : text
+}
+
+/** Whether a raw record is a message of the conversation: the person's (not a context note) or the model's. */
+export function isConversationMessage(record: unknown): boolean {
+  if (!isRecord(record) || !isRecord(record.data)) return false
+  if (record.type === 'assistant/message') return true
+  return record.type === 'user/message' && record.data.origin !== 'context'
 }
 
 /** The title a `session/title` record (the row `session-title`) gives; it overrides the first prompt. */

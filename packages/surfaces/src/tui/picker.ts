@@ -9,6 +9,7 @@ const SHOWN = 20
 
 function age(ms: number): string {
   const minutes = Math.round((Date.now() - ms) / 60_000)
+  if (minutes < 1) return 'just now'
   if (minutes < 60) return `${minutes}m ago`
   const hours = Math.round(minutes / 60)
   return hours < 48 ? `${hours}h ago` : `${Math.round(hours / 24)}d ago`
