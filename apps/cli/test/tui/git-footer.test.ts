@@ -1,0 +1,47 @@
+// The terminal chat's footer names the workspace's git branch and marks uncommitted changes, refreshed
+// after each turn (a real pseudo-terminal, the mock model writing a file through the write tool).
+import { execFileSync } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { completionResponse } from '@dsh/test-support'
+import { afterEach, beforeEach, expect, it } from 'vitest'
+import { type Fixture, fixture } from './pty.js'
+
+let f: Fixture
+beforeEach(async () => {
+  f = await fixture()
+})
+afterEach(async () => {
+  await f.close()
+})
+
+const git = (...args: string[]) =>
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: f.work, stdio: 'ignore' })
+
+it('shows the branch, then a dirty mark once a turn changed the worktree', async () => {
+  git('init', '-q', '-b', 'feature-x')
+  writeFileSync(join(f.work, 'a.txt'), 'a\n')
+  git('add', '.')
+  git('commit', '-q', '-m', 'init')
+  f.server.enqueue(
+    completionResponse({
+      toolCalls: [{ id: 'c1', name: 'write', arguments: JSON.stringify({ path: 'b.txt', content: 'b\n' }) }],
+    }),
+    completionResponse({ text: 'Wrote b.txt.' }),
+  )
+  const screen = f.open([], { cols: 160 }) // the footer on one line
+  await screen.waitFor(/git feature-x · session/)
+  expect(screen.text()).not.toContain('git feature-x*')
+  await screen.press('write b\r', 'Wrote b.txt.')
+  await screen.waitFor(/git feature-x\* · session/)
+  screen.type('\x04')
+  expect(await screen.exited).toBe(0)
+})
+
+it('shows no git part outside a repository', async () => {
+  const screen = f.open()
+  await screen.waitFor(/preset code/)
+  expect(screen.text()).not.toMatch(/ · git /)
+  screen.type('\x04')
+  expect(await screen.exited).toBe(0)
+})
