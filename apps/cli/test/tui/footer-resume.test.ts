@@ -1,5 +1,6 @@
-// The terminal chat's footer names the workspace's git branch and marks uncommitted changes, refreshed
-// after each turn (a real pseudo-terminal, the mock model writing a file through the write tool).
+// The terminal chat in a real pseudo-terminal: the footer names the workspace's git branch and marks
+// uncommitted changes, refreshed after each turn (the mock model writes a file through the write
+// tool); `dsh --resume` takes a unique prefix of a session id.
 import { execFileSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -44,4 +45,18 @@ it('shows no git part outside a repository', async () => {
   expect(screen.text()).not.toMatch(/ · git /)
   screen.type('\x04')
   expect(await screen.exited).toBe(0)
+})
+
+it('dsh --resume takes a unique prefix of the session id', async () => {
+  f.server.enqueue(completionResponse({ text: 'First answer.' }))
+  const first = f.open(['say', 'hello'])
+  await first.waitFor('First answer.')
+  first.type('\x04')
+  expect(await first.exited).toBe(0)
+  const id = /dsh --resume ([0-9a-f-]{36})/.exec(first.raw())?.[1] as string
+  const again = f.open(['--resume', id.slice(0, 8)])
+  await again.waitFor('First answer.')
+  await again.waitFor(`session ${id}`)
+  again.type('\x04')
+  expect(await again.exited).toBe(0)
 })
