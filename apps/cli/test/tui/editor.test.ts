@@ -148,7 +148,7 @@ describe('the chat editor and terminal', () => {
     const picker = f.open(['--resume'])
     await picker.waitFor('Resume a session of this directory')
     await picker.waitFor('older task')
-    expect(picker.text()).toContain('just now ·') // not "0m ago"
+    expect(picker.text()).toContain('just now · 2 messages ·') // not "0m ago · 9 events"
     picker.type('\x1b[B') // Down: the older session (newest is first)
     await picker.press('\r', 'Answer one.')
     await picker.waitFor(`session ${ids[0]}`)
