@@ -19,6 +19,12 @@ describe('did you mean', () => {
     const result = dsh('sesions')
     expect(result.code).toBe(ExitCode.USAGE)
     expect(result.stderr).toContain("dsh: unknown command 'sesions' (did you mean 'sessions'?)")
+    // Under a group whose default lists (`dsh sessions` is `dsh sessions ls`), not "too many arguments".
+    const sub = dsh('sessions', 'shw', 'abc')
+    expect(sub.code).toBe(ExitCode.USAGE)
+    expect(sub.stderr).toContain("dsh: unknown command 'sessions shw' (did you mean 'show'?)")
+    expect(dsh('config', 'lst').stderr).toContain("(did you mean 'list'?)")
+    expect(dsh('sessions', '--json').stdout.trim()).toBe('[]')
   })
 
   it('names the closest setting key for a mistyped one, and writes nothing', () => {
