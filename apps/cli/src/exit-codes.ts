@@ -43,7 +43,13 @@ export function exitCodeFor(code: string | undefined): number {
   if (code === undefined) return ExitCode.ERROR
   if (code === 'BOOT_FAILED') return ExitCode.BOOT
   if (code === 'NOT_AVAILABLE') return ExitCode.NOT_AVAILABLE
-  if (code === 'USAGE' || code === 'SESSION_NOT_FOUND' || code === 'PRESET_LOCKED' || code.startsWith('ATTACHMENT_'))
+  if (
+    code === 'USAGE' ||
+    code === 'SESSION_NOT_FOUND' ||
+    code === 'PRESET_LOCKED' ||
+    code === 'SESSION_ID_AMBIGUOUS' ||
+    code.startsWith('ATTACHMENT_')
+  )
     return ExitCode.USAGE
   if (code === 'SESSION_LEASED') return ExitCode.SESSION_BUSY
   if (code === 'SESSION_CORRUPT') return ExitCode.SESSION_CORRUPT

@@ -2,8 +2,8 @@
 // Each command's implementation is imported inside its action, so `dsh --help` loads no runtime.
 import { readFileSync, statSync } from 'node:fs'
 import { basename, resolve } from 'node:path'
-import { HarnessError } from '@dsh/kernel/errors'
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
+import { didYouMean, HarnessError } from '@dsh/kernel/errors'
+import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import type { ChatOptions } from './commands/chat.js'
 import type { ConfigOptions } from './commands/config.js'
 import type { ModelsOptions } from './commands/models.js'
@@ -18,6 +18,27 @@ const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value]
+}
+
+/**
+ * A group's default subcommand (`dsh sessions` is `dsh sessions ls`) takes an optional hidden word, so
+ * that a mistyped subcommand (`dsh sessions shw`) is named as one, with the closest, rather than
+ * reported as too many arguments for the default.
+ */
+function refuseUnknownSub(group: Command, words: string[]): void {
+  const [word] = words
+  if (word === undefined) return
+  const names = group.commands.map((c) => c.name())
+  throw new HarnessError(
+    'USAGE',
+    `unknown command '${group.name()} ${word}'${didYouMean(word, names, "'")}; the commands are: ${names.join(', ')}`,
+    { command: word },
+  )
+}
+
+/** The optional word a default subcommand takes only to name a mistyped subcommand (see refuseUnknownSub). */
+function hiddenWord(): Argument {
+  return new Argument('[command...]', 'a subcommand (see the list above)')
 }
 
 function buildProgram(io: Io, env: NodeJS.ProcessEnv, argv: string[], setCode: (code: number) => void): Command {
@@ -113,7 +134,11 @@ ${exitCodeHelp()}`,
         // A lone bare word is far more often a mistyped subcommand than a whole first prompt.
         throw new HarnessError(
           'USAGE',
-          `unknown command '${word}' (dsh --help lists them); to open the chat with it as the first prompt: dsh -- ${word}`,
+          `unknown command '${word}'${didYouMean(
+            word,
+            program.commands.map((c) => c.name()),
+            "'",
+          )} (dsh --help lists them); to open the chat with it as the first prompt: dsh -- ${word}`,
           { command: word },
         )
       }
@@ -180,10 +205,12 @@ ${exitCodeHelp()}`,
   sessions
     .command('ls', { isDefault: true })
     .description('list sessions, most recently updated first')
+    .addArgument(hiddenWord())
     .option('--json', 'print JSON instead of a table')
-    .action(async (options: { json?: boolean }) =>
-      setCode(await (await import('./commands/sessions.js')).sessionsList(request('sessions'), options, io)),
-    )
+    .action(async (words: string[], options: { json?: boolean }) => {
+      refuseUnknownSub(sessions, words)
+      setCode(await (await import('./commands/sessions.js')).sessionsList(request('sessions'), options, io))
+    })
   sessions
     .command('show')
     .description('print a readable transcript (tool calls and results abbreviated)')
@@ -254,10 +281,12 @@ ${exitCodeHelp()}`,
   config
     .command('list', { isDefault: true })
     .description('every setting with its value and where it came from')
+    .addArgument(hiddenWord())
     .option('--json', 'print JSON')
-    .action(async (options: ConfigOptions) =>
-      setCode(await (await import('./commands/config.js')).configList(request('config'), options, io)),
-    )
+    .action(async (words: string[], options: ConfigOptions) => {
+      refuseUnknownSub(config, words)
+      setCode(await (await import('./commands/config.js')).configList(request('config'), options, io))
+    })
   config
     .command('get')
     .description('print one setting (its source on stderr); for a credential name, only where it is set')
@@ -290,9 +319,11 @@ ${exitCodeHelp()}`,
     .description('list the presets this directory sees (project, user, shipped), the default marked *')
     .option('--json', 'print JSON')
     .option('--cwd <dir>', 'the project directory (default: the current directory)')
-    .action(async (options: { json?: boolean; cwd?: string }) =>
-      setCode(await (await import('./commands/presets.js')).presetsList(request('presets'), options, io)),
-    )
+    .addArgument(hiddenWord())
+    .action(async (words: string[], options: { json?: boolean; cwd?: string }) => {
+      refuseUnknownSub(presets, words)
+      setCode(await (await import('./commands/presets.js')).presetsList(request('presets'), options, io))
+    })
   presets
     .command('show')
     .description("print a preset's effective agent configuration, each part with where it came from")
@@ -333,9 +364,11 @@ ${exitCodeHelp()}`,
     .command('ls', { isDefault: true })
     .description('list the installed plugins, whether the home patch enables them, and their rows')
     .option('--json', 'print JSON')
-    .action(async (options: { json?: boolean }) =>
-      setCode(await (await import('./commands/plugin.js')).pluginList(request('plugin'), options, io)),
-    )
+    .addArgument(hiddenWord())
+    .action(async (words: string[], options: { json?: boolean }) => {
+      refuseUnknownSub(plugin, words)
+      setCode(await (await import('./commands/plugin.js')).pluginList(request('plugin'), options, io))
+    })
   plugin
     .command('rm')
     .description('remove a plugin from $DSH_HOME/patch.yml and uninstall it')

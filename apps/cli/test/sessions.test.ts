@@ -39,8 +39,9 @@ describe('dsh sessions', () => {
     const table = await dsh('sessions', 'ls')
     expect(table.code).toBe(0)
     const [head, row] = table.stdout.trim().split('\n')
-    expect(head).toMatch(/^ID\s+TITLE\s+CWD\s+UPDATED\s+EVENTS$/)
+    expect(head).toMatch(/^ID\s+TITLE\s+CWD\s+UPDATED\s+MESSAGES$/)
     expect(row).toContain(id)
+    expect(row).toMatch(/\s2$/) // the question and the answer
     expect(row).toContain('What is the capital of France?')
     const json = await dsh('sessions', 'ls', '--json')
     const list = JSON.parse(json.stdout)

@@ -27,7 +27,9 @@ export function Workspaces(props: {
             <span class="cwd" title={workspace.cwd}>
               {workspace.cwd}
             </span>
-            <span class="meta">{workspace.sessions} sessions</span>
+            <span class="meta">
+              {workspace.sessions} {workspace.sessions === 1 ? 'session' : 'sessions'}
+            </span>
             {view.canChoose ? (
               <button
                 type="button"

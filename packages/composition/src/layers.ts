@@ -3,7 +3,7 @@
 // deep merge), a new id inserts, `disabled: true` keeps the row but stops it from activating.
 import { readFileSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { HarnessError } from '@dsh/kernel'
+import { didYouMean, HarnessError } from '@dsh/kernel'
 import type { ErrorObject } from 'ajv'
 import { ConfigExpr, configTags } from './expressions.js'
 import rowListValidator from './generated/rows-validator.js'
@@ -254,7 +254,7 @@ export function applyLayers(layers: Layer[], defaultBaseDir: string): EffectiveT
       }
       if (spec.use === undefined) {
         warnings.push(
-          `${layer.label}: patch names unknown row id "${spec.id}" (no earlier layer inserted it; add "use" to insert a new row); ignored`,
+          `${layer.label}: patch names unknown row id "${spec.id}"${didYouMean(spec.id, byId.keys())} (no earlier layer inserted it; add "use" to insert a new row); ignored`,
         )
         continue
       }

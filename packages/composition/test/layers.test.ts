@@ -77,7 +77,7 @@ describe('applyLayers', () => {
     const tree = applyLayers([base, layer('patch', '--patch typo.yml', '- id: alhpa\n  config: { a: 1 }')], '/')
     expect(tree.rows.map((row) => row.id)).toEqual(['alpha', 'beta'])
     expect(tree.warnings).toEqual([
-      '--patch typo.yml: patch names unknown row id "alhpa" (no earlier layer inserted it; add "use" to insert a new row); ignored',
+      '--patch typo.yml: patch names unknown row id "alhpa" (did you mean "alpha"?) (no earlier layer inserted it; add "use" to insert a new row); ignored',
     ])
   })
 

@@ -137,7 +137,9 @@ export class TokenMeterService extends Service implements TokenMeter {
       : ' (context window unknown)'
     const how =
       reading.source === 'usage'
-        ? `provider usage plus ${reading.estimatedTokens.toLocaleString('en-US')} estimated`
+        ? reading.estimatedTokens > 0
+          ? `as the provider counted the last request, plus about ${reading.estimatedTokens.toLocaleString('en-US')} for what came after`
+          : 'as the provider counted the last request'
         : 'estimated from the text'
     return { text: `next request: about ${tokens} tokens${of}; ${how}`, data: reading }
   }

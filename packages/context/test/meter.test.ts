@@ -141,7 +141,9 @@ describe('the token meter', () => {
       usage: { inputTokens: 600, outputTokens: 10, totalTokens: 610 },
     })
     const outcome = await registry.get('context')?.run('', { session })
-    expect(outcome?.text).toBe('next request: about 610 tokens of 1,000 (61%); provider usage plus 0 estimated')
+    expect(outcome?.text).toBe(
+      'next request: about 610 tokens of 1,000 (61%); as the provider counted the last request',
+    )
     expect(outcome?.data.usageSeq).toBe(session.length - 1)
     await expect(registry.get('context')?.run('', {})).rejects.toMatchObject({ code: 'COMMAND_NEEDS_SESSION' })
   })

@@ -165,10 +165,17 @@ export default {
           })
         }
         return {
-          text: `compacted surface ${result.start}..${result.end} into one summary (event ${result.summarySeq})`,
+          text: compactedText(result.start, result.end),
           data: { start: result.start ?? null, end: result.end ?? null, summarySeq: result.summarySeq ?? null },
         }
       },
     })
   },
+}
+
+/** What `/compact` did, in the user's words: how many earlier messages became one summary. */
+function compactedText(start: number | undefined, end: number | undefined): string {
+  if (start === undefined || end === undefined) return 'compacted the earlier conversation into a summary'
+  const count = end - start + 1
+  return `compacted ${count} earlier message${count === 1 ? '' : 's'} into a summary`
 }

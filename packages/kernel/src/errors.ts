@@ -106,3 +106,48 @@ export class HarnessError extends Error {
     return { name: this.name, code: this.code, message: this.message, facts: this.facts }
   }
 }
+
+/** Levenshtein distance between two strings (insert, delete, substitute; a swap of neighbours counts 1). */
+export function editDistance(a: string, b: string): number {
+  const rows = a.length + 1
+  const cols = b.length + 1
+  const d: number[][] = Array.from({ length: rows }, (_, i) =>
+    Array.from({ length: cols }, (_, j) => (i ? (j ? 0 : i) : j)),
+  )
+  for (let i = 1; i < rows; i++) {
+    for (let j = 1; j < cols; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      let best = Math.min((d[i - 1]?.[j] ?? 0) + 1, (d[i]?.[j - 1] ?? 0) + 1, (d[i - 1]?.[j - 1] ?? 0) + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        best = Math.min(best, (d[i - 2]?.[j - 2] ?? 0) + 1)
+      ;(d[i] as number[])[j] = best
+    }
+  }
+  return d[a.length]?.[b.length] ?? 0
+}
+
+/**
+ * The known name closest to `word` (case-insensitive edit distance), when it is close enough to be
+ * a likely typo: at most a third of the word's length (at least 1, at most 3 edits). Ties go to the
+ * first candidate.
+ */
+export function closestName(word: string, candidates: Iterable<string>): string | undefined {
+  const limit = Math.min(3, Math.max(1, Math.floor(word.length / 3)))
+  let best: string | undefined
+  let bestDistance = Number.POSITIVE_INFINITY
+  for (const candidate of candidates) {
+    if (candidate === word) continue
+    const distance = editDistance(word.toLowerCase(), candidate.toLowerCase())
+    if (distance <= limit && distance < bestDistance) {
+      best = candidate
+      bestDistance = distance
+    }
+  }
+  return best
+}
+
+/** ` (did you mean "x"?)`, or '' when no known name is close: appended to an "unknown ..." message. */
+export function didYouMean(word: string, candidates: Iterable<string>, quote = '"'): string {
+  const name = closestName(word, candidates)
+  return name === undefined ? '' : ` (did you mean ${quote}${name}${quote}?)`
+}

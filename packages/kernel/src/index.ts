@@ -9,7 +9,7 @@ export type FiberState = (typeof FiberState)[keyof typeof FiberState]
 export type { DispatchMode, Disposable, Effect, EventOptions, Events, Plugin } from 'cordis'
 export { directService, eventsOf } from './direct.js'
 export type { Facts, JsonValue } from './errors.js'
-export { deepFreeze, freezeTree, HarnessError, toJsonSafe } from './errors.js'
+export { closestName, deepFreeze, didYouMean, editDistance, freezeTree, HarnessError, toJsonSafe } from './errors.js'
 export type { InvariantCheck, InvariantViolation } from './invariants.js'
 export { InvariantsService } from './invariants.js'
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { closestName, didYouMean, editDistance } from '../src/errors.js'
 import { deepFreeze, HarnessError, toJsonSafe } from '../src/index.js'
 
 describe('HarnessError', () => {
@@ -51,5 +52,18 @@ describe('HarnessError', () => {
   it('deepFreeze freezes nested values', () => {
     const value = deepFreeze({ a: { b: [1, { c: 2 }] } })
     expect(Object.isFrozen(value.a.b[1])).toBe(true)
+  })
+})
+
+describe('did-you-mean', () => {
+  it('suggests the closest known name for a typo, nothing for an unrelated word', () => {
+    expect(editDistance('sesions', 'sessions')).toBe(1)
+    expect(editDistance('disabeld', 'disabled')).toBe(1)
+    expect(closestName('sesions', ['run', 'sessions', 'config'])).toBe('sessions')
+    expect(closestName('modle', ['model', 'preset'])).toBe('model')
+    expect(closestName('session-titel', ['session-title', 'session-store'])).toBe('session-title')
+    expect(closestName('banana', ['run', 'sessions'])).toBeUndefined()
+    expect(didYouMean('x', ['run'])).toBe('')
+    expect(didYouMean('rn', ['run'], "'")).toBe(" (did you mean 'run'?)")
   })
 })

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import type {} from '@dsh/composition'
-import { type Context, HarnessError, Service } from '@dsh/kernel'
+import { type Context, didYouMean, HarnessError, Service } from '@dsh/kernel'
 import { type FileValues, SettingsFiles } from './files.js'
 import { type JsonSchema, parseText, SchemaChecker, subschema } from './schema.js'
 import { FolderTrust } from './trust/store.js'
@@ -259,7 +259,9 @@ export class SettingsService extends Service {
     for (const [file, values] of this._fileValues()) {
       for (const key of Object.keys(values)) {
         if (!this._definitions.has(key)) {
-          warnings.push(`${file}: unknown setting "${key}" (declared keys: ${this.keys().join(', ') || 'none'})`)
+          warnings.push(
+            `${file}: unknown setting "${key}"${didYouMean(key, this.keys())} (declared keys: ${this.keys().join(', ') || 'none'})`,
+          )
         }
       }
     }
@@ -333,7 +335,7 @@ export class SettingsService extends Service {
     if (!definition) {
       throw new HarnessError(
         'CONFIG_SETTING_UNKNOWN',
-        `unknown setting "${key}"; the declared keys are: ${this.keys().join(', ') || 'none'} (dsh config list describes them)`,
+        `unknown setting "${key}"${didYouMean(key, this.keys())}; the declared keys are: ${this.keys().join(', ') || 'none'} (dsh config list describes them)`,
         { key },
       )
     }

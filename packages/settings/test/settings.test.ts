@@ -152,7 +152,7 @@ describe('ctx.settings', () => {
     await writeFile(f.projectFile, 'test.limt: 3\n')
     f.ctx.settings.trust.grant(f.cwd)
     expect(f.ctx.settings.check()).toEqual([
-      `${f.projectFile}: unknown setting "test.limt" (declared keys: test.endpoints, test.limit, test.mode)`,
+      `${f.projectFile}: unknown setting "test.limt" (did you mean "test.limit"?) (declared keys: test.endpoints, test.limit, test.mode)`,
     ])
   })
 

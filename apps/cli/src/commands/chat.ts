@@ -3,6 +3,7 @@
 // as `dsh run` would, with a hint saying so.
 import { resolve } from 'node:path'
 import { type Context, HarnessError } from '@dsh/kernel'
+import { resolveSessionId } from '@dsh/session/store'
 import type { ChatScreen } from '@dsh/surfaces/tui'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
@@ -95,11 +96,14 @@ async function chatOn(
   process.once('SIGHUP', onHangup)
   try {
     const model = modelOf(options)
+    const store = root.get('sessionStore')
+    const resume =
+      typeof options.resume === 'string' && store ? await resolveSessionId(store, options.resume) : options.resume
     const result = await tui.run({
       cwd: resolve(options.cwd ?? process.cwd()),
       ...(Object.keys(model).length > 0 ? { model } : {}),
-      ...(typeof options.resume === 'string' ? { resume: options.resume } : {}),
-      ...(options.resume === true ? { pick: true } : {}),
+      ...(typeof resume === 'string' ? { resume } : {}),
+      ...(resume === true ? { pick: true } : {}),
       ...(options.continue ? { continue: true } : {}),
       ...(options.permissionMode ? { permissionMode: options.permissionMode } : {}),
       ...(options.preset ? { preset: options.preset } : {}),

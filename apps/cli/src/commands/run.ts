@@ -5,7 +5,9 @@ import type {} from '@dsh/context'
 import { describeGiveUp, describeRetry } from '@dsh/context/recovery-text'
 import { type Context, HarnessError } from '@dsh/kernel'
 import { isEvent, type SessionEvent } from '@dsh/session'
+import { resolveSessionId } from '@dsh/session/store'
 import type { RefusedCall } from '@dsh/surfaces/headless'
+import { turnEndedText } from '@dsh/surfaces/host'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode, exitCodeForRun } from '../exit-codes.js'
 import { checkFolderTrust } from '../folder-trust.js'
@@ -139,12 +141,14 @@ async function runTask(root: Context, task: string, options: RunOptions, io: Io,
       )
     }
     const progress = options.output !== 'stream-json' && io.stderrIsTty
+    const store = root.get('sessionStore')
+    const resume = options.resume && store ? await resolveSessionId(store, options.resume) : options.resume
     const result = await headless.run({
       task: task || 'Continue.',
       cwd: remoteCwd ?? resolve(options.cwd ?? process.cwd()),
       attachments: options.attach?.map((file) => resolve(file)),
       model: modelOf(options),
-      resume: options.resume,
+      resume,
       continue: options.continue,
       yes: options.yes,
       permissionMode: options.permissionMode,
@@ -172,17 +176,20 @@ async function runTask(root: Context, task: string, options: RunOptions, io: Io,
       ...(result.message ? { message: result.message } : {}),
       ...(result.error ? { error: result.error } : {}),
       ...(result.refused.length > 0 ? { refused: result.refused } : {}),
+      ...(result.discarded ? { discarded: true } : {}),
     }
     if (options.output === 'stream-json') io.out(JSON.stringify(summary))
     else if (options.output === 'json') io.out(JSON.stringify(summary, null, 2))
     else if (result.text) io.out(result.text)
     if (result.reason !== 'completed' && options.output === 'text') {
       const why = result.error?.message ?? result.message ?? result.reason
-      io.err(`dsh: the turn ended ${result.reason}: ${why}`)
+      io.err(`dsh: ${turnEndedText(result.reason)}: ${why}`)
     }
     for (const line of refusedLines(result.refused)) io.err(line)
     const code = signalCode ?? exitCodeForRun(result.reason, result.error?.code, result.error?.message)
-    if (!result.durable) io.err('dsh: warning: no session persistence row is active; this session was not saved')
+    if (result.discarded) {
+      if (options.output === 'text') io.err('dsh: no model answered, so no session was kept')
+    } else if (!result.durable) io.err('dsh: warning: no session persistence row is active; this session was not saved')
     else if (code !== ExitCode.OK && code !== ExitCode.CONFIG && options.output === 'text') {
       io.err(`dsh: resume with: dsh run --resume ${result.sessionId} "<next message>"`)
     }

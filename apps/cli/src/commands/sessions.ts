@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises'
 import { refsIn } from '@dsh/attachments'
 import { HarnessError } from '@dsh/kernel'
 import { checkSessionId, type SessionEvent } from '@dsh/session'
-import { leaseSession, type SessionSummary } from '@dsh/session/store'
+import { isConversationMessage, leaseSession, resolveSessionId, type SessionSummary } from '@dsh/session/store'
 import type {} from '@dsh/session/store/query'
 import { exportLines, removeSessions, renderTranscript } from '@dsh/surfaces/host'
 import type { ComposeRequest } from '../config.js'
@@ -20,6 +20,11 @@ function query(runtime: Runtime) {
   if (!service)
     throw new HarnessError('CONFIG_NO_QUERY', 'the profile has no session-query row; enable it to list sessions', {})
   return service
+}
+
+/** The full id of the session named by an id or a unique prefix of one (as git takes commit ids). */
+function fullId(runtime: Runtime, id: string): Promise<string> {
+  return resolveSessionId(runtime.root.sessionStore, id)
 }
 
 function table(rows: string[][]): string[] {
@@ -47,15 +52,24 @@ export async function sessionsList(request: ComposeRequest, options: { json?: bo
       io.err('dsh: no sessions yet; start one with dsh run "<task>"')
       return ExitCode.OK
     }
-    const rows = [['ID', 'TITLE', 'CWD', 'UPDATED', 'EVENTS']]
+    const rows = [['ID', 'TITLE', 'CWD', 'UPDATED', 'MESSAGES']]
     for (const s of summaries) {
+      // A store that does not keep the count (SQLite, PostgreSQL): count from the log itself.
+      const messages =
+        s.messageCount ??
+        (s.error
+          ? undefined
+          : await query(runtime)
+              .read(s.id)
+              .then((session) => session.events.filter(isConversationMessage).length)
+              .catch(() => undefined))
       const title = printable(s.title ?? '')
       rows.push([
         s.id,
         title.length > 40 ? `${title.slice(0, 37)}...` : title,
         printable(s.cwd),
         when(s.updatedAt),
-        String(s.eventCount),
+        messages === undefined ? '?' : String(messages),
       ])
     }
     for (const line of table(rows)) io.out(line)
@@ -65,7 +79,7 @@ export async function sessionsList(request: ComposeRequest, options: { json?: bo
 
 export async function sessionsShow(request: ComposeRequest, id: string, io: Io): Promise<number> {
   return withRuntime(request, io, async ({ runtime }) => {
-    const session = await query(runtime).read(id)
+    const session = await query(runtime).read(await fullId(runtime, id))
     // Everything printed comes from the log (a prompt, the model's text, a tool's output, a cwd): as
     // in `ls`, escape sequences and control characters go before they reach the terminal.
     io.out(
@@ -85,6 +99,7 @@ export async function sessionsExport(
   io: Io,
 ): Promise<number> {
   return withRuntime(request, io, async ({ runtime }) => {
+    id = await fullId(runtime, id)
     if (options.format === 'bundle') {
       await sessionsExportBundle(runtime, id, io)
     } else {
@@ -101,6 +116,7 @@ export async function sessionsFork(
   io: Io,
 ): Promise<number> {
   return withRuntime(request, io, async ({ runtime }) => {
+    id = await fullId(runtime, id)
     const source = await query(runtime).read(id)
     const child = runtime.root.sessions.fork(source, options.at)
     const durable = await runtime.root.sessions.flush(child)
@@ -133,6 +149,8 @@ export async function sessionsRepair(request: ComposeRequest, id: string, io: Io
         {},
       )
     }
+    // A session too damaged to read still repairs by its full id.
+    id = await resolveSessionId(store, id).catch(() => id)
     const lease = await leaseSession(store, checkSessionId(id))
     try {
       const report = await store.repair(id)
@@ -153,7 +171,9 @@ export async function sessionsRepair(request: ComposeRequest, id: string, io: Io
 /** `dsh sessions rm ID...`: deletes each under its lease, then the blobs no remaining session uses. */
 export async function sessionsRemove(request: ComposeRequest, ids: string[], io: Io): Promise<number> {
   return withRuntime(request, io, async ({ runtime }) => {
-    const report = await removeSessions(runtime.root, ids)
+    const full: string[] = []
+    for (const id of ids) full.push(await fullId(runtime, id))
+    const report = await removeSessions(runtime.root, full)
     let blobs = ''
     if (report.blobs) {
       blobs = `; removed ${report.blobs.removed} attachment blob(s) no other session uses`

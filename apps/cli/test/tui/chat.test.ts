@@ -119,7 +119,7 @@ describe('dsh (the terminal chat)', () => {
     f.server.enqueue(write('c2', '.vscode/b.json'), completionResponse({ text: 'never sent' }))
     await screen.press('again\r', /approve: .*b\.json/)
     screen.type('\x1b')
-    await screen.waitFor(/turn ended aborted|stopped the turn/)
+    await screen.waitFor(/turn stopped|stopped the turn/)
     await screen.waitFor('›', 5000)
     expect(existsSync(join(f.work, '.vscode', 'b.json'))).toBe(false)
     await expect
@@ -143,7 +143,7 @@ describe('dsh (the terminal chat)', () => {
     await screen.waitFor('working')
     screen.type('draft')
     await screen.press('\x03', /cancelling the turn/)
-    await screen.waitFor(/turn ended/)
+    await screen.waitFor(/turn (stopped|interrupted)/)
     expect(screen.text()).toContain('draft')
     await expect.poll(() => f.log().flatMap((e) => (e.type === 'turn/end' ? [e.data.reason] : []))).toEqual(['aborted'])
     screen.type('\x03') // clears the editor
@@ -161,7 +161,7 @@ describe('dsh (the terminal chat)', () => {
     screen.type('and then this')
     await screen.press('\x1b\r', /queued: and then this/) // Alt+Enter queues for the next turn
     screen.type('\x03') // stops the turn; the queued message stays queued
-    await screen.waitFor(/turn ended/)
+    await screen.waitFor(/turn (stopped|interrupted)/)
     screen.type('\x04')
     expect(await screen.exited).toBe(0)
     const sessionId = /dsh --resume ([0-9a-f-]{36})/.exec(screen.raw())?.[1] as string
@@ -294,7 +294,7 @@ describe('dsh (the terminal chat)', () => {
     expect(second).toContain('use the other file')
     await screen.press('now wait\r', '○ Run command sleep 30')
     screen.type('\x1b')
-    await screen.waitFor('turn ended aborted')
+    await screen.waitFor('turn stopped')
     await screen.press('\x03', 'press Ctrl-C again to exit')
     screen.type('\x03')
     expect(await screen.exited).toBe(0)

@@ -34,7 +34,8 @@ describe('the chat editor and terminal', () => {
     f.server.enqueue(completionResponse({ text: 'A summary of the talk so far.' }))
     await screen.press('/comp', /→ compact .*Summarise older conversation/)
     screen.type('\t\r')
-    await screen.waitFor(/compacted surface|earlier context was compacted|COMPACT/)
+    await screen.waitFor(/compacted \d+ earlier messages into a summary/)
+    expect(screen.text()).not.toMatch(/surface \d|\(event \d/)
     screen.type('\x04')
     expect(await screen.exited).toBe(0)
     expect(f.log().some((e) => e.type === 'compaction/end')).toBe(true)
@@ -151,6 +152,7 @@ describe('the chat editor and terminal', () => {
     const picker = f.open(['--resume'])
     await picker.waitFor('Resume a session of this directory')
     await picker.waitFor('older task')
+    expect(picker.text()).toContain('just now · 2 messages ·') // not "0m ago · 9 events"
     picker.type('\x1b[B') // Down: the older session (newest is first)
     await picker.press('\r', 'Answer one.')
     await picker.waitFor(`session ${ids[0]}`)

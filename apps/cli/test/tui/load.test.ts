@@ -45,7 +45,7 @@ describe('the chat under load', () => {
     expect(shown).toMatch(/… \d+ more lines above/)
     expect(shown).not.toContain('\n1\n2\n3\n')
     await screen.press('go on\r', 'Still')
-    await screen.press('\x1b', 'turn ended aborted')
+    await screen.press('\x1b', 'turn stopped')
     // Peak memory of the whole chat so far, read while the process still exists.
     const peak = peakMb(screen.pty.pid)
     await screen.press('\x04', /saved; continue it with/)

@@ -82,7 +82,11 @@ export function Sidebar({ current }: { current: string | undefined }) {
               <span class={`status ${row.status}`}>{row.status === 'running' ? 'running' : ''}</span>
               <LeaseBadge row={row} />
               <span class="meta">
-                {row.cwd} · {row.eventCount} events{row.parentSessionId ? ' · fork' : ''}
+                {row.cwd} ·{' '}
+                {row.messageCount !== undefined
+                  ? `${row.messageCount} message${row.messageCount === 1 ? '' : 's'}`
+                  : `${row.eventCount} events`}
+                {row.parentSessionId ? ' · fork' : ''}
               </span>
             </a>
           </li>

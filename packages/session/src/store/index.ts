@@ -5,7 +5,7 @@ import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type {} from '@dsh/composition'
 import { type Context, HarnessError } from '@dsh/kernel'
-import type { SessionEvent, SessionHeader } from '../index.js'
+import { checkSessionId, type SessionEvent, type SessionHeader } from '../index.js'
 
 import { acquireLease, type Lease } from './lease.js'
 
@@ -43,6 +43,11 @@ export interface SessionSummary {
   updatedAt: number
   parentSession?: string
   eventCount: number
+  /**
+   * The messages of the conversation: what the person sent and the model answered (not the context
+   * notes dsh adds). From stores that keep it (JSONL); absent from others.
+   */
+  messageCount?: number
   location: string
   /** Set when the log could not be read (`CODE: message`); the other fields are then best effort. */
   error?: string
@@ -127,6 +132,31 @@ export async function leaseSession(store: SessionStore, id: string): Promise<Lea
   return store.lease ? store.lease(id) : acquireLease(store.leaseDir, id)
 }
 
+/**
+ * The full id of a durable session named by its id or any unique prefix of it, as git takes commit
+ * ids: an exact id wins; a prefix matching one session gives its id. Throws SESSION_ID_AMBIGUOUS
+ * listing the candidates, SESSION_NOT_FOUND when nothing matches.
+ */
+export async function resolveSessionId(store: SessionStore, idOrPrefix: string): Promise<string> {
+  if ((await store.read(checkSessionId(idOrPrefix)))?.header) return idOrPrefix
+  const matches = (await store.summaries()).filter((s) => s.id.startsWith(idOrPrefix))
+  const [only] = matches
+  if (matches.length === 1 && only) return only.id
+  if (matches.length > 1) {
+    const ids = matches.map((s) => s.id)
+    throw new HarnessError(
+      'SESSION_ID_AMBIGUOUS',
+      `session id prefix "${idOrPrefix}" matches ${ids.length} sessions: ${ids.join(', ')}; give more of the id`,
+      { prefix: idOrPrefix, ids },
+    )
+  }
+  throw new HarnessError(
+    'SESSION_NOT_FOUND',
+    `no durable session ${idOrPrefix} at ${store.locate(idOrPrefix)} (dsh sessions lists them)`,
+    { id: idOrPrefix },
+  )
+}
+
 /** What `repair` did. `sideFile` is absent when nothing had to move. */
 export interface SessionRepair {
   location: string
@@ -172,6 +202,13 @@ export function titleOf(record: unknown): string | undefined {
   const text = (textBlocks(record.data.message, ['text'])[0] ?? '').replace(/\s+/g, ' ').trim()
   if (!text) return undefined
   return text.length > 80 ? `${text.slice(0, 79)}…` : text
+}
+
+/** Whether a raw record is a message of the conversation: the person's (not a context note) or the model's. */
+export function isConversationMessage(record: unknown): boolean {
+  if (!isRecord(record) || !isRecord(record.data)) return false
+  if (record.type === 'assistant/message') return true
+  return record.type === 'user/message' && record.data.origin !== 'context'
 }
 
 /** The title a `session/title` record (the row `session-title`) gives; it overrides the first prompt. */

@@ -9,6 +9,7 @@ import { type Context, HarnessError } from '@dsh/kernel'
 import { checkSessionId, type SessionEvent } from '../index.js'
 import { BackedStore } from './backed-store.js'
 import {
+  isConversationMessage,
   type SessionRepair,
   type SessionStore,
   type SessionSummary,
@@ -33,6 +34,8 @@ interface Meta {
   parentSession?: string
   title?: string
   eventCount: number
+  /** Conversation messages (`isConversationMessage`); absent from a meta written before it was kept. */
+  messageCount?: number
   updatedAt: number
   /** The log's size when this meta was written; a different size means the meta is stale. */
   bytes: number
@@ -273,6 +276,8 @@ export class JsonlBackend implements SessionStore {
       if (written) meta.title = written
       else meta.title ??= titleOf(event)
       meta.updatedAt = event.time
+      // A meta from before the count was kept stays without it: `summaries` recounts from the log.
+      if (meta.messageCount !== undefined && isConversationMessage(event)) meta.messageCount++
     }
     meta.eventCount += events.length
   }
@@ -299,6 +304,7 @@ export class JsonlBackend implements SessionStore {
         createdAt: header.createdAt,
         ...(header.parentSession ? { parentSession: header.parentSession } : {}),
         eventCount: 0,
+        messageCount: 0,
         updatedAt: header.createdAt,
         bytes: 0,
       }
@@ -363,7 +369,7 @@ export class JsonlBackend implements SessionStore {
         try {
           meta = JSON.parse(await readFile(join(this.dir, `${id}.meta.json`), 'utf8')) as Meta
         } catch {}
-        if (meta?.bytes !== size) {
+        if (meta?.bytes !== size || meta.messageCount === undefined) {
           const buffer = await readFile(location)
           const stored = parseJsonl(buffer, location)
           if (meta !== undefined && meta.bytes > size && !stored.torn) throw shrunk(location, size, meta.bytes)
@@ -428,6 +434,7 @@ function metaOf(id: string, stored: StoredSession, bytes: number): Meta {
     ...(header.parentSession ? { parentSession: header.parentSession } : {}),
     ...(title ? { title } : {}),
     eventCount: stored.records.length,
+    messageCount: stored.records.filter(isConversationMessage).length,
     updatedAt: Number(timeOf(stored.records.at(-1)) ?? header.createdAt ?? 0),
     bytes,
   }

@@ -57,6 +57,11 @@ export interface HeadlessRunResult {
   durable: boolean
   /** The calls whose approval was refused because nobody could be asked (without `--yes`). */
   refused: RefusedCall[]
+  /**
+   * True when the run started a new session and failed before any model answered (no key, an unknown
+   * model, an unreachable endpoint): the session was deleted rather than left behind as clutter.
+   */
+  discarded?: boolean
 }
 
 /** One call of a headless run that needed approval and did not get it. */

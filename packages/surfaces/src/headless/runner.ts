@@ -6,6 +6,7 @@ import { type Context, HarnessError } from '@dsh/kernel'
 import type { AssistantMessage, Usage } from '@dsh/llm'
 import type { SessionEvent, TurnEndReason } from '@dsh/session'
 import { SessionHost } from '../host/index.js'
+import { removeSessions } from '../host/remove.js'
 import { HeadlessRunner, type HeadlessRunRequest, type HeadlessRunResult, type RefusedCall } from './index.js'
 
 const NOBODY_TO_ASK =
@@ -79,11 +80,13 @@ export class HeadlessRunnerService extends HeadlessRunner {
     const sessionId = agent.session.id
     const start = agent.session.length
     const disposers: Array<() => unknown> = []
+    const fresh = !request.resume && !request.continue
+    let result: HeadlessRunResult
+    let discard = false
     try {
       let turns = 0
       // A new session's first facts (its preset, its permission mode) were logged while it was created:
       // they are part of the run's stream too. A resumed session's repair is not: it is already durable.
-      const fresh = !request.resume && !request.continue
       const subscription = await host.subscribe(sessionId, fresh ? 0 : start, (event) => {
         request.onEvent?.(event)
         if (event.type === 'turn/end' && ++turns >= (request.maxTurns ?? Number.POSITIVE_INFINITY)) {
@@ -115,12 +118,37 @@ export class HeadlessRunnerService extends HeadlessRunner {
       }
       await agent.whenIdle()
       const durable = await host.flush(sessionId)
-      return summarize(sessionId, agent.session.events.slice(start) as SessionEvent[], turns, durable)
+      const events = agent.session.events.slice(start) as SessionEvent[]
+      result = summarize(sessionId, events, turns, durable)
+      discard = fresh && durable && result.reason === 'error' && !reachedModel(events)
     } finally {
       for (const dispose of disposers.reverse()) dispose()
       await host.close()
     }
+    if (discard) {
+      // Nothing a model said is in it: the session would only be clutter in `dsh sessions`.
+      await removeSessions(this.ctx, [sessionId])
+      result.discarded = true
+    }
+    return result
   }
+}
+
+/** Failures of the setup, before any model could answer: no key, no adapter, a refused model, no route. */
+const SETUP_FAILURES = new Set(['AUTH', 'NO_ADAPTER', 'NETWORK', 'INSUFFICIENT_BALANCE', 'BAD_REQUEST'])
+
+/**
+ * Whether a model answered in these events: an assistant message with content, one that did not
+ * fail, or one that failed for another reason than the setup (a server error reached the provider).
+ */
+function reachedModel(events: SessionEvent[]): boolean {
+  return events.some((event) => {
+    if (event.type !== 'assistant/message') return false
+    const message = event.data.message
+    return (
+      message.content.length > 0 || message.finishReason !== 'error' || !SETUP_FAILURES.has(message.error?.code ?? '')
+    )
+  })
 }
 
 /** The outcome of a run, read from the events it committed. */

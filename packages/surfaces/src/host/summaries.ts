@@ -3,7 +3,7 @@
 import type { Agent } from '@dsh/agent'
 import type {} from '@dsh/context/title'
 import { isEvent, type Session } from '@dsh/session'
-import type { SessionHolder, SessionSummary } from '@dsh/session/store'
+import { isConversationMessage, type SessionHolder, type SessionSummary } from '@dsh/session/store'
 
 /** One row of `SessionHost.list()`. */
 export interface HostedSession {
@@ -14,6 +14,8 @@ export interface HostedSession {
   updatedAt: number
   parentSessionId?: string
   eventCount: number
+  /** What the person sent and the model answered; absent when the store does not keep the count. */
+  messageCount?: number
   /** Whether this host drives the session. */
   attached: boolean
   status: 'detached' | 'idle' | 'running'
@@ -41,6 +43,7 @@ export function mergeSessionList(
       updatedAt: summary.updatedAt,
       ...(summary.parentSession ? { parentSessionId: summary.parentSession } : {}),
       eventCount: summary.eventCount,
+      ...(summary.messageCount !== undefined ? { messageCount: summary.messageCount } : {}),
       attached: false,
       status: 'detached',
       ...(summary.error ? { error: summary.error } : {}),
@@ -60,6 +63,7 @@ export function mergeSessionList(
       updatedAt: session.events.at(-1)?.time ?? header.createdAt,
       ...(header.parentSession ? { parentSessionId: header.parentSession } : {}),
       eventCount: session.length,
+      messageCount: session.events.filter(isConversationMessage).length,
       attached: true,
       status: statusOf(session.id),
       ...(durableRow?.holder ? { holder: durableRow.holder } : {}),

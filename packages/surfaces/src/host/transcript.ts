@@ -58,12 +58,35 @@ export function renderTranscript(events: readonly AnySessionEvent[], format: Tra
         if (end.reason !== 'completed')
           out.push(
             md
-              ? `_turn ended ${end.reason}${end.message ? `: ${end.message}` : ''}_\n`
-              : `(turn ended ${end.reason}${end.message ? `: ${end.message}` : ''})`,
+              ? `_${turnEndedText(end.reason)}${end.message ? `: ${end.message}` : ''}_\n`
+              : `(${turnEndedText(end.reason)}${end.message ? `: ${end.message}` : ''})`,
           )
         break
       }
     }
   }
   return out
+}
+
+/**
+ * How a turn ended, in the user's words (the log keeps the reason value): `aborted` is "turn
+ * stopped", `error` "turn failed", `max-tokens` "answer cut off at the token limit".
+ */
+export function turnEndedText(reason: string): string {
+  switch (reason) {
+    case 'completed':
+      return 'turn done'
+    case 'aborted':
+      return 'turn stopped'
+    case 'interrupted':
+      return 'turn interrupted'
+    case 'error':
+      return 'turn failed'
+    case 'blocked':
+      return 'turn blocked'
+    case 'max-tokens':
+      return 'answer cut off at the token limit'
+    default:
+      return `turn ended (${reason})`
+  }
 }

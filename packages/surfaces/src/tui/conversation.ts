@@ -13,6 +13,7 @@ import { type AnySessionEvent, isEvent } from '@dsh/session'
 import { Container, type Editor, matchesKey, type TUI } from '@mariozechner/pi-tui'
 import type { Pending, SessionHost } from '../host/index.js'
 import { ChatCompletion } from './completion.js'
+import { type GitFacts, gitBranch, gitDirty } from './git.js'
 import { loadCodeHighlighting } from './highlight.js'
 import { InputHistory } from './history.js'
 import { approvalLines, footerLines, Lines, questionLines, statusLine } from './live.js'
@@ -79,6 +80,7 @@ export class Conversation {
     )
     // The transcript and the live region go above the editor the screen already shows.
     this.tui.children.splice(this.tui.children.indexOf(this.editor), 0, this.transcript, this.live)
+    this.refreshGit()
     this.footer = new Lines((width) => footerLines(this.theme, this.footerFacts(), width))
     this.tui.addChild(this.footer)
     this.tui.setFocus(this.editor)
@@ -123,6 +125,7 @@ export class Conversation {
     if (event.type === 'assistant/message' || event.type === 'turn/end' || event.type === 'compaction/end') {
       this.measure()
     }
+    if (event.type === 'turn/end') this.refreshGit()
     this.tui.requestRender()
   }
 
@@ -142,11 +145,34 @@ export class Conversation {
   }
 
   private isClosed = false
+  private git: GitFacts | undefined
+  /** Cancels a `git status` still running when the chat closes. */
+  private readonly gitAbort = new AbortController()
+
+  /** Re-reads the branch (a file read) and, in the background, whether the worktree has changes. */
+  private refreshGit(): void {
+    const cwd = this.agent.session.header.cwd
+    const branch = gitBranch(cwd)
+    if (!branch) {
+      this.git = undefined
+      return
+    }
+    this.git = {
+      branch,
+      ...(this.git?.branch === branch && this.git.dirty !== undefined ? { dirty: this.git.dirty } : {}),
+    }
+    void gitDirty(cwd, this.gitAbort.signal).then((dirty) => {
+      if (this.isClosed || this.git?.branch !== branch) return
+      this.git = { branch, ...(dirty !== undefined ? { dirty } : {}) }
+      this.tui.requestRender()
+    })
+  }
 
   close(): void {
     if (this.isClosed) return
     this.isClosed = true
     this.stopChildEvents()
+    this.gitAbort.abort()
     for (const stop of this.stopLspEvents) stop()
     if (this.spinner) clearInterval(this.spinner)
     this.closed()
@@ -210,6 +236,7 @@ export class Conversation {
       ...(this.reading?.pressure !== undefined ? { pressure: this.reading.pressure } : {}),
       sessionId: this.agent.session.id,
       queued: (this.host.inboxOf(this.agent.session.id)?.['next-turn'] ?? []).length,
+      git: this.git,
     }
   }
 

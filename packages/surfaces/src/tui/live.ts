@@ -3,6 +3,7 @@
 import type { ApprovalQuestion } from '@dsh/agent/approval'
 import type { AskedQuestion } from '@dsh/interaction'
 import { type Component, truncateToWidth, wrapTextWithAnsi } from '@mariozechner/pi-tui'
+import type { GitFacts } from './git.js'
 import type { Theme } from './theme.js'
 
 /**
@@ -63,10 +64,12 @@ export interface FooterFacts {
   pressure?: number
   sessionId: string
   queued: number
+  /** The workspace's git branch, `*` marking uncommitted changes. */
+  git?: GitFacts | undefined
 }
 
 /**
- * `deepseek:deepseek-chat · preset code · workspace-write · 12.3k tokens (8%) · session 1a2b…`, broken
+ * `deepseek:deepseek-chat · preset code · workspace-write · 12.3k tokens (8%) · git main* · session 1a2b…`, broken
  * between facts onto more lines when the terminal is too narrow for one.
  */
 export function footerLines(theme: Theme, facts: FooterFacts, width: number): string[] {
@@ -78,6 +81,7 @@ export function footerLines(theme: Theme, facts: FooterFacts, width: number): st
     parts.push(`${tokens} tokens${facts.pressure !== undefined ? ` (${Math.round(facts.pressure * 100)}%)` : ''}`)
   }
   if (facts.queued > 0) parts.push(`${facts.queued} queued`)
+  if (facts.git) parts.push(`git ${facts.git.branch}${facts.git.dirty ? '*' : ''}`)
   parts.push(`session ${facts.sessionId}`)
   const lines: string[] = []
   for (const part of parts) {

@@ -9,10 +9,13 @@ const SHOWN = 20
 
 function age(ms: number): string {
   const minutes = Math.round((Date.now() - ms) / 60_000)
+  if (minutes < 1) return 'just now'
   if (minutes < 60) return `${minutes}m ago`
   const hours = Math.round(minutes / 60)
   return hours < 48 ? `${hours}h ago` : `${Math.round(hours / 24)}d ago`
 }
+
+const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`
 
 /** Resolves with the chosen session id, or undefined when the person pressed Esc. */
 export function pickSession(screen: ChatScreen, sessions: HostedSession[]): Promise<string | undefined> {
@@ -20,7 +23,7 @@ export function pickSession(screen: ChatScreen, sessions: HostedSession[]): Prom
   const items = sessions.slice(0, SHOWN).map((session) => ({
     value: session.sessionId,
     label: session.title?.split('\n')[0] ?? session.sessionId,
-    description: `${age(session.updatedAt)} · ${session.eventCount} events · ${session.sessionId}`,
+    description: `${age(session.updatedAt)} · ${session.messageCount !== undefined ? plural(session.messageCount, 'message') : plural(session.eventCount, 'event')} · ${session.sessionId}`,
   }))
   const title = new Text(theme.bold('Resume a session of this directory (Enter opens, Esc leaves)'), 0, 0)
   const list = new SelectList(items, 10, theme.select)

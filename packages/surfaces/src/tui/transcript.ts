@@ -9,6 +9,7 @@ import type {} from '@dsh/orchestration/subagents'
 import type { AnySessionEvent, SessionEventMap } from '@dsh/session'
 import { isEvent } from '@dsh/session'
 import { type Component, Container, Spacer, Text } from '@mariozechner/pi-tui'
+import { turnEndedText } from '../host/transcript.js'
 import { Answer } from './answer.js'
 import type { Theme } from './theme.js'
 import { ToolLine } from './tool-line.js'
@@ -116,7 +117,7 @@ export class Transcript extends Container {
       const { reason, message } = event.data
       if (reason !== 'completed') {
         const style = reason === 'error' ? this.theme.error : this.theme.warn
-        this.note(`■ turn ended ${reason}${message ? `: ${message}` : ''}`, style)
+        this.note(`■ ${turnEndedText(reason)}${message ? `: ${message}` : ''}`, style)
       }
     } else if (event.type === 'compaction/end') {
       this.note('≡ earlier context was compacted into a summary')
