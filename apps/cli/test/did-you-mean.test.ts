@@ -38,7 +38,7 @@ describe('did you mean', () => {
     writeFileSync(join(home, 'p.yml'), '- id: session-title\n  disabeld: true\n')
     const result = dsh('--patch', 'p.yml', '--dump-config')
     expect(result.code).toBe(ExitCode.CONFIG)
-    expect(result.stderr).toContain('/0: unknown field "disabeld" (did you mean "disabled"?)')
+    expect(result.stderr).toContain('unknown field "disabeld" (did you mean "disabled"?)')
     expect(result.stderr).not.toContain('additional properties')
   })
 

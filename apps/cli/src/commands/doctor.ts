@@ -92,7 +92,7 @@ async function modelChecks(runtime: RuntimeScope['runtime']): Promise<Check[]> {
   const settings = runtime.root.get('settings')
   // The `endpoints` setting of the openai-compatible row (not imported: a consumer never imports a provider).
   const endpoints =
-    ((settings?.has('endpoints') ? settings.get('endpoints' as never) : undefined) as
+    ((settings?.has('endpoints') ? settings.resolve('endpoints').value : undefined) as
       | Record<string, { baseUrl: string }>
       | undefined) ?? {}
   for (const [name, entry] of Object.entries(endpoints)) {
