@@ -168,9 +168,10 @@ foldEvent('user/message', (p, event) => {
     const images = rest.flatMap((block) =>
       block.type === 'image' ? [{ ref: block.ref, mimeType: block.mimeType }] : [],
     )
-    const attached = rest
-      .flatMap((block) => (block.type === 'text' && !block.text?.startsWith('[attached image') ? [block.text] : []))
-      .join('\n')
+    // One entry per attached file, directory or session block (each shown as a chip).
+    const attached = rest.flatMap((block) =>
+      block.type === 'text' && block.text && !block.text.startsWith('[attached image') ? [block.text] : [],
+    )
     p.push({
       kind: 'user',
       key: `u${event.seq}`,

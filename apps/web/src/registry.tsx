@@ -57,19 +57,17 @@ registerNodeRenderer('user', (node, ctx) => {
           ))}
         </div>
       ) : null}
-      {node.attached
-        ? String(node.attached)
-            .split(/(?=<context )/)
-            .map((block, index) => {
-              // A file, directory or session the prompt attached: a chip, its content one click away.
-              const chip = contextChip(block.trim())
-              return (
-                <details class="attached" key={index}>
-                  <summary>{chip ? `${chip.name} (${chip.detail})` : 'attached context'}</summary>
-                  <div class="context-text">{chip ? chip.body : block}</div>
-                </details>
-              )
-            })
+      {Array.isArray(node.attached)
+        ? (node.attached as string[]).map((block, index) => {
+            // A file, directory or session the prompt attached: a chip, its content one click away.
+            const chip = contextChip(block.trim())
+            return (
+              <details class="attached" key={index}>
+                <summary>{chip ? `${chip.name} (${chip.detail})` : 'attached context'}</summary>
+                <div class="context-text">{chip ? chip.body : block}</div>
+              </details>
+            )
+          })
         : null}
       <MessageActions text={String(node.text)} node={node} nodes={ctx.nodes} fork={ctx.fork} />
     </div>

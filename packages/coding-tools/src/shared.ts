@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs'
 import { basename, dirname } from 'node:path'
 import type {} from '@dsh/agent/approval'
 import { type ToolCallContext, ToolError } from '@dsh/agent/tools'
-import { type Context, HarnessError } from '@dsh/kernel'
+import { type Context, editDistance, HarnessError } from '@dsh/kernel'
 import type {} from '@dsh/session'
 import type {} from '@dsh/world/fs'
 import { requestEscalation, type SandboxPolicy, sandboxDenialHint } from '@dsh/world/sandbox'
@@ -141,28 +141,12 @@ export function effectivePolicy(ctx: Context, call: ToolCallContext, policy: San
   return policy ?? ctx.get('sandboxPolicy')?.resolve(call.sessionId)
 }
 
-function distance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(
-        (previous[j] ?? 0) + 1,
-        (current[j - 1] ?? 0) + 1,
-        (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
-      )
-    }
-    previous = current
-  }
-  return previous[b.length] ?? 0
-}
-
 /** Names close to `wanted`: a small edit distance, or the same name without its extension. */
 function similarNames(wanted: string, names: string[]): string[] {
   const lower = wanted.toLowerCase()
   const stem = (name: string) => name.replace(/\.[^.]*$/, '')
   return names
-    .map((name) => ({ name, d: distance(lower, name.toLowerCase()) }))
+    .map((name) => ({ name, d: editDistance(lower, name.toLowerCase()) }))
     .filter(
       ({ name, d }) =>
         d > 0 && (d <= Math.max(2, Math.floor(lower.length / 4)) || stem(name.toLowerCase()) === stem(lower)),

@@ -3,7 +3,7 @@
 // deep merge), a new id inserts, `disabled: true` keeps the row but stops it from activating.
 import { readFileSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { didYouMean, HarnessError } from '@dsh/kernel'
+import { didYouMean, editDistance, HarnessError } from '@dsh/kernel'
 import type { ErrorObject } from 'ajv'
 import { ConfigExpr, configTags } from './expressions.js'
 import rowListValidator from './generated/rows-validator.js'
@@ -83,21 +83,6 @@ const FIELD_SHAPES: Record<string, string> = {
   replaces: 'a list of bundle names',
 }
 
-/** Edit distance, for "did you mean". */
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i)
-  for (let i = 1; i <= a.length; i++) {
-    let previous = row[0] as number
-    row[0] = i
-    for (let j = 1; j <= b.length; j++) {
-      const current = row[j] as number
-      row[j] = Math.min(current + 1, (row[j - 1] as number) + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1))
-      previous = current
-    }
-  }
-  return row[b.length] as number
-}
-
 /** One schema problem of a layer, by row and field, with the shape expected there. */
 function rowProblem(error: ErrorObject, value: unknown): string {
   const [index, field] = error.instancePath.split('/').slice(1)
@@ -115,7 +100,7 @@ function rowProblem(error: ErrorObject, value: unknown): string {
   }
   if (error.keyword === 'additionalProperties') {
     const extra = String(params.additionalProperty)
-    const near = fields.find((name) => distance(name, extra) <= 2)
+    const near = fields.find((name) => editDistance(name, extra) <= 2)
     return `${where}: unknown field "${extra}"${near ? ` (did you mean "${near}"?)` : ''}; a ${isBundle ? 'bundle reference' : 'row'} is ${shape}`
   }
   if (error.keyword === 'required')

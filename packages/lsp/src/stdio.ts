@@ -85,8 +85,24 @@ export class StdioLanguageServers extends Service implements LanguageServers {
       coldWaitMs: config?.coldWaitMs ?? 3000,
     }
     if (this.settings.warm) {
-      ctx.on('session/created', (session) => this.warm(session.header.cwd, session.id))
-      ctx.on('session/restored', (session) => this.warm(session.header.cwd, session.id))
+      // After the session is open, not inside its creation: the workspace scan and the spawn are not
+      // on the path to the first request. Timers still pending when the row goes are cleared.
+      const timers = new Set<NodeJS.Timeout>()
+      const later = (root: string, sessionId: string) => {
+        const timer = setTimeout(() => {
+          timers.delete(timer)
+          this.warm(root, sessionId)
+        }, 0)
+        timers.add(timer)
+      }
+      ctx.on('session/created', (session) => later(session.header.cwd, session.id))
+      ctx.on('session/restored', (session) => later(session.header.cwd, session.id))
+      ctx.effect(
+        () => () => {
+          for (const timer of timers) clearTimeout(timer)
+        },
+        'lsp.warm timers',
+      )
     }
     ctx.on('session/closed', (session) => {
       for (const slot of this.slots.values()) {

@@ -7,7 +7,7 @@
 // person who allows with that rule keeps it for the session (logged in the decision, restored on
 // resume) or in the user's or the project's settings.
 
-import { existsSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import type {} from '@dsh/composition'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
@@ -63,6 +63,8 @@ export class PermissionsService extends Service {
   readonly home: Context
   /** Calls an allow rule may answer a question for, by call id, until their result. */
   private readonly pending = new Map<string, RuleSubject & { sessionId?: string }>()
+  /** Parsed `.claude/settings*.json` permissions by file, with the stat they were read at. */
+  private readonly claudeCache = new Map<string, { stamp: string; lists: RuleLists | undefined }>()
   /** "Allow similar" rules kept for a session, by session id (their durable home is the log). */
   private readonly sessionRules = new Map<string, PermissionRule[]>()
 
@@ -148,17 +150,31 @@ export class PermissionsService extends Service {
     for (const name of ['settings.json', 'settings.local.json']) {
       const file = join(cwd, '.claude', name)
       if (!existsSync(file) || !trust.admits(cwd, `.claude/${name}`)) continue
-      let lists: RuleLists | undefined
-      try {
-        lists = (JSON.parse(readConfigText(file)) as { permissions?: RuleLists }).permissions
-      } catch {
-        continue
-      }
+      const lists = this.claudeLists(file)
       for (const effect of EFFECTS)
         for (const text of Array.isArray(lists?.[effect]) ? (lists?.[effect] ?? []) : [])
           if (typeof text === 'string') out.push({ effect, text, source: file })
     }
     return out
+  }
+
+  /**
+   * A `.claude` settings file's `permissions`, parsed again only when the file changed: rules are
+   * consulted on every tool call.
+   */
+  private claudeLists(file: string): RuleLists | undefined {
+    const stats = statSync(file, { throwIfNoEntry: false })
+    const stamp = stats ? `${stats.ino}:${stats.size}:${stats.mtimeMs}` : ''
+    const cached = this.claudeCache.get(file)
+    if (cached?.stamp === stamp) return cached.lists
+    let lists: RuleLists | undefined
+    try {
+      lists = (JSON.parse(readConfigText(file)) as { permissions?: RuleLists }).permissions
+    } catch {
+      lists = undefined
+    }
+    this.claudeCache.set(file, { stamp, lists })
+    return lists
   }
 
   /** The rules in force for a session: every file's and the row's, then the session's own. */
@@ -170,11 +186,6 @@ export class PermissionsService extends Service {
   /** The rule that decides a call now, if any. */
   decide(subject: RuleSubject, sessionId?: string): PermissionRule | undefined {
     return decide(this.rulesFor(sessionId), subject)
-  }
-
-  /** The narrowest rule covering a call ("allow similar"). */
-  suggest(subject: RuleSubject): string {
-    return suggestRule(subject)
   }
 
   /**

@@ -8,7 +8,7 @@
 // Every failure on the way (unknown tool, bad arguments, denial, a throwing hook or body) becomes an
 // `isError` result the model can read; nothing here throws for them.
 
-import { type Context, deepFreeze, HarnessError, toJsonSafe } from '@dsh/kernel'
+import { type Context, deepFreeze, editDistance, HarnessError, toJsonSafe } from '@dsh/kernel'
 import type { ToolCallBlock, ToolResultContent } from '@dsh/llm'
 import type { ApprovalDecided, ApprovalDecision, ApprovalService } from '../approval/index.js'
 import { type ToolBodyReturn, type ToolDefinition, ToolError, type ToolPresentation } from './define.js'
@@ -72,19 +72,6 @@ function summaryOf(presentation: ToolPresentation): string {
     default:
       return presentation.subtitle ? `${presentation.title}: ${presentation.subtitle}` : presentation.title
   }
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost)
-    }
-    previous = current
-  }
-  return previous[b.length] ?? 0
 }
 
 function unknownToolMessage(name: string, available: string[]): string {
