@@ -15,6 +15,7 @@
 //     step/end
 //     another step when tools owe a request or next-step input arrived
 //   agent/turn-stopping (serial; may queue one more message and keep the turn going)
+//   agent/turn-closing (serial, every exit path; facts that belong to the turn, e.g. the checkpoint)
 //   turn/end { reason }
 
 import type { PreStepDecision, RequestDraft, RequestErrorDecision, TurnContinuation } from '@dsh/agent'
@@ -165,6 +166,11 @@ export async function runTurn(deps: TurnDeps, signal: AbortSignal): Promise<void
     closeOpenCalls(deps)
     if (stepOpen) session.append('step/end', {})
     if (maxTokens && reason === 'completed') reason = 'max-tokens'
+    try {
+      await services.events.serial('agent/turn-closing', { agent, session, reason })
+    } catch (error) {
+      root.logger('agent-loop').warn('an agent/turn-closing listener failed: %s', errorText(error))
+    }
     session.append('turn/end', message === undefined ? { reason } : { reason, message })
   }
 }

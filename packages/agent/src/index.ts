@@ -155,6 +155,13 @@ export interface TurnStopping {
   steps: number
 }
 
+/** What `agent/turn-closing` listeners get: the turn is over and `turn/end` not yet appended. */
+export interface TurnClosing {
+  agent: Agent
+  session: Session
+  reason: TurnEndReason
+}
+
 /** Returned by an `agent/turn-stopping` listener to keep the turn going with one more message. */
 export interface TurnContinuation {
   continue: true
@@ -194,6 +201,12 @@ declare module 'cordis' {
     ): Promise<RequestErrorDecision>
     /** Serial, when a turn is about to end: the one place that may keep it going. */
     'agent/turn-stopping'(state: TurnStopping): Promise<TurnContinuation | undefined> | TurnContinuation | undefined
+    /**
+     * Serial, on every exit path of a turn, just before `turn/end`: a listener may append facts that
+     * belong to the turn (the workspace checkpoint after it). It cannot keep the turn going; a
+     * listener's failure is logged and the turn still ends.
+     */
+    'agent/turn-closing'(state: TurnClosing): Promise<void> | void
     /** After a request was dispatched, with exactly what was sent. */
     'agent/request-sent'(sent: RequestSent): void
     'agent/created'(agent: Agent): void

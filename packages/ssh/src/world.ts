@@ -20,6 +20,7 @@ export const REMOTE_PROVIDERS: Readonly<Record<string, string>> = Object.freeze(
 export const LOCAL_ONLY: readonly string[] = Object.freeze([
   '@dsh/world/terminal/pty',
   '@dsh/world/terminal/tools',
+  '@dsh/world/snapshots/shadow-git',
   '@dsh/lsp/stdio',
   '@dsh/lsp/tools',
 ])

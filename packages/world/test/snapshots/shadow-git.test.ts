@@ -1,0 +1,148 @@
+import { execFileSync } from 'node:child_process'
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Context } from '@dsh/kernel'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { Snapshots } from '../../src/snapshots/index.js'
+import ShadowGitSnapshots from '../../src/snapshots/shadow-git.js'
+
+let root: Context
+let fiber: { dispose(): Promise<unknown> }
+let home: string
+let ws: string
+let snapshots: Snapshots
+
+async function setup(config: Record<string, unknown> = {}) {
+  root = new Context()
+  const plugin = root.plugin(ShadowGitSnapshots, { dir: join(home, 'checkpoints'), ...config })
+  await plugin
+  fiber = plugin
+  snapshots = root.get('snapshots') as Snapshots
+}
+
+beforeEach(async () => {
+  home = mkdtempSync(join(tmpdir(), 'dsh-snap-home-'))
+  ws = mkdtempSync(join(tmpdir(), 'dsh-snap-ws-'))
+  await setup()
+})
+
+afterEach(async () => {
+  await fiber.dispose()
+  rmSync(home, { recursive: true, force: true })
+  rmSync(ws, { recursive: true, force: true })
+})
+
+const take = () => snapshots.take({ cwd: ws, sessionId: 's1' })
+
+describe('shadow-git snapshots', () => {
+  it('restores text, binary, executable and symlinked files byte for byte, and deletes what was added', async () => {
+    writeFileSync(join(ws, 'a.txt'), 'one\ntwo\n')
+    mkdirSync(join(ws, 'src'))
+    const binary = Buffer.from([0, 1, 2, 255, 254, 0, 10, 13])
+    writeFileSync(join(ws, 'src', 'blob.bin'), binary)
+    writeFileSync(join(ws, 'run.sh'), '#!/bin/sh\necho hi\n')
+    chmodSync(join(ws, 'run.sh'), 0o755)
+    symlinkSync('a.txt', join(ws, 'link'))
+    const before = await take()
+    expect(before.files).toBe(4)
+
+    writeFileSync(join(ws, 'a.txt'), 'one\nTWO\nthree\n')
+    rmSync(join(ws, 'src', 'blob.bin'))
+    chmodSync(join(ws, 'run.sh'), 0o644)
+    rmSync(join(ws, 'link'))
+    symlinkSync('run.sh', join(ws, 'link'))
+    mkdirSync(join(ws, 'new', 'deep'), { recursive: true })
+    writeFileSync(join(ws, 'new', 'deep', 'x.bin'), Buffer.from([1, 0, 3]))
+    const after = await take()
+
+    const changes = await snapshots.changes(ws, before.id, after.id)
+    expect(changes.map((c) => [c.path, c.kind])).toEqual([
+      ['a.txt', 'modified'],
+      ['link', 'modified'],
+      ['new/deep/x.bin', 'added'],
+      ['run.sh', 'modified'],
+      ['src/blob.bin', 'deleted'],
+    ])
+    expect(changes.find((c) => c.path === 'a.txt')).toMatchObject({ added: 2, removed: 1 })
+    expect(changes.find((c) => c.path === 'new/deep/x.bin')?.added).toBeUndefined()
+
+    const result = await snapshots.restore({ cwd: ws, to: before.id, paths: changes.map((c) => c.path) })
+    expect(result.deleted).toEqual(['new/deep/x.bin'])
+    expect(readFileSync(join(ws, 'a.txt'), 'utf8')).toBe('one\ntwo\n')
+    expect(readFileSync(join(ws, 'src', 'blob.bin')).equals(binary)).toBe(true)
+    expect(lstatSync(join(ws, 'run.sh')).mode & 0o111).not.toBe(0)
+    expect(readlinkSync(join(ws, 'link'))).toBe('a.txt')
+    expect(existsSync(join(ws, 'new'))).toBe(false)
+    expect((await take()).id).toBe(before.id)
+  })
+
+  it('honours .gitignore, never touches the workspace .git, and works without a git repository', async () => {
+    execFileSync('git', ['init', '-q', ws])
+    writeFileSync(join(ws, '.gitignore'), 'build/\n')
+    mkdirSync(join(ws, 'build'))
+    writeFileSync(join(ws, 'build', 'out.js'), 'x')
+    writeFileSync(join(ws, 'main.c'), 'int main;')
+    const gitBefore = execFileSync('git', ['-C', ws, 'status', '--porcelain']).toString()
+    const snap = await take()
+    expect(snap.files).toBe(2)
+    expect(execFileSync('git', ['-C', ws, 'status', '--porcelain']).toString()).toBe(gitBefore)
+    expect(existsSync(join(ws, '.git', 'index'))).toBe(false)
+    rmSync(join(ws, '.git'), { recursive: true })
+    writeFileSync(join(ws, 'main.c'), 'int main(void);')
+    const next = await take()
+    expect((await snapshots.changes(ws, snap.id, next.id)).map((c) => c.path)).toEqual(['main.c'])
+    expect(await snapshots.patch(ws, snap.id, next.id)).toContain('+int main(void);')
+  })
+
+  it('names files over the size limit as not captured and never restores them', async () => {
+    await fiber.dispose()
+    await setup({ maxFileBytes: 100 })
+    writeFileSync(join(ws, 'small'), 'ok')
+    writeFileSync(join(ws, 'big'), 'x'.repeat(200))
+    const first = await take()
+    expect(first.skipped).toEqual([{ path: 'big', bytes: 200 }])
+    writeFileSync(join(ws, 'small'), 'x'.repeat(150))
+    const second = await take()
+    expect(second.skipped.map((s) => s.path).sort()).toEqual(['big', 'small'])
+    expect((await snapshots.changes(ws, first.id, second.id)).map((c) => [c.path, c.kind])).toEqual([
+      ['small', 'deleted'],
+    ])
+  })
+
+  it('refuses a workspace with more files than the limit, with the fix in the message', async () => {
+    await fiber.dispose()
+    await setup({ maxFiles: 5 })
+    for (let i = 0; i < 8; i++) writeFileSync(join(ws, `f${i}`), String(i))
+    await expect(take()).rejects.toMatchObject({
+      code: 'SNAPSHOT_TOO_LARGE',
+      message: expect.stringContaining('.gitignore'),
+    })
+  })
+
+  it('refuses paths that leave the workspace and ids it does not hold', async () => {
+    const snap = await take()
+    await expect(snapshots.restore({ cwd: ws, to: snap.id, paths: ['../escape'] })).rejects.toMatchObject({
+      code: 'SNAPSHOT_FAILED',
+    })
+    const outside = mkdtempSync(join(tmpdir(), 'dsh-snap-out-'))
+    symlinkSync(outside, join(ws, 'out'))
+    await expect(snapshots.restore({ cwd: ws, to: snap.id, paths: ['out/x'] })).rejects.toMatchObject({
+      code: 'SNAPSHOT_FAILED',
+    })
+    expect(existsSync(join(outside, 'x'))).toBe(false)
+    rmSync(outside, { recursive: true })
+    await expect(snapshots.changes(ws, snap.id, 'f'.repeat(40))).rejects.toMatchObject({ code: 'SNAPSHOT_NOT_FOUND' })
+  })
+})
