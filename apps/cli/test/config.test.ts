@@ -138,3 +138,52 @@ describe('dsh config list and passwords inside URLs', () => {
     expect(readFileSync(join(home, 'settings.yaml'), 'utf8')).toBe('session.store: jsonl\n')
   })
 })
+
+describe('dsh config list and dsh models agree on the model and its keys', () => {
+  /** The lines after config list's `# where ...` heading, and dsh models' same lines on stderr. */
+  const fromList = (stdout: string) => stdout.slice(stdout.indexOf('# where the default model')).split('\n').slice(1)
+  const fromModels = (stderr: string) =>
+    stderr
+      .split('\n')
+      .filter((line) => line.startsWith('dsh: ') && !line.includes('dsh config set model'))
+      .map((line) => line.slice('dsh: '.length))
+
+  it('name the same default model, where each key comes from and where requests go', async () => {
+    const env = { ANTHROPIC_API_KEY: 'sk-ant-test', DEEPSEEK_BASE_URL: server.url }
+    const set = await runDsh(['config', 'set', 'DEEPSEEK_API_KEY', 'sk-stored'], { home, cwd: project, env })
+    expect(set.code, set.stderr).toBe(0)
+    const list = await runDsh(['config', 'list'], { home, cwd: project, env })
+    const models = await runDsh(['models'], { home, cwd: project, env })
+    expect(list.code, list.stderr).toBe(0)
+    expect(models.code, models.stderr).toBe(0)
+    expect(list.stdout).toMatch(/^model = \(unset: runs use deepseek:deepseek-v4-pro\)/m)
+    const lines = fromList(list.stdout).filter(Boolean)
+    expect(lines).toEqual(fromModels(models.stderr))
+    expect(lines[0]).toBe("default model deepseek:deepseek-v4-pro (model is unset: deepseek's default)")
+    expect(lines).toContain(
+      `  deepseek: usable; key: DEEPSEEK_API_KEY from ${join(home, '.credentials.yaml')}; base URL ${server.url} (DEEPSEEK_BASE_URL overrides)`,
+    )
+    expect(lines.find((line) => line.startsWith('  anthropic:'))).toMatch(
+      /^ {2}anthropic: usable; key: ANTHROPIC_API_KEY from (the )?environment/,
+    )
+    // Both list the models of the usable providers only.
+    expect(models.stdout).toMatch(/^deepseek:/m)
+    expect(models.stdout).toMatch(/^anthropic:/m)
+    expect(models.stdout).not.toMatch(/^openai:/m)
+  })
+
+  it('both say when the default model has no key behind it', async () => {
+    writeFileSync(join(home, 'settings.yaml'), 'model: anthropic:claude-sonnet-4-5\n')
+    const env = { DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: server.url }
+    const list = await runDsh(['config', 'list'], { home, cwd: project, env })
+    const models = await runDsh(['models'], { home, cwd: project, env })
+    const lines = fromList(list.stdout).filter(Boolean)
+    expect(lines).toEqual(fromModels(models.stderr))
+    expect(lines[0]).toBe(
+      `default model anthropic:claude-sonnet-4-5 (model setting, user ${join(home, 'settings.yaml')}): not usable, no key (set ANTHROPIC_OAUTH_TOKEN or ANTHROPIC_API_KEY)`,
+    )
+    expect(lines).toContain(
+      `  deepseek: usable; key: DEEPSEEK_API_KEY from environment; base URL ${server.url} (DEEPSEEK_BASE_URL overrides)`,
+    )
+  })
+})

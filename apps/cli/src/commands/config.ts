@@ -8,6 +8,7 @@ import type {} from '@dsh/settings/credentials'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
+import { modelSourceLines, modelSources } from '../providers.js'
 import { withRuntime } from '../runtime.js'
 
 export interface ConfigOptions {
@@ -122,9 +123,17 @@ export function configList(request: ComposeRequest, options: ConfigOptions, io: 
       io.out(JSON.stringify(list, null, 2))
       return ExitCode.OK
     }
+    const sources = root.get('llm') ? await modelSources(root) : undefined
     for (const item of list) {
-      io.out(`${item.key} = ${item.value === undefined ? '(unset)' : shown(item.value)}  # ${origin(item)}`)
+      // An unset model still names the model runs use (as `dsh models` says).
+      const unset = item.key === 'model' && sources ? `(unset: runs use ${sources.defaultModel})` : '(unset)'
+      io.out(`${item.key} = ${item.value === undefined ? unset : shown(item.value)}  # ${origin(item)}`)
       io.out(`    ${item.description}${item.env ? ` (env ${item.env})` : ''}`)
+    }
+    if (sources) {
+      io.out('')
+      io.out('# where the default model, keys and base URLs come from (the same reading as dsh models):')
+      for (const line of modelSourceLines(sources)) io.out(line)
     }
     io.err(`dsh: files: ${settings.userFile} (user), ${settings.projectFile} (project)`)
     return ExitCode.OK

@@ -1,11 +1,11 @@
 // `dsh models`: the models of the providers that are usable now (a key found, an endpoint configured),
 // from each adapter's catalog: pi-ai's built-in list, an endpoint's `/models` (cached), DeepSeek's own.
 
-import { HarnessError } from '@dsh/kernel'
 import type {} from '@dsh/llm'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
+import { modelSourceLines, modelSources } from '../providers.js'
 import { withRuntime } from '../runtime.js'
 
 export interface ModelsOptions {
@@ -21,11 +21,11 @@ function price(value: number | undefined): string {
 
 export function models(request: ComposeRequest, options: ModelsOptions, io: Io): Promise<number> {
   return withRuntime(request, io, async ({ runtime }) => {
-    const llm = runtime.root.get('llm')
-    if (!llm) throw new HarnessError('CONFIG_NO_LLM', 'this profile has no llm row', {})
-    const catalogs = (await llm.catalogs({ provider: options.provider })).filter(
-      (catalog) => options.all || catalog.configured,
+    const sources = await modelSources(
+      runtime.root,
+      options.provider === undefined ? {} : { provider: options.provider },
     )
+    const catalogs = sources.catalogs.filter((catalog) => options.all || catalog.configured)
     const rows = catalogs.flatMap((catalog) =>
       catalog.models.map((model) => ({ provider: catalog.provider, configured: catalog.configured, ...model })),
     )
@@ -63,8 +63,9 @@ export function models(request: ComposeRequest, options: ModelsOptions, io: Io):
           .join('  ')
           .trimEnd(),
       )
-    const current = llm.resolveCall({})
-    io.err(`dsh: default model ${current.provider}:${current.model} (dsh config set model PROVIDER:MODEL)`)
+    // The same reading `dsh config list` prints: where the default model, keys and base URLs come from.
+    for (const line of modelSourceLines(sources, { all: options.all === true })) io.err(`dsh: ${line}`)
+    io.err('dsh: (dsh config set model PROVIDER:MODEL changes the default)')
     return ExitCode.OK
   })
 }

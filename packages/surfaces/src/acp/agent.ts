@@ -25,6 +25,9 @@ import { liveUpdates, type PresentationOf, replayUpdates } from './updates.js'
 
 const AGENT_INFO = { name: 'dsh', title: 'dsh', version: '0.1.0' }
 
+/** Commands that act on a terminal chat or page (leave it, start another session): an editor has its own controls. */
+const SURFACE_ONLY_COMMANDS = new Set(['exit', 'quit', 'clear', 'new'])
+
 /** What the connection keeps per editor session (the session host keeps the agent). */
 interface EditorSession {
   agent: Agent
@@ -232,7 +235,27 @@ class AcpLink implements AcpConnection {
       this.goLive(editor)
     }
     const modes = await this.modesOf(agent)
+    // After the answer, so the editor knows the session the update names.
+    setTimeout(() => void this.announceCommands(agent.session.id), 0)
     return modes ? { sessionId: agent.session.id, modes } : { sessionId: agent.session.id }
+  }
+
+  /**
+   * `available_commands_update`: the session's slash commands (name, one-line description, argument
+   * synopsis as the input hint), as `/help` lists them; nothing without a commands row.
+   */
+  private announceCommands(sessionId: string): Promise<void> {
+    const commands = this.ctx.get('commands')
+    if (!commands) return Promise.resolve()
+    const availableCommands: acp.AvailableCommand[] = commands
+      .list()
+      .filter((command) => !SURFACE_ONLY_COMMANDS.has(command.name))
+      .map((command) => ({
+        name: command.name,
+        description: command.description,
+        ...(command.usage ? { input: { hint: command.usage } } : {}),
+      }))
+    return this.send(sessionId, { sessionUpdate: 'available_commands_update', availableCommands })
   }
 
   /**
@@ -290,6 +313,7 @@ class AcpLink implements AcpConnection {
     }
     const editor = this.editorSessions.get(params.sessionId)
     if (editor) this.goLive(editor)
+    void this.announceCommands(params.sessionId)
     await this.sending
     const modes = await this.modesOf(agent)
     return modes ? { modes } : {}

@@ -6,7 +6,7 @@ import type { ApprovalQuestion } from '@dsh/agent/approval'
 import { presentationOf } from '@dsh/agent/tools'
 import { contextChip } from '@dsh/attachments/chip'
 import type {} from '@dsh/context'
-import { type AskedQuestion, commandAction } from '@dsh/interaction'
+import { type AskedQuestion, type CommandOutcome, commandAction } from '@dsh/interaction'
 import type { Context } from '@dsh/kernel'
 import type {} from '@dsh/lsp'
 import { type AnySessionEvent, isEvent } from '@dsh/session'
@@ -18,6 +18,7 @@ import { loadCodeHighlighting } from './highlight.js'
 import { InputHistory } from './history.js'
 import { approvalLines, footerLines, Lines, questionLines, statusLine } from './live.js'
 import { pastedImages } from './paste.js'
+import { pick } from './picker.js'
 import type { ChatScreen } from './screen.js'
 import type { Theme } from './theme.js'
 import { Transcript } from './transcript.js'
@@ -33,6 +34,8 @@ export class Conversation {
   private spinner: ReturnType<typeof setInterval> | undefined
   private hint: string | undefined
   private lastCtrlC = 0
+  /** While `/model`'s picker is open, its list has the keys. */
+  private picking = false
   /** Image files pasted since the last message: sent with the next one. */
   private images: string[] = []
   private readonly stopChildEvents: () => void
@@ -274,8 +277,9 @@ export class Conversation {
     }
   }
 
-  /** Keys the chat owns before the editor sees them. */
+  /** Keys the chat owns before the editor sees them (none while a picker has the keys). */
   private key(data: string): { consume: boolean } | undefined {
+    if (this.picking) return undefined
     if (this.history.searching) {
       if (this.history.key(data) === 'submitted') {
         const text = this.editor.getText()
@@ -465,6 +469,35 @@ export class Conversation {
       })
   }
 
+  /**
+   * The picker `/model` opens: arrow keys move, Enter runs `/model NAME` (logged as typing it would
+   * be), Esc leaves the model as it is.
+   */
+  private async pickModel(current: string, usable: string[]): Promise<void> {
+    this.transcript.note(`model: ${current}`, this.theme.dim)
+    this.picking = true
+    const chosen = await pick(
+      { tui: this.tui, theme: this.theme, editor: this.editor },
+      {
+        title: 'Choose a model (↑↓ move, Enter chooses, Esc keeps the current one)',
+        items: usable.map((name) => ({
+          value: name,
+          label: name,
+          ...(name === current ? { description: 'current' } : {}),
+        })),
+        selected: current,
+      },
+    ).finally(() => {
+      this.picking = false
+    })
+    if (chosen === undefined) {
+      this.transcript.note(`model unchanged: ${current}`, this.theme.dim)
+      this.tui.requestRender()
+      return
+    }
+    return this.command(`/model ${chosen}`)
+  }
+
   private async command(line: string): Promise<void> {
     this.transcript.note(`› ${line}`, this.theme.user)
     this.tui.requestRender()
@@ -476,6 +509,8 @@ export class Conversation {
         this.next = 'new-session'
         return this.close()
       }
+      const choices = modelChoices(outcome)
+      if (choices) return await this.pickModel(choices.current, choices.usable)
       const text = outcome.text || (outcome.ok ? `/${outcome.name} done` : `/${outcome.name} failed`)
       this.transcript.note(
         outcome.ok ? text : `${outcome.code ?? 'failed'}: ${text}`,
@@ -487,6 +522,15 @@ export class Conversation {
     this.measure()
     this.tui.requestRender()
   }
+}
+
+/** `/model` without a name: the current model and the usable ones (undefined for any other outcome or none usable). */
+function modelChoices(outcome: CommandOutcome): { current: string; usable: string[] } | undefined {
+  const data = outcome.ok && outcome.name === 'model' ? outcome.data : undefined
+  if (!data || typeof data !== 'object' || Array.isArray(data)) return undefined
+  const { model, usable } = data
+  if (typeof model !== 'string' || !Array.isArray(usable) || usable.length === 0) return undefined
+  return { current: model, usable: usable.filter((name): name is string => typeof name === 'string') }
 }
 
 /** The text blocks of a message, joined. */

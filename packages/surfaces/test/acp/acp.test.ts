@@ -244,7 +244,7 @@ describe('dsh acp with the ACP SDK client', { timeout: 90_000 }, () => {
       // The session keeps the preset it was created with (the default), offered as its current mode.
       expect(loaded.modes?.currentModeId).toBe('code')
       expect(loaded.modes?.availableModes.map((mode) => mode.id)).toEqual(['ask', 'code', 'minimal', 'plan'])
-      await until(() => (second.updates.get(sessionId)?.length ?? 0) >= 10)
+      await until(() => (second.updates.get(sessionId)?.length ?? 0) >= 11)
       const replay = second.updates.get(sessionId) ?? []
       expect(replay.map((u) => u.sessionUpdate)).toEqual([
         'user_message_chunk',
@@ -257,12 +257,13 @@ describe('dsh acp with the ACP SDK client', { timeout: 90_000 }, () => {
         'tool_call_update',
         'tool_call_update',
         'agent_message_chunk',
+        'available_commands_update',
       ])
       expect(replay[0]).toEqual({
         sessionUpdate: 'user_message_chunk',
         content: { type: 'text', text: 'write my notes' },
       })
-      expect(replay.at(-1)).toEqual({
+      expect(replay.at(-2)).toEqual({
         sessionUpdate: 'agent_message_chunk',
         content: { type: 'text', text: 'Notes written.' },
       })
