@@ -82,6 +82,22 @@ class DshClient(Connection):
         self._parents[result["sessionId"]] = session_id
         return result
 
+    def rewind_points(self, session_id: str) -> List[Dict[str, Any]]:
+        """The messages a rewind can go back to (``number`` from 1), each with the files its turn changed."""
+        return self.request("session/rewind-points", {"sessionId": session_id})["points"]
+
+    def rewind(self, session_id: str, point: int, mode: str = "both", overwrite: bool = False) -> Dict[str, Any]:
+        """Rewinds an idle session to user message ``point``: ``files``, ``conversation`` (a fork, opened
+        here) or ``both``. ``result["files"]["code"] == "REWIND_CONFLICT"`` means nothing changed."""
+        params: Dict[str, Any] = {"sessionId": session_id, "point": point, "mode": mode}
+        if overwrite:
+            params["overwrite"] = True
+        result = self.request("session/rewind", params)
+        if result.get("previousSessionId"):
+            self._open.add(result["sessionId"])
+            self._parents[result["sessionId"]] = session_id
+        return result
+
     def prompt(self, session_id: str, text: str, attachments: Optional[List[Dict[str, Any]]] = None) -> Dict[str, Any]:
         """Queues ``text`` for the session's next turn; returns the receipt at once. ``attachments``:
         ``{"path": ...}`` (read by the runtime) or ``{"data": <base64>, "mimeType": ..., "name": ...}``;

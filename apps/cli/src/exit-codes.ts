@@ -19,6 +19,10 @@ const EXIT_CODES = {
   MAX_TOKENS: { code: 9, meaning: "`run`: the model's answer was cut off at its output limit" },
   SESSION_BUSY: { code: 10, meaning: 'the session is open in another process (the message names it)' },
   SESSION_CORRUPT: { code: 11, meaning: 'the session file is damaged: `dsh sessions repair ID` keeps its good prefix' },
+  REWIND_CONFLICT: {
+    code: 12,
+    meaning: '`sessions rewind`: files changed by someone else; nothing was written (--overwrite replaces them)',
+  },
   SIGINT: { code: 130, meaning: 'interrupted by SIGINT (the session is saved and resumable)' },
   SIGTERM: { code: 143, meaning: 'stopped by SIGTERM (the session is saved and resumable)' },
 } as const satisfies Record<string, { code: number; meaning: string }>

@@ -201,7 +201,7 @@ ${exitCodeHelp()}`,
 
   const sessions = program
     .command('sessions')
-    .description('list, show, export, import, fork and remove the durable sessions in $DSH_HOME')
+    .description('list, show, export, import, fork, rewind and remove the durable sessions in $DSH_HOME')
   sessions
     .command('ls', { isDefault: true })
     .description('list sessions, most recently updated first')
@@ -243,6 +243,58 @@ ${exitCodeHelp()}`,
     )
     .action(async (id: string, options: { at?: number }) =>
       setCode(await (await import('./commands/sessions.js')).sessionsFork(request('sessions'), id, options, io)),
+    )
+
+  sessions
+    .command('rewind')
+    .description(
+      'list the messages of a session with what each turn changed, or go back to one (--to N): the files, the conversation (a new session before it) or both',
+    )
+    .argument('<id>', 'session id (or a unique prefix)')
+    .addOption(
+      new Option('--to <n>', 'the message number to go back to (as listed)').argParser((value) => {
+        const n = Number(value)
+        if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a message number (1 or more)')
+        return n
+      }),
+    )
+    .addOption(new Option('--files', 'write the workspace back only').conflicts(['conversation', 'both']))
+    .addOption(new Option('--conversation', 'fork the conversation before the message only').conflicts(['both']))
+    .addOption(new Option('--both', 'the files and the conversation (the default)'))
+    .addOption(new Option('--undo', "take back the newest turn's file changes (as /undo)").conflicts(['to', 'redo']))
+    .addOption(new Option('--redo', 'give back what the last rewind or --undo took back (as /redo)').conflicts(['to']))
+    .option('--overwrite', 'also write back files someone else changed since the session last saw them')
+    .option('--json', 'print JSON')
+    .action(
+      async (
+        id: string,
+        options: {
+          to?: number
+          files?: boolean
+          conversation?: boolean
+          both?: boolean
+          undo?: boolean
+          redo?: boolean
+          overwrite?: boolean
+          json?: boolean
+        },
+      ) => {
+        const mode = options.files ? 'files' : options.conversation ? 'conversation' : 'both'
+        setCode(
+          await (await import('./commands/sessions.js')).sessionsRewind(
+            request('sessions'),
+            id,
+            {
+              mode,
+              ...(options.to !== undefined ? { to: options.to } : {}),
+              ...(options.overwrite ? { overwrite: true } : {}),
+              ...(options.json ? { json: true } : {}),
+              ...(options.undo ? { step: 'undo' as const } : options.redo ? { step: 'redo' as const } : {}),
+            },
+            io,
+          ),
+        )
+      },
     )
 
   sessions

@@ -315,6 +315,30 @@ export class DshClient {
     return result
   }
 
+  /** The messages a rewind can go back to (1-based `number`), each with the files its turn changed. */
+  async rewindPoints(sessionId: string) {
+    return (await this.request('session/rewind-points', { sessionId })).points
+  }
+
+  /**
+   * Rewinds an idle session to user message `point`: `files` writes the workspace back, `conversation`
+   * forks before the message (opened on this runtime; `text` is the message to edit), `both` does both.
+   * `files.code === 'REWIND_CONFLICT'` means nothing changed: `files.conflicts` were edited by someone
+   * else; send `overwrite: true` to replace them too.
+   */
+  async rewind(
+    sessionId: string,
+    point: number,
+    options: { mode?: 'both' | 'files' | 'conversation'; overwrite?: boolean } = {},
+  ) {
+    const result = await this.request('session/rewind', { sessionId, point, ...options })
+    if (result.previousSessionId) {
+      this.open.add(result.sessionId)
+      this.parents.set(result.sessionId, sessionId)
+    }
+    return result
+  }
+
   /**
    * Queues `text` for the session's next turn; resolves with the receipt at once. `attachments`:
    * files (`{ path }`, read by the runtime) or bytes (`{ data: <base64>, mimeType?, name? }`).

@@ -2,11 +2,12 @@
 // ctx.sessions of the booted profile (never by parsing files here).
 import { readFile } from 'node:fs/promises'
 import { refsIn } from '@dsh/attachments'
+import { pointLine, type RewindMode } from '@dsh/interaction/rewind'
 import { HarnessError } from '@dsh/kernel'
 import { checkSessionId, type SessionEvent } from '@dsh/session'
 import { isConversationMessage, leaseSession, resolveSessionId, type SessionSummary } from '@dsh/session/store'
 import type {} from '@dsh/session/store/query'
-import { exportLines, removeSessions, renderTranscript } from '@dsh/surfaces/host'
+import { exportLines, removeSessions, renderTranscript, SessionHost } from '@dsh/surfaces/host'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
@@ -131,6 +132,68 @@ export async function sessionsFork(
       `dsh: forked ${id} after event ${child.header.seedLength !== undefined ? child.header.seedLength - 1 : '?'}; continue it with: dsh run --resume ${child.id} "<message>"`,
     )
     return ExitCode.OK
+  })
+}
+
+/** `dsh sessions rewind ID`: the messages a rewind can go back to, each with what its turn changed. */
+export async function sessionsRewind(
+  request: ComposeRequest,
+  id: string,
+  options: { to?: number; mode?: RewindMode; overwrite?: boolean; json?: boolean; step?: 'undo' | 'redo' },
+  io: Io,
+): Promise<number> {
+  return withRuntime(request, io, async ({ runtime }) => {
+    id = await fullId(runtime, id)
+    const host = new SessionHost(runtime.root, {
+      name: 'dsh sessions rewind',
+      closeReason: 'the rewind ended',
+      answerApprovals: false,
+      answerQuestions: false,
+      log: (line) => io.err(`dsh: ${line}`),
+    })
+    try {
+      if (options.step) {
+        // /undo and /redo exactly as the chat runs them, through the session's commands.
+        await host.resume(id)
+        const outcome = await host.command(id, `/${options.step}${options.overwrite ? ' overwrite' : ''}`)
+        if (options.json) io.out(JSON.stringify(outcome.data ?? outcome, null, 2))
+        else io.err(`dsh: ${printable(outcome.text)}`)
+        const code = (outcome.data as { code?: string } | undefined)?.code
+        return code === 'REWIND_CONFLICT' ? ExitCode.REWIND_CONFLICT : outcome.ok ? ExitCode.OK : ExitCode.ERROR
+      }
+      if (options.to === undefined) {
+        const points = await host.rewindPoints(id)
+        if (options.json) io.out(JSON.stringify(points, null, 2))
+        else if (points.length === 0) io.err(`dsh: session ${id} has no message to rewind to yet`)
+        else {
+          for (const point of points) io.out(printable(pointLine(point)))
+          io.err(`dsh: rewind with: dsh sessions rewind ${id.slice(0, 8)} --to N [--files|--conversation|--both]`)
+        }
+        return ExitCode.OK
+      }
+      await host.resume(id)
+      const result = await host.rewind(id, {
+        point: options.to,
+        mode: options.mode ?? 'both',
+        ...(options.overwrite ? { overwrite: true } : {}),
+      })
+      if (options.json) io.out(JSON.stringify(result, null, 2))
+      const files = result.files
+      if (files && !options.json) io.err(`dsh: ${printable(files.text)}`)
+      if (files?.code === 'REWIND_CONFLICT') {
+        for (const path of files.conflicts) io.err(`  changed since: ${printable(path)}`)
+        return ExitCode.REWIND_CONFLICT
+      }
+      if (result.previousSessionId && !options.json) {
+        io.out(result.sessionId)
+        io.err(
+          `dsh: the conversation before message ${result.point} is session ${result.sessionId} (${id} is kept); continue it with: dsh --resume ${result.sessionId}`,
+        )
+      }
+      return ExitCode.OK
+    } finally {
+      await host.close()
+    }
   })
 }
 

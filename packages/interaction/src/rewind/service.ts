@@ -5,6 +5,8 @@
 // session last saw it is a conflict: listed, and left alone unless the person says overwrite. Every
 // restore is logged before (`rewind/started`, flushed) and after (`rewind/applied`); a restore the
 // process never finished is found on the next attach and logged as `rewind/interrupted`.
+import { readdir, rm } from 'node:fs/promises'
+import { join } from 'node:path'
 import { foldInbox, type InboxSplice } from '@dsh/agent'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import { isEvent, type Session } from '@dsh/session'
@@ -378,6 +380,7 @@ export class RewindService extends Service {
         const differs = new Set((await snapshots.changes(cwd, unfinished.data.to, now.id)).map((change) => change.path))
         const restored = unfinished.data.paths.filter((path) => !differs.has(path))
         const notRestored = unfinished.data.paths.filter((path) => differs.has(path))
+        await removeRestoreTemps(cwd, unfinished.data.paths)
         session.append('rewind/interrupted', { startedSeq: unfinished.seq, restored, notRestored }, { ignorable: true })
         await this.ctx.sessions.flush(session)
       } catch (error) {
@@ -389,6 +392,23 @@ export class RewindService extends Service {
   /** Resolves once every checkpoint and restore queued for `session` has settled. */
   async settled(session: Session): Promise<void> {
     await this._chains.get(session.id)
+  }
+}
+
+/** The temporary files a killed restore left beside the files it was writing (`.NAME.dsh-restore-*`). */
+async function removeRestoreTemps(cwd: string, paths: readonly string[]): Promise<void> {
+  const folders = new Map<string, Set<string>>()
+  for (const path of paths) {
+    const slash = path.lastIndexOf('/')
+    const folder = join(cwd, path.slice(0, Math.max(slash, 0)))
+    const names = folders.get(folder) ?? new Set<string>()
+    names.add(`.${path.slice(slash + 1)}.dsh-restore-`)
+    folders.set(folder, names)
+  }
+  for (const [folder, prefixes] of folders) {
+    const entries = await readdir(folder).catch(() => [] as string[])
+    for (const entry of entries)
+      if ([...prefixes].some((prefix) => entry.startsWith(prefix))) await rm(join(folder, entry), { force: true })
   }
 }
 

@@ -9,6 +9,7 @@ import type { ApprovalAnswer, ApprovalQuestion } from '@dsh/agent/approval'
 import type {} from '@dsh/composition'
 import type {} from '@dsh/context/title'
 import { type AskedQuestion, applyModelChoice, type CommandOutcome, literalSlash } from '@dsh/interaction'
+import type { FilesOutcome, RewindMode, RewindPoint, RewindService } from '@dsh/interaction/rewind'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { Session } from '@dsh/session'
 import type {} from '@dsh/session/store'
@@ -30,6 +31,19 @@ import { type RemoveReport, removeSessions } from './remove.js'
 import { type EventSink, type SessionSubscription, Subscriptions } from './subscriptions.js'
 import { type HostedSession, mergeSessionList } from './summaries.js'
 import { checkTitle } from './title.js'
+
+/** What `SessionHost.rewind` did. */
+export interface HostRewind {
+  /** The session that goes on: the same one (files), or the conversation fork. */
+  sessionId: string
+  /** The session rewound, when `sessionId` is a new fork of it. */
+  previousSessionId?: string
+  point: number
+  /** The message given back to edit (conversation and both). */
+  text?: string
+  /** What the files rewind did, or why it changed nothing (`REWIND_CONFLICT`: `conflicts` lists them). */
+  files?: FilesOutcome
+}
 
 const RESUMABLE_ONLY = 'this profile has no session persistence row; sessions are not durable'
 
@@ -162,6 +176,63 @@ export class SessionHost {
       this.ctx.sessions.close(child)
       throw error
     }
+  }
+
+  /** The messages of a session a rewind can go back to, with what each turn changed (`/rewind` lists them). */
+  async rewindPoints(sessionId: string): Promise<RewindPoint[]> {
+    const live = this.attachedSessions.get(sessionId)?.agent.session
+    const session = live ?? (await this.persistence().read(sessionId))
+    return this.rewindService().points(session)
+  }
+
+  /**
+   * Rewinds an attached session to point `point` (a user message number): `files` writes the
+   * workspace back (the same session goes on), `conversation` forks before the message (attached and
+   * returned; the original is kept), `both` does the two, the files first. A refused files rewind
+   * (files changed by someone else, without `overwrite`) changes nothing and forks nothing.
+   */
+  async rewind(
+    sessionId: string,
+    request: { point: number; mode: RewindMode; overwrite?: boolean },
+    options: AttachOptions = {},
+  ): Promise<HostRewind> {
+    const agent = this.agent(sessionId)
+    if (agent.phase !== 'idle')
+      throw new HarnessError(
+        'SESSION_BUSY',
+        `session ${sessionId} is running a turn; stop it before rewinding (files must not change under a running turn)`,
+        { sessionId },
+      )
+    const rewind = this.rewindService()
+    const point = rewind.point(agent.session, request.point)
+    let files: FilesOutcome | undefined
+    if (request.mode !== 'conversation') {
+      files = await rewind.files(agent.session, point.number, { overwrite: request.overwrite === true })
+      if (!files.ok && files.code === 'REWIND_CONFLICT') return { sessionId, point: point.number, files }
+    }
+    if (request.mode === 'files') return { sessionId, point: point.number, ...(files ? { files } : {}) }
+    const fork = rewind.fork(agent.session, point.number)
+    if (files) rewind.record(fork.child, agent.session, files)
+    try {
+      const child = await this.attach(fork.child, undefined, options)
+      return {
+        sessionId: child.session.id,
+        previousSessionId: sessionId,
+        point: point.number,
+        text: fork.text,
+        ...(files ? { files } : {}),
+      }
+    } catch (error) {
+      this.ctx.sessions.close(fork.child)
+      throw error
+    }
+  }
+
+  private rewindService(): RewindService {
+    const rewind = this.ctx.get('rewind')
+    if (!rewind)
+      throw new HarnessError('NOT_AVAILABLE', 'rewind needs the rewind row (@dsh/interaction/rewind), which is off', {})
+    return rewind
   }
 
   /** The attached agent of a session; throws `SESSION_NOT_ATTACHED` (create or resume it first). */

@@ -9,7 +9,7 @@ export { HostAnswers } from './answers.js'
 export { HostCommands } from './commands.js'
 export type { ExportFormat } from './export.js'
 export { EXPORT_FORMATS, exportLines, exportSession } from './export.js'
-export { SessionHost } from './host.js'
+export { type HostRewind, SessionHost } from './host.js'
 export { HostJobs } from './jobs.js'
 export { HostModes } from './modes.js'
 export type {

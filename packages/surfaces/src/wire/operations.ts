@@ -18,11 +18,14 @@ import type {
   ModelRoute,
   PresetListResult,
   PromptResult,
+  RewindPointsResult,
+  RewindPointView,
   SearchHitView,
   SessionCreateResult,
   SessionForkResult,
   SessionListResult,
   SessionResumeResult,
+  SessionRewindResult,
   SessionSummary,
   WireFile,
 } from './types.js'
@@ -162,6 +165,58 @@ export const operations = {
       const child = await host.fork(params.sessionId, params.at, attach(scope, params))
       scope.attached?.(child)
       return { sessionId: child.session.id, parentSessionId: params.sessionId, cwd: child.session.header.cwd }
+    },
+  }),
+  'session/rewind-points': op({
+    summary: 'The messages of a session a rewind can go back to, each with what its turn changed.',
+    params: S.object({ sessionId }, ['sessionId']),
+    errors: [...SESSION_ERRORS, 'NOT_AVAILABLE'],
+    rpc: true,
+    web: { method: 'GET', path: '/api/sessions/:sessionId/rewind' },
+    handler: async (host, params): Promise<RewindPointsResult> => ({
+      points: toJsonSafe(await host.rewindPoints(params.sessionId)) as unknown as RewindPointView[],
+    }),
+  }),
+  'session/rewind': op({
+    summary:
+      'Rewinds an idle session to user message `point`: `files` (the workspace back), `conversation` (a fork before the message, attached) or `both`.',
+    params: S.object(
+      {
+        sessionId,
+        point: S.integer({ minimum: 1, description: 'the user message number (`session/rewind-points`)' }),
+        mode: S.oneOf(['both', 'files', 'conversation'], 'what goes back (default both)'),
+        overwrite: {
+          type: 'boolean',
+          description: 'also write back files someone else changed since the session last saw them',
+        } as const,
+        ...attachOptions,
+      },
+      ['sessionId', 'point'],
+    ),
+    errors: [
+      ...ATTACHED,
+      ...SESSION_ERRORS,
+      'SESSION_BUSY',
+      'REWIND_POINT_UNKNOWN',
+      'REWIND_NO_CHECKPOINT',
+      'REWIND_UNAVAILABLE',
+      'NOT_AVAILABLE',
+    ],
+    rpc: true,
+    web: { method: 'POST', path: '/api/sessions/:sessionId/rewind' },
+    handler: async (host, params, scope): Promise<SessionRewindResult> => {
+      await driven(host, params.sessionId, scope)
+      const result = await host.rewind(
+        params.sessionId,
+        {
+          point: params.point,
+          mode: params.mode ?? 'both',
+          ...(params.overwrite !== undefined ? { overwrite: params.overwrite } : {}),
+        },
+        attach(scope, params),
+      )
+      if (result.previousSessionId) scope.attached?.(host.agent(result.sessionId))
+      return toJsonSafe(result) as unknown as SessionRewindResult
     },
   }),
   'session/list': op({

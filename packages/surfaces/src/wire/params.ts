@@ -4,6 +4,7 @@ import type { OperationParams } from './operations.js'
 export type SessionCreateParams = OperationParams<'session/create'>
 export type SessionResumeParams = OperationParams<'session/resume'>
 export type SessionForkParams = OperationParams<'session/fork'>
+export type SessionRewindParams = OperationParams<'session/rewind'>
 export type SessionListParams = OperationParams<'session/list'>
 export type PresetListParams = OperationParams<'preset/list'>
 export type PromptParams = OperationParams<'prompt'>

@@ -72,6 +72,45 @@ export interface SessionForkResult {
   cwd: string
 }
 
+/** A message a rewind can go back to (`session/rewind-points`). */
+export interface RewindPointView {
+  number: number
+  turnSeq: number
+  time: number
+  text: string
+  /** The workspace checkpoint before the turn (absent: conversation only). */
+  snapshot?: string
+  end?: string
+  /** What the turn changed, with line counts (absent for binary files); at most 200 listed. */
+  changes: Array<{ path: string; kind: 'added' | 'modified' | 'deleted'; added?: number; removed?: number }>
+  changed: number
+  undone: boolean
+}
+
+export interface RewindPointsResult {
+  points: RewindPointView[]
+}
+
+/** What a rewind did. `files.ok: false` with `code: REWIND_CONFLICT` changed nothing (`files.conflicts`). */
+export interface SessionRewindResult {
+  sessionId: string
+  previousSessionId?: string
+  point: number
+  text?: string
+  files?: {
+    ok: boolean
+    kind: 'rewind' | 'undo' | 'redo'
+    code?: 'REWIND_CONFLICT' | 'REWIND_NOTHING'
+    text: string
+    written: string[]
+    deleted: string[]
+    conflicts: string[]
+    overwritten: string[]
+    notCaptured: string[]
+    subagents: string[]
+  }
+}
+
 export interface SessionListResult {
   data: SessionListRow[]
   nextCursor?: string
