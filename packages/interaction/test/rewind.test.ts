@@ -149,6 +149,10 @@ describe('rewind', () => {
     await agent.whenIdle()
     agent.followup('two')
     await agent.whenIdle()
+    // Turns that called no tool changed nothing: the end checkpoint is the start one, not taken again.
+    const taken = dataOf(agent.session, 'checkpoint/taken')
+    expect(taken.map((c) => c.at)).toEqual(['turn-start', 'turn-end', 'turn-start', 'turn-end'])
+    expect(taken[1]).toMatchObject({ snapshot: taken[0]?.snapshot, ms: 0, changed: 0 })
     const fork = root.rewind.fork(agent.session, 2)
     expect(fork.text).toBe('two')
     const child = await root.agents.create({ session: fork.child })

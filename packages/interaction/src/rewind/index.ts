@@ -56,15 +56,20 @@ export function apply(ctx: Context, config: RewindConfig = {}): void {
   ctx.plugin(RewindService, config)
   ctx.inject(['rewind'], (inner) => {
     inner.on('agent/pre-step', async (input, next) => {
-      if (input.first) await inner.rewind.checkpoint(input.session, 'turn-start')
+      if (input.first) inner.rewind.beginTurn(input.session)
       return next()
     })
+    // Before any tool body: the workspace as the turn found it is kept (and durable) first.
+    inner.on('session/checkpoint', async ({ session, boundary }) => {
+      if (boundary === 'tool-body' && (await inner.rewind.logStart(session))) await inner.sessions.flush(session)
+    })
     inner.on('agent/turn-closing', async ({ session }) => {
-      await inner.rewind.checkpoint(session, 'turn-end')
+      await inner.rewind.endTurn(session)
     })
     // A restore the last process never finished: say which files came back before anything else runs.
     inner.on('agent/created', (agent) => {
       void inner.rewind.recover(agent.session)
+      inner.rewind.warm(agent.session)
     })
     registerRewindCommands(inner)
   })

@@ -75,6 +75,8 @@ export class RewindService extends Service {
   static readonly inject = ['sessions']
   /** One chain per session: checkpoints and restores never overlap. */
   private readonly _chains = new Map<string, Promise<unknown>>()
+  /** Turn-start checkpoints being taken, by session. */
+  private readonly _starting = new Map<string, Promise<() => void>>()
 
   constructor(
     ctx: Context,
@@ -132,34 +134,95 @@ export class RewindService extends Service {
     return snapshots
   }
 
-  /** Takes and logs the checkpoint before (`turn-start`) or after (`turn-end`) a turn. Never throws. */
-  checkpoint(session: Session, at: CheckpointTaken['at']): Promise<void> {
-    if (!this.enabled()) return Promise.resolve()
-    return this._serial(session, async () => {
+  /**
+   * Starts the checkpoint before a turn. It is taken while the model is asked (a workspace's first
+   * snapshot hashes every file) and logged at the turn's first tool body, which waits for it, or when
+   * the turn closes: no tool touches a file before the workspace as it was is kept.
+   */
+  beginTurn(session: Session): void {
+    if (!this.enabled()) return
+    this._starting.set(
+      session.id,
+      this._serial(session, () => this._take(session, 'turn-start')),
+    )
+  }
+
+  /** Logs the pending turn-start checkpoint, once it is taken; whether there was one. */
+  async logStart(session: Session): Promise<boolean> {
+    const taking = this._starting.get(session.id)
+    if (!taking) return false
+    this._starting.delete(session.id)
+    ;(await taking)()
+    return true
+  }
+
+  /** Takes and logs the checkpoint after a turn (logging the start first if still pending). Never throws. */
+  async endTurn(session: Session): Promise<void> {
+    await this.logStart(session)
+    if (!this.enabled()) return
+    const append = await this._serial(session, () => this._take(session, 'turn-end'))
+    append()
+  }
+
+  /** Takes a checkpoint; resolves with what logs it (`checkpoint/taken`, or `checkpoint/unavailable`). */
+  private async _take(session: Session, at: CheckpointTaken['at']): Promise<() => void> {
+    const append = (data: CheckpointTaken) => () => {
+      session.append('checkpoint/taken', data, { ignorable: true })
+    }
+    try {
       const snapshots = this._snapshots()
-      try {
-        const snapshot = await snapshots.take({ cwd: session.header.cwd, sessionId: session.id })
-        const data: CheckpointTaken = { at, snapshot: snapshot.id, files: snapshot.files, ms: snapshot.ms }
-        if (snapshot.skipped.length > 0) data.skipped = snapshot.skipped.slice(0, MAX_LISTED)
-        if (at === 'turn-end') {
-          const start = this._turnStart(session)
-          const changes =
-            start && start !== snapshot.id ? await snapshots.changes(session.header.cwd, start, snapshot.id) : []
-          data.changes = changes.slice(0, MAX_LISTED)
-          data.changed = changes.length
-        }
-        session.append('checkpoint/taken', data, { ignorable: true })
-      } catch (error) {
-        const code = error instanceof HarnessError ? error.code : 'SNAPSHOT_FAILED'
-        const reason = error instanceof Error ? error.message : String(error)
+      const reuse = at === 'turn-end' ? this._quietTurn(session) : undefined
+      // No tool ran: the session changed nothing. A change someone else made meanwhile shows up as
+      // theirs at the next rewind, as it should.
+      if (reuse) return append({ ...reuse, at, ms: 0, changes: [], changed: 0 })
+      const snapshot = await snapshots.take({ cwd: session.header.cwd, sessionId: session.id })
+      const data: CheckpointTaken = { at, snapshot: snapshot.id, files: snapshot.files, ms: snapshot.ms }
+      if (snapshot.skipped.length > 0) data.skipped = snapshot.skipped.slice(0, MAX_LISTED)
+      if (at === 'turn-end') {
+        const start = this._turnStart(session)
+        const changes =
+          start && start !== snapshot.id ? await snapshots.changes(session.header.cwd, start, snapshot.id) : []
+        data.changes = changes.slice(0, MAX_LISTED)
+        data.changed = changes.length
+      }
+      return append(data)
+    } catch (error) {
+      const code = error instanceof HarnessError ? error.code : 'SNAPSHOT_FAILED'
+      const reason = error instanceof Error ? error.message : String(error)
+      this.ctx.logger('rewind').debug('no checkpoint for %s: %s', session.id, reason)
+      return () => {
         const last = session.events.findLast(
           (event) => event.type === 'checkpoint/taken' || event.type === 'checkpoint/unavailable',
         )
         const same = isEvent(last, 'checkpoint/unavailable') && last.data.reason === reason
         if (!same) session.append('checkpoint/unavailable', { code, reason }, { ignorable: true })
-        this.ctx.logger('rewind').debug('no checkpoint for %s: %s', session.id, reason)
       }
-    })
+    }
+  }
+
+  /** The open turn's start checkpoint when no tool was called in the turn (nothing to snapshot again). */
+  private _quietTurn(session: Session): CheckpointTaken | undefined {
+    let start: CheckpointTaken | undefined
+    for (let i = session.events.length - 1; i >= 0; i--) {
+      const event = session.events[i]
+      if (event?.type === 'tool/call') return undefined
+      if (isEvent(event, 'checkpoint/taken') && event.data.at === 'turn-start') {
+        const { changes: _changes, changed: _changed, ...data } = event.data
+        start = data
+      }
+      if (event?.type === 'turn/start') return start
+    }
+    return undefined
+  }
+
+  /** A snapshot at attach, not logged: the first turn's checkpoint then only looks at what changed. */
+  warm(session: Session): void {
+    if (!this.enabled()) return
+    const snapshots = this.ctx.get('snapshots')
+    if (!snapshots) return
+    void this._serial(session, () =>
+      snapshots.take({ cwd: session.header.cwd, sessionId: session.id }).catch(() => undefined),
+    )
   }
 
   /** The turn-start snapshot of the open turn. */

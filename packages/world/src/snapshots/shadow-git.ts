@@ -11,8 +11,10 @@ import { createHash, randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import {
   chmod,
+  copyFile,
   lstat,
   mkdir,
+  readdir,
   readFile,
   readlink,
   realpath,
@@ -222,6 +224,7 @@ export class ShadowGitSnapshots extends Service implements Snapshots {
     const gitDir = await this._repo(cwd)
     const env = this._env(gitDir, cwd, request.sessionId)
     const index = env.GIT_INDEX_FILE ?? ''
+    if (!existsSync(index)) await this._seedIndex(gitDir, index)
     const before = this._indexed.get(index) ?? 0
     const tooLarge = () =>
       new HarnessError(
@@ -275,6 +278,22 @@ export class ShadowGitSnapshots extends Service implements Snapshots {
       this._indexed.set(index, files)
     }
     return { id: tree, files, skipped, ms: Math.round(performance.now() - started) }
+  }
+
+  /**
+   * A session's first snapshot starts from the newest index of the workspace (another session's): its
+   * stat cache is valid for every file nobody changed since, so only changed files are hashed again.
+   */
+  private async _seedIndex(gitDir: string, index: string): Promise<void> {
+    const names = await readdir(gitDir).catch(() => [] as string[])
+    let newest: { path: string; mtime: number } | undefined
+    for (const name of names) {
+      if (!name.startsWith('index-') || name.endsWith('.lock')) continue
+      const stat = await lstat(join(gitDir, name)).catch(() => undefined)
+      if (stat?.isFile() && (!newest || stat.mtimeMs > newest.mtime))
+        newest = { path: join(gitDir, name), mtime: stat.mtimeMs }
+    }
+    if (newest) await copyFile(newest.path, index).catch(() => undefined)
   }
 
   private async _known(cwd: string, id: string): Promise<{ gitDir: string; env: NodeJS.ProcessEnv; cwd: string }> {
