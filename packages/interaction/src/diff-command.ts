@@ -7,6 +7,7 @@ import type { Context } from '@dsh/kernel'
 import type { ToolCallBlock } from '@dsh/llm'
 import { isEvent, type Session } from '@dsh/session'
 import { requireSession, usageError } from './commands.js'
+import type {} from './rewind/index.js'
 
 /** The most a /diff answer holds; the rest is cut with a note. */
 const MAX_CHARS = 200_000
@@ -76,10 +77,17 @@ export function registerDiffCommand(ctx: Context): void {
   ctx.commands.register({
     name: 'diff',
     description: 'Show what changed in the workspace as a unified diff (git diff, or the session log)',
-    usage: '[session]',
+    usage: '[session | N]',
     async run(args, context) {
       const session = requireSession(context)
-      if (args && args !== 'session') throw usageError('diff', '[session]', `"${args}" is not a /diff option`)
+      const rewind = ctx.get('rewind')
+      if (/^\d+$/.test(args) && rewind) {
+        // Since the checkpoint before message N (as /rewind lists them): whatever changed the files.
+        const { patch, changes } = await rewind.diff(session, Number(args))
+        const head = `changes in ${session.header.cwd} since before message ${args} (${changes.length} file${changes.length === 1 ? '' : 's'}, shell commands included)`
+        return { text: patch ? `${head}\n${bounded(patch)}` : `${head}: no changes`, data: { source: 'checkpoint' } }
+      }
+      if (args && args !== 'session') throw usageError('diff', '[session | N]', `"${args}" is not a /diff option`)
       const cwd = session.header.cwd
       const fromGit = args === 'session' ? undefined : await gitDiff(cwd)
       if (fromGit !== undefined) {

@@ -86,6 +86,11 @@ describe('rewind', () => {
       'turn-end',
     ])
 
+    const diff = await root.commands.dispatch('/diff 2', { session: agent.session, agent })
+    expect(diff.data).toEqual({ source: 'checkpoint' })
+    expect(diff.text).toContain('+second')
+    expect(diff.text).toContain('deleted file mode')
+
     // Someone else edits a file the session never touched: it stays as they left it.
     writeFileSync(join(ws, 'theirs.txt'), 'mine\n')
     const outcome = await root.commands.dispatch('/rewind 1 files', { session: agent.session, agent })
