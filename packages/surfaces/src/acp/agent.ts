@@ -287,6 +287,29 @@ class AcpLink implements AcpConnection {
     return {}
   }
 
+  /**
+   * `/rewind N both|conversation`: the files go back here; the conversation before the message is a new
+   * session the editor opens itself (ACP lets an agent name it, not switch the editor to it): its id
+   * is said, for the editor's session list (`session/load`).
+   */
+  private async rewindCommand(sessionId: string, data: unknown): Promise<string> {
+    const request = data as { point?: number; mode?: 'both' | 'conversation'; overwrite?: boolean }
+    if (typeof request.point !== 'number' || (request.mode !== 'both' && request.mode !== 'conversation'))
+      return 'rewind: nothing to do'
+    const result = await this.host.rewind(sessionId, {
+      point: request.point,
+      mode: request.mode,
+      ...(request.overwrite ? { overwrite: true } : {}),
+    })
+    const lines = result.files ? [result.files.text] : []
+    if (result.files?.code === 'REWIND_CONFLICT') lines.push(...result.files.conflicts.map((path) => `  ${path}`))
+    if (result.previousSessionId)
+      lines.push(
+        `the conversation before message ${result.point} is session ${result.sessionId} (open it from the editor's session list; this session is kept). The message was: ${result.text ?? ''}`,
+      )
+    return lines.join('\n')
+  }
+
   private async loadSession(params: acp.LoadSessionRequest): Promise<acp.LoadSessionResponse> {
     checkedSessionId(params.sessionId)
     const mcp = this.checkSessionParams(params)
@@ -361,9 +384,12 @@ class AcpLink implements AcpConnection {
         const outcome = await this.host.command(params.sessionId, text)
         // /exit and /new act on a terminal chat or page; in an editor its own controls do that.
         const action = commandAction(outcome)
-        const shown = action
-          ? `/${outcome.name} does not apply here: use the editor's own ${action === 'exit' ? 'close' : 'new thread'} (this session stays resumable)`
-          : outcome.text
+        const shown =
+          action === 'rewind'
+            ? await this.rewindCommand(params.sessionId, outcome.data)
+            : action
+              ? `/${outcome.name} does not apply here: use the editor's own ${action === 'exit' ? 'close' : 'new thread'} (this session stays resumable)`
+              : outcome.text
         if (shown)
           await this.send(params.sessionId, {
             sessionUpdate: 'agent_message_chunk',

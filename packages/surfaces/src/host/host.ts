@@ -215,6 +215,7 @@ export class SessionHost {
     if (files) rewind.record(fork.child, agent.session, files)
     try {
       const child = await this.attach(fork.child, undefined, options)
+      await this.ctx.sessions.flush(child.session)
       return {
         sessionId: child.session.id,
         previousSessionId: sessionId,
