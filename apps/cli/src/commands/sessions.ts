@@ -158,7 +158,8 @@ export async function sessionsRewind(
         const outcome = await host.command(id, `/${options.step}${options.overwrite ? ' overwrite' : ''}`)
         if (options.json) io.out(JSON.stringify(outcome.data ?? outcome, null, 2))
         else io.err(`dsh: ${printable(outcome.text)}`)
-        const code = (outcome.data as { code?: string } | undefined)?.code
+        const data = outcome.data
+        const code = data && typeof data === 'object' && !Array.isArray(data) ? data.code : undefined
         return code === 'REWIND_CONFLICT' ? ExitCode.REWIND_CONFLICT : outcome.ok ? ExitCode.OK : ExitCode.ERROR
       }
       if (options.to === undefined) {

@@ -2,7 +2,7 @@
 // the write tool and bash; `/rewind 1 files` puts it back byte for byte (compared with the test's own
 // copy), `/redo` gives the changes back, and `/rewind 2 conversation` names a new session that
 // `session/load` opens, holding the first turn only.
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import * as acp from '@agentclientprotocol/sdk'
