@@ -194,4 +194,35 @@ describe('dsh sessions rewind', () => {
     expect((interrupted[0]?.restored.length ?? 0) + (interrupted[0]?.notRestored.length ?? 0)).toBe(120)
     expect(readdirSync(join(ws, 'data')).filter((name) => name.includes('dsh-restore'))).toEqual([])
   })
+
+  it('a rewind of the parent takes back what its subagent changed in that span, and says so', async () => {
+    writeFileSync(join(ws, 'base.txt'), 'base\n')
+    const before = mkdtempSync(join(tmpdir(), 'dsh-rewind-before-'))
+    cpSync(ws, before, { recursive: true })
+    // The parent asks a subagent; the child (same mock model) writes a file with bash, then answers.
+    server.enqueue(call('t1', 'task', { prompt: 'make child.txt', description: 'make a file' }))
+    server.enqueue(call('cb1', 'bash', { command: 'echo from-child > child.txt && rm base.txt' }))
+    server.enqueue(completionResponse({ text: 'child done' }))
+    server.enqueue(completionResponse({ text: 'parent done' }))
+    const run = await dsh(['run', '--yes', 'delegate'])
+    expect(run.code, run.stderr).toBe(0)
+    expect(readFileSync(join(ws, 'child.txt'), 'utf8')).toBe('from-child\n')
+    const parent = readdirSync(join(home, 'sessions'))
+      .filter((name) => name.endsWith('.jsonl'))
+      .map((name) => name.replace(/\.jsonl$/, ''))
+      .find(
+        (id) =>
+          !readFileSync(join(home, 'sessions', `${id}.jsonl`), 'utf8')
+            .split('\n')[0]
+            ?.includes('parentSession'),
+      )
+    expect(parent).toBeDefined()
+    const result = await dsh(['sessions', 'rewind', parent as string, '--to', '1', '--files', '--json'])
+    expect(result.code, result.stderr).toBe(0)
+    const outcome = JSON.parse(result.stdout)
+    expect(outcome.files.subagents).toHaveLength(1)
+    expect(outcome.files.text).toContain('1 subagent')
+    expectSameTree(ws, before)
+    rmSync(before, { recursive: true })
+  })
 })
