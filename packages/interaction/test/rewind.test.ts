@@ -170,4 +170,31 @@ describe('rewind', () => {
     expect(said).not.toContain('second answer')
     expect(agent.session.events.length).toBeGreaterThan(0)
   })
+
+  it('two sessions in one workspace: a rewind of one never reverts the other', async () => {
+    writeFileSync(join(ws, 'shared.txt'), 'v0\n')
+    const { root } = await boot([
+      ...turn('a1', { write: { 'a.txt': 'from a\n' } }),
+      ...turn('b1', { write: { 'b.txt': 'from b\n', 'shared.txt': 'b was here\n' } }),
+      ...turn('a2', { write: { 'shared.txt': 'a was here\n' } }),
+    ])
+    const a = await root.agents.create()
+    const b = await root.agents.create()
+    a.followup('a one')
+    await a.whenIdle()
+    b.followup('b one')
+    await b.whenIdle()
+    // A rewinds its first message: its own a.txt goes; B's b.txt and shared.txt stay as B left them.
+    const first = await root.rewind.files(a.session, 1)
+    expect(first).toMatchObject({ ok: true, deleted: ['a.txt'], written: [] })
+    expect(readFileSync(join(ws, 'b.txt'), 'utf8')).toBe('from b\n')
+    expect(readFileSync(join(ws, 'shared.txt'), 'utf8')).toBe('b was here\n')
+    // A now changes shared.txt; B's rewind of its message finds A's later change and refuses.
+    a.followup('a two')
+    await a.whenIdle()
+    const refused = await root.rewind.files(b.session, 1)
+    expect(refused).toMatchObject({ ok: false, code: 'REWIND_CONFLICT', conflicts: ['shared.txt'] })
+    expect(readFileSync(join(ws, 'shared.txt'), 'utf8')).toBe('a was here\n')
+    expect(readFileSync(join(ws, 'b.txt'), 'utf8')).toBe('from b\n')
+  })
 })

@@ -49,6 +49,9 @@ export interface ShadowGitConfig {
   timeoutMs?: number
 }
 
+/** Per-session index files kept per workspace (older ones are seeded again when their session returns). */
+const KEPT_INDEXES = 16
+
 const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
 
 interface GitResult {
@@ -294,6 +297,18 @@ export class ShadowGitSnapshots extends Service implements Snapshots {
         newest = { path: join(gitDir, name), mtime: stat.mtimeMs }
     }
     if (newest) await copyFile(newest.path, index).catch(() => undefined)
+    // Each index is about 100 bytes per file; keep the newest few (an older session seeds a new one).
+    const indexes: Array<{ path: string; mtime: number }> = []
+    for (const name of names) {
+      if (!name.startsWith('index-') || name.endsWith('.lock')) continue
+      const stat = await lstat(join(gitDir, name)).catch(() => undefined)
+      if (stat?.isFile()) indexes.push({ path: join(gitDir, name), mtime: stat.mtimeMs })
+    }
+    indexes.sort((a, b) => b.mtime - a.mtime)
+    for (const old of indexes.slice(KEPT_INDEXES)) {
+      await rm(old.path, { force: true })
+      this._indexed.delete(old.path)
+    }
   }
 
   private async _known(cwd: string, id: string): Promise<{ gitDir: string; env: NodeJS.ProcessEnv; cwd: string }> {
