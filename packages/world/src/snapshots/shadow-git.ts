@@ -25,7 +25,7 @@ import {
   writeFile,
 } from 'node:fs/promises'
 import { homedir } from 'node:os'
-import { dirname, join, relative, sep } from 'node:path'
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import type {} from '@dsh/composition'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type {
@@ -148,6 +148,8 @@ interface TreeEntry {
 
 export class ShadowGitSnapshots extends Service implements Snapshots {
   private readonly _dir: string
+  /** `$DSH_HOME`: never part of a snapshot (sessions, the checkpoints themselves) when inside a workspace. */
+  private readonly _home: string
   private readonly _maxFiles: number
   private readonly _maxFileBytes: number
   private readonly _timeoutMs: number
@@ -161,6 +163,7 @@ export class ShadowGitSnapshots extends Service implements Snapshots {
     super(ctx, 'snapshots')
     const home = ctx.get('launcher')?.config.home ?? process.env.DSH_HOME ?? join(homedir(), '.dsh')
     this._dir = config.dir || join(home, 'checkpoints')
+    this._home = home
     this._maxFiles = config.maxFiles ?? 50_000
     this._maxFileBytes = config.maxFileBytes ?? 10 * 1024 * 1024
     this._timeoutMs = config.timeoutMs ?? 60_000
@@ -196,6 +199,19 @@ export class ShadowGitSnapshots extends Service implements Snapshots {
         await git(['config', key, value], env, { timeoutMs: this._timeoutMs })
       await writeFile(join(gitDir, 'workspace'), `${real}\n`, { mode: 0o600 })
     }
+    // dsh's own files inside the workspace (a workspace that holds $DSH_HOME, e.g. the home folder): a
+    // rewind must never write back a session log, and a snapshot must never hold its own store.
+    const own = new Set<string>()
+    for (const path of [this._home, this._dir]) {
+      const resolved = await realpath(path).catch(() => resolve(path))
+      const rel = relative(real, resolved)
+      if (rel && !rel.startsWith('..') && !isAbsolute(rel)) own.add(`/${rel.split(sep).join('/')}/`)
+      // The workspace is $DSH_HOME itself: its stores, at least, stay out.
+      else if (!rel && path === this._home)
+        for (const store of ['sessions', 'checkpoints', 'blobs']) own.add(`/${store}/`)
+    }
+    await mkdir(join(gitDir, 'info'), { recursive: true })
+    await writeFile(join(gitDir, 'info', 'exclude'), [...own].map((line) => `${line}\n`).join(''), { mode: 0o600 })
     return gitDir
   }
 

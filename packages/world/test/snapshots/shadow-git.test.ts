@@ -146,3 +146,33 @@ describe('shadow-git snapshots', () => {
     await expect(snapshots.changes(ws, snap.id, 'f'.repeat(40))).rejects.toMatchObject({ code: 'SNAPSHOT_NOT_FOUND' })
   })
 })
+
+describe('dsh home inside the workspace', () => {
+  it('never snapshots $DSH_HOME (sessions, checkpoints) when the workspace holds it', async () => {
+    const outer = mkdtempSync(join(tmpdir(), 'dsh-snap-outer-'))
+    const inner = join(outer, '.dsh')
+    mkdirSync(join(inner, 'sessions'), { recursive: true })
+    writeFileSync(join(inner, 'sessions', 's.jsonl'), '{}\n')
+    writeFileSync(join(outer, 'code.c'), 'int x;')
+    const prev = process.env.DSH_HOME
+    process.env.DSH_HOME = inner
+    const ctx = new Context()
+    const plugin = ctx.plugin(ShadowGitSnapshots, {})
+    await plugin
+    try {
+      const snapshots = ctx.get('snapshots') as Snapshots
+      const snap = await snapshots.take({ cwd: outer, sessionId: 's' })
+      expect(snap.files).toBe(1)
+      writeFileSync(join(inner, 'sessions', 's.jsonl'), '{}\n{}\n')
+      expect((await snapshots.take({ cwd: outer, sessionId: 's' })).id).toBe(snap.id)
+      // The workspace is the home itself: its stores stay out, other files are in.
+      writeFileSync(join(inner, 'settings.yaml'), 'a: 1\n')
+      expect((await snapshots.take({ cwd: inner, sessionId: 's' })).files).toBe(1)
+    } finally {
+      if (prev === undefined) delete process.env.DSH_HOME
+      else process.env.DSH_HOME = prev
+      await plugin.dispose()
+      rmSync(outer, { recursive: true, force: true })
+    }
+  })
+})
