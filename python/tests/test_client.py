@@ -252,6 +252,33 @@ class DshClientTest(unittest.TestCase):
             rpc._proc.stdin.flush()
             self.assertTrue(rpc.create_session()["sessionId"])
 
+    def test_6_rewind_files_and_conversation(self):
+        workspace = tempfile.mkdtemp(prefix="dsh-py-rewind-")
+        try:
+            with self.client(cwd=workspace) as rpc:
+                rpc.on_approval(lambda request: "allowed-once")
+                self.model.enqueue(
+                    {"toolCalls": [tool_call("w1", "write", {"path": "a.txt", "content": "one\n"})]}, {"text": "a"}
+                )
+                first = rpc.run("first")
+                self.model.enqueue(
+                    {"toolCalls": [tool_call("b1", "bash", {"command": "printf two > a.txt && printf x > b.txt"})]},
+                    {"text": "b"},
+                )
+                rpc.run("second", session_id=first.session_id)
+                points = rpc.rewind_points(first.session_id)
+                self.assertEqual([(p["number"], p["text"]) for p in points], [(1, "first"), (2, "second")])
+                result = rpc.rewind(first.session_id, 2, mode="files")
+                self.assertTrue(result["files"]["ok"])
+                with open(os.path.join(workspace, "a.txt")) as handle:
+                    self.assertEqual(handle.read(), "one\n")
+                self.assertFalse(os.path.exists(os.path.join(workspace, "b.txt")))
+                fork = rpc.rewind(first.session_id, 2, mode="conversation")
+                self.assertEqual((fork["previousSessionId"], fork["text"]), (first.session_id, "second"))
+                self.assertNotEqual(fork["sessionId"], first.session_id)
+        finally:
+            shutil.rmtree(workspace, ignore_errors=True)
+
     def test_5_close_ladder_reaps_a_runtime_that_ignores_shutdown(self):
         stuck = os.path.join(self.home, "stuck.py")
         with open(stuck, "w") as handle:
