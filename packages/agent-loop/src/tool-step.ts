@@ -26,7 +26,10 @@ export async function runToolCalls(deps: TurnDeps, calls: ToolCallBlock[], signa
       onDispatch: (dispatch) => {
         callSeqs.set(dispatch.call.id, session.append('tool/call', { call: dispatch.call }).seq)
       },
-      beforeBody: (dispatch) => turnServices(root).sessions().checkpoint(session, 'tool-body', dispatch.call.name),
+      beforeBody: (dispatch) =>
+        turnServices(root)
+          .sessions()
+          .checkpoint(session, 'tool-body', dispatch.call.name, { readOnly: dispatch.readOnly }),
       onResult: (result) => {
         const seq = callSeqs.get(result.toolCallId)
         const data = result.errorCode

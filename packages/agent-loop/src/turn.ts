@@ -16,7 +16,7 @@
 //     another step when tools owe a request or next-step input arrived
 //   agent/turn-stopping (serial; may queue one more message and keep the turn going)
 //   agent/turn-closing (serial, every exit path; facts that belong to the turn, e.g. the checkpoint)
-//   turn/end { reason }
+//   turn/end { reason }; checkpoint(turn-end)
 
 import type { PreStepDecision, RequestDraft, RequestErrorDecision, TurnContinuation } from '@dsh/agent'
 // Type-only imports with no names: they load the `declare module` augmentations that type
@@ -172,6 +172,11 @@ export async function runTurn(deps: TurnDeps, signal: AbortSignal): Promise<void
       root.logger('agent-loop').warn('an agent/turn-closing listener failed: %s', errorText(error))
     }
     session.append('turn/end', message === undefined ? { reason } : { reason, message })
+    // The turn's facts durable (a sync: the steps before it may only have been written).
+    await services
+      .sessions()
+      .checkpoint(session, 'turn-end')
+      .catch((error: unknown) => root.logger('agent-loop').warn('turn-end checkpoint failed: %s', errorText(error)))
   }
 }
 

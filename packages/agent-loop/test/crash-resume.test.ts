@@ -62,3 +62,65 @@ it('resumes after SIGKILL in a tool body and shows TOOL_OUTCOME_UNKNOWN to the m
     rmSync(dir, { recursive: true, force: true })
   }
 })
+
+/** Starts the crash child at barrier `kind`, kills it with SIGKILL once it got there; the session id. */
+async function killAt(dir: string, kind: string): Promise<string> {
+  const marker = join(dir, `at-${kind}`)
+  const proc = spawn(process.execPath, [child, dir, marker, kind], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  proc.stderr.on('data', (chunk) => {
+    stderr += chunk
+  })
+  const started = Date.now()
+  while (!existsSync(marker)) {
+    if (proc.exitCode !== null || Date.now() - started > 15_000)
+      throw new Error(`child never reached ${kind}:\n${stderr}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  const id = readFileSync(marker, 'utf8')
+  const exited = proc.exitCode === null ? new Promise((resolve) => proc.once('exit', resolve)) : Promise.resolve()
+  proc.kill('SIGKILL')
+  await exited
+  return id
+}
+
+// One kill at each barrier kind of the checkpoint policy (issue 35): the barriers that only write
+// (model dispatch) or do nothing (a read-only tool's body) still leave a log that resumes cleanly,
+// closes what was open and goes on; the turn-end sync leaves the completed turn as it was.
+it.each([
+  ['dispatch', ['interrupted'], []],
+  ['read-only', ['interrupted'], [['call_deploy', 'TOOL_OUTCOME_UNKNOWN']]],
+  ['turn-end', ['completed'], []],
+] as const)(
+  'a SIGKILL at the %s barrier resumes cleanly',
+  async (kind, reasons, results) => {
+    const dir = mkdtempSync(join(tmpdir(), `dsh-crash-${kind}-`))
+    try {
+      const id = await killAt(dir, kind)
+      const { root, adapter } = await startInProcess({
+        cwd: dir,
+        sessionsDir: dir,
+        approval: false,
+        script: [text('carrying on')],
+      })
+      const session = await root.sessionPersistence.resume(id)
+      expect(dataOf(session, 'user/message').map((m) => m.message.content)).toEqual([
+        [{ type: 'text', text: 'deploy to prod' }],
+      ])
+      if (kind === 'dispatch') expect(dataOf(session, 'request/header')).toHaveLength(1)
+      expect(dataOf(session, 'tool/result').map((r) => [r.message.toolCallId, r.code])).toEqual(results)
+      expect(dataOf(session, 'turn/end').map((d) => d.reason)).toEqual(reasons)
+      const agent = await root.agents.create({ session })
+      agent.followup('go on')
+      await agent.whenIdle()
+      expect(adapter.dispatches).toHaveLength(1)
+      expect(dataOf(session, 'turn/end').map((d) => d.reason)).toEqual([...reasons, 'completed'])
+      root.invariants.assert()
+      await agent.dispose()
+      await root.sessions.flush()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  },
+  30_000,
+)

@@ -110,6 +110,7 @@ async function readImage(ctx: Context, e: Env, path: string): Promise<ToolResult
 export function createFsTools(ctx: Context, config: FsToolsConfig = {}): ToolDefinition<never>[] {
   const read = defineTool<{ path: string; offset?: number; limit?: number }>({
     name: 'read',
+    readOnly: true,
     description: description('read'),
     mode: 'parallel-safe',
     parameters: {
@@ -263,6 +264,7 @@ export function createFsTools(ctx: Context, config: FsToolsConfig = {}): ToolDef
 
   const ls = defineTool<{ path?: string }>({
     name: 'ls',
+    readOnly: true,
     description: description('ls'),
     mode: 'parallel-safe',
     parameters: {
@@ -287,6 +289,7 @@ export function createFsTools(ctx: Context, config: FsToolsConfig = {}): ToolDef
 
   const glob = defineTool<{ pattern: string; path?: string }>({
     name: 'glob',
+    readOnly: true,
     description: description('glob'),
     mode: 'parallel-safe',
     parameters: {
@@ -314,6 +317,7 @@ export function createFsTools(ctx: Context, config: FsToolsConfig = {}): ToolDef
 
   const grep = defineTool<{ pattern: string; path?: string; include?: string; ignore_case?: boolean }>({
     name: 'grep',
+    readOnly: true,
     description: description('grep'),
     mode: 'parallel-safe',
     parameters: {

@@ -32,6 +32,7 @@ function guard<T>(id: string, body: () => T): T {
 export function apply(ctx: Context): void {
   const jobOutput = defineTool<{ job_id: string; max_bytes?: number; wait_ms?: number }>({
     name: 'job_output',
+    readOnly: true,
     description: description('job_output'),
     mode: 'parallel-safe',
     parameters: {

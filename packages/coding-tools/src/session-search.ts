@@ -40,6 +40,7 @@ function line(event: SessionEvent): string | undefined {
 export function apply(ctx: Context): void {
   const tool = defineTool<{ query?: string; session?: string; seq?: number; radius?: number; limit?: number }>({
     name: 'session_search',
+    readOnly: true,
     description: [
       'Search the earlier sessions of this workspace (full text: every word must match), or read the events around a hit.',
       '- `query`: words to find; returns hits as `session seq: snippet` with matches in [brackets], best first.',

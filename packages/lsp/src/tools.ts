@@ -84,6 +84,7 @@ export function apply(ctx: Context, config: LspToolsConfig = {}): void {
 
   const codeNav = defineTool<NavArgs>({
     name: 'code_nav',
+    readOnly: true,
     description: description('code_nav'),
     mode: 'parallel-safe',
     parameters: {

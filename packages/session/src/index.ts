@@ -46,13 +46,15 @@ export type { CommitHook } from './session.js'
 export { Session } from './session.js'
 
 /** The three semantic boundaries a checkpoint guards. */
-export type CheckpointBoundary = 'model-dispatch' | 'tool-body' | 'pre-step'
+export type CheckpointBoundary = 'model-dispatch' | 'tool-body' | 'pre-step' | 'turn-end'
 
 export interface CheckpointRequest {
   session: Session
   boundary: CheckpointBoundary
   /** What is about to happen (tool name, call id...), for error messages. */
   detail?: string
+  /** `tool-body`: the tool declares no side effects (a policy may skip the barrier). */
+  readOnly?: boolean
 }
 
 /** How far a flush goes: `sync: false` only hands the events to the OS (they survive the process being killed, not a power loss). */
@@ -306,8 +308,16 @@ export class SessionService extends Service {
    * Runs the checkpoint policy for `boundary` (the `session/checkpoint` serial event). Resolves when
    * the action may proceed; rejects (typically SESSION_CHECKPOINT_FAILED) when it must not.
    */
-  async checkpoint(session: Session, boundary: CheckpointBoundary, detail?: string): Promise<void> {
-    await this.bus.serial('session/checkpoint', { session, boundary, detail })
+  async checkpoint(
+    session: Session,
+    boundary: CheckpointBoundary,
+    detail?: string,
+    options: { readOnly?: boolean } = {},
+  ): Promise<void> {
+    await this.bus.serial(
+      'session/checkpoint',
+      options.readOnly ? { session, boundary, detail, readOnly: true } : { session, boundary, detail },
+    )
   }
 
   /**

@@ -65,6 +65,11 @@ export interface ToolSpec<Args = Record<string, unknown>> {
   /** Default `exclusive`. */
   mode?: ToolMode
   /**
+   * The body changes nothing outside the session log (no file, process, or remote state): no
+   * durability barrier (sync) is needed before it. Absent means it may have side effects.
+   */
+  readOnly?: boolean
+  /**
    * The last word on the content of every result of this tool (success or error, after
    * `tools/post-execute`). Content only: it cannot change `isError` or anything else.
    */
@@ -72,8 +77,10 @@ export interface ToolSpec<Args = Record<string, unknown>> {
 }
 
 /** A checked, frozen tool. Create with `defineTool`; register with `ctx.tools.register`. */
-export interface ToolDefinition<Args = Record<string, unknown>> extends Readonly<Omit<ToolSpec<Args>, 'mode'>> {
+export interface ToolDefinition<Args = Record<string, unknown>>
+  extends Readonly<Omit<ToolSpec<Args>, 'mode' | 'readOnly'>> {
   readonly mode: ToolMode
+  readonly readOnly: boolean
   /** What the model sees. */
   readonly schema: Readonly<ToolSchema>
   /**
@@ -166,6 +173,7 @@ export function defineTool<Args = Record<string, unknown>>(spec: ToolSpec<Args>)
   return Object.freeze({
     ...spec,
     mode,
+    readOnly: spec.readOnly === true,
     schema,
     parameters: schema.parameters as ToolParameters,
     validate(args: unknown): string[] | undefined {

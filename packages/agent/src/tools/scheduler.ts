@@ -87,6 +87,7 @@ export async function executeCalls(
       index,
       call,
       mode: tool?.mode,
+      readOnly: tool?.readOnly === true,
       presentation: presentationOf(tool, call.name, call.arguments),
     })
     await options.onDispatch?.(dispatch)

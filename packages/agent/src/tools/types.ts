@@ -104,6 +104,8 @@ export interface ToolDispatch {
   readonly call: Readonly<ToolCallBlock>
   /** `undefined` for an unknown tool (which still gets an error result). */
   readonly mode: ToolMode | undefined
+  /** The tool declares no side effects (see `ToolSpec.readOnly`): no durability barrier before its body. */
+  readonly readOnly: boolean
   readonly presentation: ToolPresentation
 }
 

@@ -263,6 +263,8 @@ class Connection {
       name,
       description: `${tool.description ?? tool.title ?? tool.name}\n(MCP tool "${tool.name}" of server "${server}")`,
       mode: tool.annotations?.readOnlyHint === true ? ('parallel-safe' as const) : ('exclusive' as const),
+      // Only for durability (no sync before its body); what the tool may do is decided elsewhere.
+      readOnly: tool.annotations?.readOnlyHint === true,
       presentation: () => ({
         kind: 'generic' as const,
         title: `${server}: ${tool.title ?? tool.annotations?.title ?? tool.name}`,

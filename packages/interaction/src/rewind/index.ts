@@ -59,9 +59,10 @@ export function apply(ctx: Context, config: RewindConfig = {}): void {
       if (input.first) inner.rewind.beginTurn(input.session)
       return next()
     })
-    // Before any tool body: the workspace as the turn found it is kept (and durable) first.
-    inner.on('session/checkpoint', async ({ session, boundary }) => {
-      if (boundary === 'tool-body' && (await inner.rewind.logStart(session))) await inner.sessions.flush(session)
+    // Before a tool body that may change files: the workspace as the turn found it is kept (durably) first.
+    inner.on('session/checkpoint', async ({ session, boundary, readOnly }) => {
+      if (boundary !== 'tool-body' || readOnly) return
+      if (await inner.rewind.logStart(session)) await inner.sessions.flush(session)
     })
     inner.on('agent/turn-closing', async ({ session }) => {
       await inner.rewind.endTurn(session)

@@ -1,9 +1,10 @@
-// The checkpoint policy: before each model dispatch, each top-level tool body and each accepted
-// pre-step, flush the session so the prefix that caused the action is durable. A failed flush
-// blocks the action (fail closed). Call sites use `ctx.sessions.checkpoint(session, boundary)`.
-// Group commit: a pre-step is followed by the step's model dispatch before anything acts on the
-// world, so by default it only writes (the events survive the process being killed) and the
-// dispatch's sync makes both durable at once: two syncs per tool step instead of three.
+// The checkpoint policy: before each model dispatch, each top-level tool body, each accepted pre-step
+// and at each turn end, flush the session so the prefix that caused the action is durable. A failed
+// flush blocks the action (fail closed). Call sites use `ctx.sessions.checkpoint(session, boundary)`.
+// Durability where it buys something (issue 35): a sync (fsync) only before a tool body with side
+// effects and at turn end. A pre-step and a model dispatch only write (the events survive the process
+// being killed; the next sync makes them durable against a power loss too), and a read-only tool's body
+// (the tool declares `readOnly`) needs no barrier at all: its appends coalesce into the next write.
 import { type Context, directService, HarnessError } from '@dsh/kernel'
 import type { CheckpointBoundary, CheckpointRequest } from '../index.js'
 
@@ -13,13 +14,15 @@ export interface CheckpointConfig {
   /** Block the action when no persistence backend is registered (flush returned false). Default false. */
   requireDurable?: boolean
   /**
-   * Boundaries that write without syncing; the next synced boundary (a model dispatch or a tool body
-   * always follows before any side effect) syncs them too. Default ['pre-step']; [] syncs at every one.
+   * Boundaries that write without syncing; the next synced boundary (a tool body with side effects or
+   * the turn end) syncs them too. Default ['pre-step', 'model-dispatch']; [] syncs at every one.
    */
   writeOnly?: CheckpointBoundary[]
+  /** Before a read-only tool's body: `none` (default), `write`, or `sync` (as any other tool). */
+  readOnlyBodies?: 'none' | 'write' | 'sync'
 }
 
-const ALL: CheckpointBoundary[] = ['model-dispatch', 'tool-body', 'pre-step']
+const ALL: CheckpointBoundary[] = ['model-dispatch', 'tool-body', 'pre-step', 'turn-end']
 
 /** Row `session-checkpoint`, module `@dsh/session/store/checkpoint`. */
 export const name = 'session-checkpoint'
@@ -27,7 +30,12 @@ export const inject = ['sessions']
 
 export function apply(ctx: Context, config: CheckpointConfig = {}): void {
   const boundaries = new Set(config?.boundaries ?? ALL)
-  const writeOnly = new Set<CheckpointBoundary>(config?.writeOnly ?? ['pre-step'])
+  const writeOnly = new Set<CheckpointBoundary>(config?.writeOnly ?? ['pre-step', 'model-dispatch'])
+  const readOnlyBodies = config?.readOnlyBodies ?? 'none'
+  if (!['none', 'write', 'sync'].includes(readOnlyBodies))
+    throw new HarnessError('CONFIG_INVALID', 'session-checkpoint: readOnlyBodies is none, write or sync', {
+      readOnlyBodies,
+    })
   for (const boundary of [...boundaries, ...writeOnly]) {
     if (!ALL.includes(boundary)) {
       throw new HarnessError(
@@ -39,11 +47,14 @@ export function apply(ctx: Context, config: CheckpointConfig = {}): void {
   }
   // Three times per tool step: without Cordis's per-call proxies (decision 351).
   const sessions = directService(ctx, 'sessions')
-  ctx.on('session/checkpoint', async ({ session, boundary, detail }: CheckpointRequest) => {
+  ctx.on('session/checkpoint', async ({ session, boundary, detail, readOnly }: CheckpointRequest) => {
     if (!boundaries.has(boundary)) return
+    const readOnlyBody = boundary === 'tool-body' && readOnly === true
+    if (readOnlyBody && readOnlyBodies === 'none') return
+    const sync = readOnlyBody ? readOnlyBodies === 'sync' : !writeOnly.has(boundary)
     let durable: boolean
     try {
-      durable = await (sessions() ?? ctx.sessions).flush(session, { sync: !writeOnly.has(boundary) })
+      durable = await (sessions() ?? ctx.sessions).flush(session, { sync })
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error)
       throw new HarnessError(

@@ -6,12 +6,12 @@ import type { WriteBatch } from '../../src/store/index.js'
 import { append, boot, tempDir, until, user } from './helpers.js'
 
 describe('the checkpoint policy', () => {
-  it('flushes before model dispatch, tool bodies and pre-steps so the causing prefix is durable', async () => {
+  it('flushes before model dispatch, tool bodies, pre-steps and at turn end so the causing prefix is written', async () => {
     using dir = tempDir()
     const ctx = await boot('jsonl', dir.path, { delayMs: 60_000 }, [[checkpoint, {}]])
     await new Promise((resolve) => setImmediate(resolve))
     const session = ctx.sessions.create({ id: 'c' })
-    for (const boundary of ['model-dispatch', 'tool-body', 'pre-step'] as const) {
+    for (const boundary of ['model-dispatch', 'tool-body', 'pre-step', 'turn-end'] as const) {
       session.append('user/message', { message: user(boundary) }, append)
       await ctx.sessions.checkpoint(session, boundary)
       expect((await ctx.sessionStore.read('c'))?.records).toHaveLength(session.length)
@@ -19,10 +19,14 @@ describe('the checkpoint policy', () => {
     await ctx.dispose()
   })
 
-  it('group commit: a pre-step only writes, the next model dispatch syncs both; writeOnly [] syncs every boundary', async () => {
-    for (const [config, preStepSynced] of [
-      [{}, false],
-      [{ writeOnly: [] }, true],
+  it('durability where it buys something: pre-step and model dispatch write, a tool body with side effects and the turn end sync, a read-only body does nothing', async () => {
+    for (const [config, expected] of [
+      [{}, { preStep: false, dispatch: false, readOnly: 'none', body: true, turnEnd: true }],
+      [
+        { writeOnly: [], readOnlyBodies: 'sync' },
+        { preStep: true, dispatch: true, readOnly: true, body: true, turnEnd: true },
+      ],
+      [{ readOnlyBodies: 'write' }, { preStep: false, dispatch: false, readOnly: false, body: true, turnEnd: true }],
     ] as const) {
       using dir = tempDir()
       const ctx = await boot('jsonl', dir.path, { delayMs: 60_000 }, [[checkpoint, config]])
@@ -35,14 +39,24 @@ describe('the checkpoint policy', () => {
         return write(id, batch)
       }
       const session = ctx.sessions.create({ id: 'c' })
-      session.append('user/message', { message: user('claimed') }, append)
-      await ctx.sessions.checkpoint(session, 'pre-step')
+      const step = async (
+        text: string,
+        boundary: 'pre-step' | 'model-dispatch' | 'tool-body' | 'turn-end',
+        readOnly = false,
+      ) => {
+        session.append('user/message', { message: user(text) }, append)
+        const before = syncs.length
+        await ctx.sessions.checkpoint(session, boundary, undefined, { readOnly })
+        return syncs.length === before ? 'none' : syncs.at(-1)
+      }
+      expect(await step('claimed', 'pre-step')).toBe(expected.preStep)
       // Written: a reader (or a resume after the process was killed) sees it.
       expect((await ctx.sessionStore.read('c'))?.records).toHaveLength(session.length)
-      expect(syncs.at(-1)).toBe(preStepSynced)
-      session.append('user/message', { message: user('request') }, append)
-      await ctx.sessions.checkpoint(session, 'model-dispatch')
-      expect(syncs.at(-1)).toBe(true)
+      expect(await step('request', 'model-dispatch')).toBe(expected.dispatch)
+      expect(await step('read a file', 'tool-body', true)).toBe(expected.readOnly)
+      expect(await step('write a file', 'tool-body')).toBe(expected.body)
+      expect((await ctx.sessionStore.read('c'))?.records).toHaveLength(session.length)
+      expect(await step('done', 'turn-end')).toBe(expected.turnEnd)
       expect((await ctx.sessionStore.read('c'))?.records).toHaveLength(session.length)
       await ctx.dispose()
     }

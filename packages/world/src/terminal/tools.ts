@@ -150,6 +150,7 @@ export function apply(ctx: Context): void {
   ctx.tools.register(
     defineTool<{ id: string; view?: 'new' | 'screen'; wait_ms?: number; until?: string; max_bytes?: number }>({
       name: 'terminal_read',
+      readOnly: true,
       description: description('terminal_read'),
       mode: 'parallel-safe',
       parameters: {
