@@ -23,6 +23,10 @@ const EXIT_CODES = {
     code: 12,
     meaning: '`sessions rewind`: files changed by someone else; nothing was written (--overwrite replaces them)',
   },
+  DIVERGED: {
+    code: 13,
+    meaning: '`replay`, `test`: a replay diverged from its recorded session (the report names where)',
+  },
   SIGINT: { code: 130, meaning: 'interrupted by SIGINT (the session is saved and resumable)' },
   SIGTERM: { code: 143, meaning: 'stopped by SIGTERM (the session is saved and resumable)' },
 } as const satisfies Record<string, { code: number; meaning: string }>

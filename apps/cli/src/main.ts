@@ -477,6 +477,35 @@ ${exitCodeHelp()}`,
     .description('replay a recorded session through the real pipeline on a copy of a sample project (no API key)')
     .action(async () => setCode(await (await import('./commands/demo.js')).demo(request('demo'), io)))
 
+  const toolsOption = () =>
+    new Option(
+      '--tools <source>',
+      'run: run the tools again on a scratch copy of the workspace; log: serve their logged results',
+    )
+      .choices(['run', 'log'])
+      .default('run')
+  program
+    .command('replay')
+    .description(
+      "re-run a stored session with the model's answers from its log (no key, no network) and report where it diverges (exit 13); nothing is written to the session or the workspace",
+    )
+    .argument('<session>', 'a session id (or unique prefix), or a session JSONL file')
+    .addOption(toolsOption())
+    .option('--json', 'print the report as JSON')
+    .option('--keep', "keep the replay's scratch workspace (its path is printed)")
+    .action(async (target: string, options: { tools: 'run' | 'log'; json?: boolean; keep?: boolean }) =>
+      setCode(await (await import('./commands/replay.js')).replay(request('replay'), target, options, io)),
+    )
+  program
+    .command('test')
+    .description('replay every session file (*.jsonl) in a folder; fails (exit 13) when any diverges')
+    .argument('<dir>', 'a folder of recorded sessions (dsh sessions export ID --format jsonl > dir/name.jsonl)')
+    .addOption(toolsOption())
+    .option('--json', 'print the reports as JSON')
+    .action(async (dir: string, options: { tools: 'run' | 'log'; json?: boolean }) =>
+      setCode(await (await import('./commands/replay.js')).replayFolder(request('test'), dir, options, io)),
+    )
+
   return program
 }
 

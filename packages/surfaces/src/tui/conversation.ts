@@ -49,6 +49,9 @@ export class Conversation {
   private readonly footer: Lines
   private readonly stopKeys: () => void
   private readonly stopLspEvents: Array<() => void>
+  private readonly stopDecided: () => void
+  /** The approval whose rejection (Esc) also stops the turn. */
+  private stopAfterDecision: string | undefined
 
   private readonly tui: TUI
   private readonly editor: Editor
@@ -88,6 +91,12 @@ export class Conversation {
     this.tui.addChild(this.footer)
     this.tui.setFocus(this.editor)
     this.stopKeys = this.tui.addInputListener((data) => this.key(data))
+    // Esc at an approval: stop the turn as soon as its rejection is decided (serial, before the loop goes on).
+    this.stopDecided = ctx.on('approval/decided', (decided) => {
+      if (decided.requestId !== this.stopAfterDecision) return
+      this.stopAfterDecision = undefined
+      void this.agent.cancel('stopped by the person at an approval (Esc)')
+    })
     // A language server's cold start takes seconds: say so while it happens.
     const starting = (server: string) => `starting the ${server} language server…`
     this.stopLspEvents = [
@@ -177,6 +186,7 @@ export class Conversation {
     this.stopChildEvents()
     this.gitAbort.abort()
     for (const stop of this.stopLspEvents) stop()
+    this.stopDecided()
     if (this.spinner) clearInterval(this.spinner)
     this.closed()
   }
@@ -318,10 +328,11 @@ export class Conversation {
       }
       if (matchesKey(data, 'escape')) {
         // Esc stops: the call is rejected and the turn ends; the model reads why on the next turn.
+        // The turn stops once the rejection is decided (see `approval/decided` in the constructor): the log
+        // records the rejection and its reason rather than a bare cancellation, and the loop cannot
+        // start another step first.
+        this.stopAfterDecision = approval.id
         this.host.respond(approval.id, { decision: 'rejected', reason: 'the person stopped the turn (Esc)' })
-        // After the answer has settled the question (a task later), so the log records the rejection
-        // and its reason rather than a bare cancellation.
-        setTimeout(() => void this.agent.cancel('stopped by the person at an approval (Esc)'), 0)
         this.flash('stopped the turn')
         this.tui.requestRender()
         return { consume: true }

@@ -80,4 +80,6 @@ export interface Snapshots {
    * crash leaves every file either as it was or as restored, never half-written.
    */
   restore(request: RestoreRequest): Promise<RestoreResult>
+  /** Writes every file of snapshot `id` of workspace `cwd` into the empty folder `dir` (a scratch copy). */
+  materialize(cwd: string, id: string, dir: string): Promise<void>
 }

@@ -446,6 +446,19 @@ export class ShadowGitSnapshots extends Service implements Snapshots {
     return result
   }
 
+  async materialize(cwd: string, id: string, dir: string): Promise<void> {
+    const { env } = await this._known(cwd, id)
+    await mkdir(dir, { recursive: true })
+    const index = join(dir, `.dsh-materialize-${randomBytes(4).toString('hex')}`)
+    const scratch = { ...env, GIT_WORK_TREE: dir, GIT_INDEX_FILE: index }
+    try {
+      await this._run(['read-tree', id], scratch)
+      await this._run(['checkout-index', '--all', '--force'], scratch)
+    } finally {
+      await rm(index, { force: true })
+    }
+  }
+
   /** The absolute path of `path`, refused when a symlinked folder would carry the write outside `cwd`. */
   private async _inside(cwd: string, path: string): Promise<string> {
     const abs = join(cwd, ...path.split('/'))

@@ -5,6 +5,7 @@ import {
   lstatSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   readlinkSync,
   rmSync,
@@ -174,5 +175,24 @@ describe('dsh home inside the workspace', () => {
       await plugin.dispose()
       rmSync(outer, { recursive: true, force: true })
     }
+  })
+})
+
+describe('materialize', () => {
+  it('writes a snapshot into an empty folder byte for byte', async () => {
+    home = mkdtempSync(join(tmpdir(), 'dsh-snap-home-'))
+    ws = mkdtempSync(join(tmpdir(), 'dsh-snap-ws-'))
+    await setup()
+    mkdirSync(join(ws, 'd'))
+    writeFileSync(join(ws, 'd', 'x.bin'), Buffer.from([0, 255, 7]))
+    writeFileSync(join(ws, 'a.txt'), 'a\n')
+    const snap = await take()
+    writeFileSync(join(ws, 'a.txt'), 'changed\n')
+    const out = mkdtempSync(join(tmpdir(), 'dsh-snap-out-'))
+    await snapshots.materialize(ws, snap.id, out)
+    expect(readFileSync(join(out, 'a.txt'), 'utf8')).toBe('a\n')
+    expect(readFileSync(join(out, 'd', 'x.bin')).equals(Buffer.from([0, 255, 7]))).toBe(true)
+    expect(readdirSync(out).sort()).toEqual(['a.txt', 'd'])
+    rmSync(out, { recursive: true })
   })
 })

@@ -1,0 +1,105 @@
+// `dsh replay` and `dsh test` as users run them (issue 37): a recorded coding session (bash and read,
+// against the mock model) replays with no model and no divergence, touching neither the original
+// session nor the workspace; a changed composition is reported at the first request it changes; a
+// tool whose output changed fails `dsh test` naming the call; `--tools log` needs no workspace.
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { runDsh } from './dsh-child.js'
+
+let home: string
+let ws: string
+let outside: string
+let server: MockLlmServer
+
+beforeEach(async () => {
+  home = mkdtempSync(join(tmpdir(), 'dsh-replay-home-'))
+  ws = mkdtempSync(join(tmpdir(), 'dsh-replay-ws-'))
+  outside = join(mkdtempSync(join(tmpdir(), 'dsh-replay-outside-')), 'feed.txt')
+  server = await startMockLlmServer()
+})
+afterEach(async () => {
+  await server.close()
+  for (const dir of [home, ws, join(outside, '..')]) rmSync(dir, { recursive: true, force: true })
+})
+
+const call = (id: string, name: string, args: Record<string, unknown>) =>
+  completionResponse({ toolCalls: [{ id, name, arguments: JSON.stringify(args) }] })
+
+/** Records a session: bash reads a file outside the workspace and changes one inside it, then read. */
+async function record(): Promise<string> {
+  writeFileSync(join(ws, 'notes.txt'), 'hello\n')
+  writeFileSync(outside, 'feed v1\n')
+  server.enqueue(
+    call('b1', 'bash', { command: `cat ${outside} && echo more >> notes.txt` }),
+    call('r1', 'read', { path: 'notes.txt' }),
+    completionResponse({ text: 'done' }),
+  )
+  const run = await runDsh(['run', '--yes', 'look around'], { home, cwd: ws, modelUrl: server.url })
+  expect(run.code, run.stderr).toBe(0)
+  return readdirSync(join(home, 'sessions'))
+    .find((name) => name.endsWith('.jsonl'))
+    ?.replace(/\.jsonl$/, '') as string
+}
+
+// No model URL from here on: a replay needs no key and no network.
+const dsh = (args: string[]) => runDsh(args, { home, cwd: ws })
+
+describe('dsh replay', () => {
+  it('replays a recorded session with no divergence and writes nothing to it or the workspace', async () => {
+    const id = await record()
+    const log = join(home, 'sessions', `${id}.jsonl`)
+    const before = readFileSync(log)
+    const workspace = readFileSync(join(ws, 'notes.txt'))
+    const result = await dsh(['replay', id, '--json'])
+    expect(result.code, result.stderr).toBe(0)
+    const report = JSON.parse(result.stdout)
+    expect(report).toMatchObject({
+      original: id,
+      requests: { original: 3, replay: 3 },
+      toolResults: { original: 2, replay: 2 },
+      workspace: 'checkpoint',
+    })
+    expect(report.divergence).toBeUndefined()
+    expect(readFileSync(log).equals(before)).toBe(true)
+    expect(readFileSync(join(ws, 'notes.txt')).equals(workspace)).toBe(true)
+    // The replay is a session of its own, marked as a replay of the original.
+    const replayLog = readFileSync(join(home, 'sessions', `${report.replay}.jsonl`), 'utf8')
+    expect(replayLog).toContain(`"replay/of"`)
+    expect(replayLog).toContain(`"of":"${id}"`)
+  })
+
+  it('names the first request a changed composition changes', async () => {
+    const id = await record()
+    const patch = join(home, 'no-jobs.yml')
+    writeFileSync(patch, '- id: tool-jobs\n  disabled: true\n')
+    const result = await dsh(['--patch', patch, 'replay', id, '--json'])
+    expect(result.code).toBe(13)
+    const report = JSON.parse(result.stdout)
+    expect(report.divergence).toMatchObject({ kind: 'request', index: 0 })
+    expect(report.divergence.part).toMatch(/^tools \(.*job_output/)
+  })
+
+  it('dsh test fails when a tool result changed, naming the call; --tools log serves the logged ones', async () => {
+    const id = await record()
+    const dir = join(home, 'recorded')
+    mkdirSync(dir)
+    copyFileSync(join(home, 'sessions', `${id}.jsonl`), join(dir, 'look-around.jsonl'))
+    const passing = await dsh(['test', dir])
+    expect(passing.code, passing.stderr).toBe(0)
+    expect(passing.stdout).toContain('ok   look-around.jsonl')
+
+    writeFileSync(outside, 'feed v2\n')
+    const failing = await dsh(['test', dir])
+    expect(failing.code).toBe(13)
+    expect(failing.stdout).toContain('FAIL look-around.jsonl')
+    expect(failing.stdout).toContain('bash b1')
+    expect(failing.stdout).toContain('+ feed v2')
+
+    // Served from the log, the tools do not run: the changed file no longer matters.
+    const logged = await dsh(['test', dir, '--tools', 'log'])
+    expect(logged.code, logged.stdout).toBe(0)
+  })
+})
