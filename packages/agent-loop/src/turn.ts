@@ -27,6 +27,8 @@ import {
   type LlmErrorData,
   type Message,
   MessageAssembler,
+  type ModelPrices,
+  requestCost,
   type StreamChunk,
   type ToolCallBlock,
   type UserMessage,
@@ -196,7 +198,9 @@ async function requestAndStream(deps: TurnDeps, baseSystem: string, signal: Abor
       }),
     )
     const catalog = services.llm().catalog(prepared.config.provider)[0]
-    const contextWindow = catalog?.models.find((model) => model.id === prepared.config.model)?.contextWindow
+    const modelInfo = catalog?.models.find((model) => model.id === prepared.config.model)
+    const contextWindow = modelInfo?.contextWindow
+    const prices: ModelPrices | undefined = modelInfo?.cost
     session.append('request/context', contextWindow === undefined ? {} : { contextWindow })
     const messages = Object.freeze(session.deriveMessages()) as readonly Message[]
     agent.lastRequest = { headerSeq: header.seq, system: draft.system, tools: draft.tools, messages }
@@ -241,7 +245,11 @@ async function requestAndStream(deps: TurnDeps, baseSystem: string, signal: Abor
         continue
       }
     }
-    session.append('assistant/message', { message: assistant }, { surfaceOp: APPEND, sourceEventSeqs: chunkSeqs })
+    // The cost travels with the response, so a session's cost is a fold of its own log.
+    const data = assistant.usage
+      ? { message: assistant, cost: requestCost(assistant.usage, prices) }
+      : { message: assistant }
+    session.append('assistant/message', data, { surfaceOp: APPEND, sourceEventSeqs: chunkSeqs })
     return assistant
   }
 }

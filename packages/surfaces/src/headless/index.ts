@@ -52,6 +52,8 @@ export interface HeadlessRunResult {
   /** The provider error behind an `error` ending, when there was one. */
   error?: LlmErrorData
   usage: Usage
+  /** The run's cost: `usd` absent when no request had a known price; `text` as people read it (`unknown`). */
+  cost: { usd?: number; text: string }
   turns: number
   /** Whether the run's events were made durable (false when no persistence row is active). */
   durable: boolean

@@ -1,0 +1,96 @@
+// Cost per request, as a user gets it: an OpenAI-compatible endpoint with prices set through
+// `dsh config set`, a mock server reporting usage (cache hits, reasoning), and the durable log's
+// `assistant/message` carrying the cost computed by hand here; a model without a price logs no figure.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { eventData, sessionUsage } from '@dsh/session'
+import {
+  completionResponse,
+  deepseekUsage,
+  type MockLlmServer,
+  type MockResponse,
+  startMockLlmServer,
+} from '@dsh/test-support'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { durableEvents, runDsh } from './dsh-child.js'
+
+let home: string
+let project: string
+let server: MockLlmServer
+let chat: MockResponse[]
+
+beforeEach(async () => {
+  home = mkdtempSync(join(tmpdir(), 'dsh-cost-'))
+  project = join(home, 'project')
+  mkdirSync(project)
+  chat = []
+  server = await startMockLlmServer({
+    respond: (request) =>
+      request.path === '/v1/models' ? { type: 'json', status: 200, body: { object: 'list', data: [] } } : chat.shift(),
+  })
+})
+afterEach(async () => {
+  await server.close()
+  rmSync(home, { recursive: true, force: true })
+})
+
+function dsh(args: string[]) {
+  return runDsh(args, {
+    home,
+    cwd: project,
+    modelUrl: 'http://127.0.0.1:9/unused',
+    env: { DEEPSEEK_API_KEY: undefined },
+  })
+}
+
+async function configure(prices: Record<string, number> | undefined) {
+  expect((await dsh(['config', 'set', 'endpoints.local.baseUrl', `${server.url}/v1`])).code).toBe(0)
+  expect((await dsh(['config', 'set', 'endpoints.local.models', '["qwen"]'])).code).toBe(0)
+  if (prices) {
+    const set = await dsh(['config', 'set', 'endpoints.local.prices', JSON.stringify(prices)])
+    expect(set.code).toBe(0)
+  }
+  expect((await dsh(['config', 'set', 'model', 'openai-compatible:local/qwen'])).code).toBe(0)
+}
+
+describe('cost per request', () => {
+  it('logs the cost with each response from the reported usage and the prices the user set', async () => {
+    await configure({ input: 2, output: 8, cacheRead: 0.5 })
+    // 1000 prompt tokens of which 400 cache hits, 200 completion tokens of which 50 reasoning.
+    chat.push(completionResponse({ text: 'priced', usage: deepseekUsage(1000, 200, 400, 50) }))
+    const run = await dsh(['run', '--output', 'json', 'hi'])
+    expect(run.stderr).toBe('')
+    expect(run.code).toBe(0)
+    const events = durableEvents(home)
+    const [message] = eventData(events, 'assistant/message')
+    // By hand: 600 uncached x $2/M + 400 cached x $0.5/M + 200 out x $8/M = $0.0012 + $0.0002 + $0.0016.
+    expect(message?.cost?.usd).toBeCloseTo(0.003, 12)
+    expect(message?.cost?.prices).toEqual({ input: 2, output: 8, cacheRead: 0.5 })
+    expect(message?.message.usage).toMatchObject({ inputTokens: 1000, cacheHitTokens: 400, reasoningTokens: 50 })
+    // The session's cost is a fold of its log.
+    const usage = sessionUsage(events)
+    expect(usage).toMatchObject({ requests: 1, unknownRequests: 0 })
+    expect(usage.usd).toBeCloseTo(0.003, 12)
+    expect(usage.models[0]).toMatchObject({
+      model: 'openai-compatible:local/qwen',
+      cacheHitTokens: 400,
+      outputTokens: 200,
+    })
+    const summary = JSON.parse(run.stdout)
+    expect(summary.cost).toEqual({ usd: 0.003, text: '$0.003' })
+    expect(summary.usage).toMatchObject({ inputTokens: 1000, outputTokens: 200, cacheHitTokens: 400 })
+  })
+
+  it('a model without a price logs no figure: unknown, never zero', async () => {
+    await configure(undefined)
+    chat.push(completionResponse({ text: 'unpriced', usage: deepseekUsage(100, 10) }))
+    const run = await dsh(['run', '--output', 'json', 'hi'])
+    expect(run.code).toBe(0)
+    const events = durableEvents(home)
+    const [message] = eventData(events, 'assistant/message')
+    expect(message?.cost).toEqual({})
+    expect(sessionUsage(events)).toMatchObject({ requests: 1, unknownRequests: 1, usd: 0 })
+    expect(JSON.parse(run.stdout).cost).toEqual({ text: 'unknown' })
+  })
+})
