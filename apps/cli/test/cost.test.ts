@@ -80,6 +80,11 @@ describe('cost per request', () => {
     const summary = JSON.parse(run.stdout)
     expect(summary.cost).toEqual({ usd: 0.003, text: '$0.003' })
     expect(summary.usage).toMatchObject({ inputTokens: 1000, outputTokens: 200, cacheHitTokens: 400 })
+    // The session list's cost column, from the store's running sum.
+    const list = await dsh(['sessions', 'ls'])
+    expect(list.stdout.trim().split('\n')[1]).toMatch(/\s\$0\.003$/)
+    const listed = JSON.parse((await dsh(['sessions', 'ls', '--json'])).stdout)
+    expect(listed[0].cost).toEqual({ usd: 0.003, requests: 1, unknownRequests: 0 })
   })
 
   it('a model without a price logs no figure: unknown, never zero', async () => {
