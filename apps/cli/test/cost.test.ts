@@ -1,7 +1,7 @@
 // Cost per request, as a user gets it: an OpenAI-compatible endpoint with prices set through
 // `dsh config set`, a mock server reporting usage (cache hits, reasoning), and the durable log's
 // `assistant/message` carrying the cost computed by hand here; a model without a price logs no figure.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { eventData, sessionUsage } from '@dsh/session'
@@ -34,6 +34,12 @@ afterEach(async () => {
   await server.close()
   rmSync(home, { recursive: true, force: true })
 })
+
+/** The id in the header of the one session file. */
+function sessionId(): string {
+  const file = readdirSync(join(home, 'sessions')).find((name) => name.endsWith('.jsonl')) as string
+  return JSON.parse(readFileSync(join(home, 'sessions', file), 'utf8').split('\n')[0] as string).id
+}
 
 function dsh(args: string[]) {
   return runDsh(args, {
@@ -85,6 +91,33 @@ describe('cost per request', () => {
     expect(list.stdout.trim().split('\n')[1]).toMatch(/\s\$0\.003$/)
     const listed = JSON.parse((await dsh(['sessions', 'ls', '--json'])).stdout)
     expect(listed[0].cost).toEqual({ usd: 0.003, requests: 1, unknownRequests: 0 })
+  })
+
+  it('--max-cost stops the turn before the request past the budget, after the tool step, exit 8', async () => {
+    await configure({ input: 2, output: 8, cacheRead: 0.5 })
+    chat.push(
+      completionResponse({
+        toolCalls: [{ id: 'c1', name: 'write', arguments: JSON.stringify({ path: 'note.txt', content: 'hi\n' }) }],
+        usage: deepseekUsage(1000, 200, 400),
+      }),
+      completionResponse({ text: 'never asked for', usage: deepseekUsage(1000, 10) }),
+    )
+    const run = await dsh(['run', '--yes', '--max-cost', '0.002', 'write note.txt'])
+    expect(run.code).toBe(8)
+    expect(run.stderr).toContain('cost budget')
+    // The first request ($0.003) ran with its tool; the second was never sent.
+    expect(server.requests.filter((request) => request.path === '/v1/chat/completions')).toHaveLength(1)
+    expect(readFileSync(join(project, 'note.txt'), 'utf8')).toBe('hi\n')
+    const events = durableEvents(home)
+    expect(eventData(events, 'tool/result')[0]?.message.isError).toBe(false)
+    const end = eventData(events, 'turn/end').at(-1)
+    expect(end?.reason).toBe('blocked')
+    expect(end?.message).toContain('$0.003 spent of $0.002')
+    // A budget above what was spent lets the next turn go on.
+    chat.push(completionResponse({ text: 'resumed', usage: deepseekUsage(100, 10) }))
+    const id = sessionId()
+    const again = await dsh(['run', '--resume', id, '--max-cost', '1', 'go on'])
+    expect(again.code).toBe(0)
   })
 
   it('a model without a price logs no figure: unknown, never zero', async () => {

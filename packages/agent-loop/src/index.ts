@@ -19,6 +19,8 @@ declare module 'cordis' {
 export interface AgentLoopConfig {
   /** Steps per turn before the turn ends `blocked`. Default 200. */
   maxSteps?: number
+  /** A cost budget per session in US dollars (`CreateAgentOptions.maxCost`); an agent's own wins. */
+  maxCost?: number
   /** Default model settings for agents that do not give their own. */
   model?: Partial<LlmCallConfig>
 }
@@ -78,6 +80,7 @@ export class AgentLoopService extends Service {
       defaultModel: this.config.model ?? {},
       model: options.model ?? {},
       maxSteps: options.maxSteps ?? this.config.maxSteps ?? 200,
+      maxCost: options.maxCost ?? this.config.maxCost,
       tools: options.tools ?? [],
       composition,
       checkPreset: (name) => checkAgentPreset(target, name),

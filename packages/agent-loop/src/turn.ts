@@ -33,7 +33,7 @@ import {
   type ToolCallBlock,
   type UserMessage,
 } from '@dsh/llm'
-import { repairEvents, type TurnEndReason } from '@dsh/session'
+import { repairEvents, sessionUsage, type TurnEndReason, usageCostText } from '@dsh/session'
 import type { TurnDeps } from './driver.js'
 import { turnServices } from './services.js'
 import { runToolCalls } from './tool-step.js'
@@ -65,6 +65,15 @@ export async function runTurn(deps: TurnDeps, signal: AbortSignal): Promise<void
       if (signal.aborted) {
         reason = 'aborted'
         break
+      }
+      // -- a cost budget pauses the turn before its next model request; queued input stays queued
+      if (deps.maxCost !== undefined) {
+        const spent = sessionUsage(session.events, session.header.seedLength ?? 0)
+        if (spent.usd >= deps.maxCost) {
+          reason = 'blocked'
+          message = `the session reached its cost budget: ${usageCostText(spent)} spent of $${deps.maxCost} (raise --max-cost or the budget.session setting to go on)`
+          break
+        }
       }
       // -- claim input and run the pre-step waterfall
       const first = steps === 0

@@ -33,6 +33,8 @@ export interface HeadlessRunRequest {
   /** Network of confined commands (`on` or `off`), recorded with the mode; default: the policy row's. */
   network?: string
   maxSteps?: number
+  /** A cost budget in US dollars: the turn ends `blocked` before the request that would pass it. */
+  maxCost?: number
   /** Turns before the runner cancels further work (a goal plugin may keep the agent going). */
   maxTurns?: number
   /** Aborting cancels the agent; the session stays resumable. */

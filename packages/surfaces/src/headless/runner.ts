@@ -34,6 +34,7 @@ export class HeadlessRunnerService extends HeadlessRunner {
     const options = {
       model: request.model,
       maxSteps: request.maxSteps,
+      ...(request.maxCost !== undefined ? { maxCost: request.maxCost } : {}),
       ...(request.preset !== undefined ? { preset: request.preset } : {}),
     }
     if (!request.resume && !request.continue) return host.create({ ...options, cwd: request.cwd })
