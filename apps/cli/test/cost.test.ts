@@ -120,6 +120,20 @@ describe('cost per request', () => {
     expect(again.code).toBe(0)
   })
 
+  it('the budget.session setting stops a turn the same way', async () => {
+    await configure({ input: 2, output: 8 })
+    expect((await dsh(['config', 'set', 'budget.session', '0.001'])).code).toBe(0)
+    chat.push(
+      completionResponse({
+        toolCalls: [{ id: 'c1', name: 'write', arguments: JSON.stringify({ path: 'a.txt', content: 'a\n' }) }],
+        usage: deepseekUsage(1000, 100),
+      }),
+    )
+    const run = await dsh(['run', '--yes', 'write a.txt'])
+    expect(run.code).toBe(8)
+    expect(eventData(durableEvents(home), 'turn/end').at(-1)?.message).toContain('$0.0028 spent of $0.001')
+  })
+
   it('a model without a price logs no figure: unknown, never zero', async () => {
     await configure(undefined)
     chat.push(completionResponse({ text: 'unpriced', usage: deepseekUsage(100, 10) }))
