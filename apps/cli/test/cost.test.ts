@@ -91,6 +91,13 @@ describe('cost per request', () => {
     expect(list.stdout.trim().split('\n')[1]).toMatch(/\s\$0\.003$/)
     const listed = JSON.parse((await dsh(['sessions', 'ls', '--json'])).stdout)
     expect(listed[0].cost).toEqual({ usd: 0.003, requests: 1, unknownRequests: 0 })
+    // /cost, the same command the terminal chat, the web page and RPC `command/run` dispatch.
+    const cost = await dsh(['run', '--resume', sessionId(), '/cost'])
+    expect(cost.code).toBe(0)
+    expect(cost.stdout).toContain(
+      'openai-compatible:local/qwen: 1 request, 1000 in (400 cached, 40% cache hits), 200 out (50 reasoning), $0.003',
+    )
+    expect(cost.stdout).toMatch(/waiting on the model \d+\.\ds, on tools 0\.0s/)
   })
 
   it('--max-cost stops the turn before the request past the budget, after the tool step, exit 8', async () => {
