@@ -98,6 +98,11 @@ describe('cost per request', () => {
       'openai-compatible:local/qwen: 1 request, 1000 in (400 cached, 40% cache hits), 200 out (50 reasoning), $0.003',
     )
     expect(cost.stdout).toMatch(/waiting on the model \d+\.\ds, on tools 0\.0s/)
+    // /usage across the store's sessions: today, the last 7 days, per workspace.
+    const acrossSessions = await dsh(['run', '--resume', sessionId(), '/usage'])
+    expect(acrossSessions.code).toBe(0)
+    expect(acrossSessions.stdout).toContain('today: $0.003 (1 request)')
+    expect(acrossSessions.stdout).toContain(`  ${project}: $0.003`)
   })
 
   it('--max-cost stops the turn before the request past the budget, after the tool step, exit 8', async () => {

@@ -12,6 +12,7 @@ import { registerCostCommand } from './cost-command.js'
 import { registerDiffCommand } from './diff-command.js'
 import { checkModel, currentModel, selectModel, usableModels } from './model-choice.js'
 import { registerSessionCommands } from './session-commands.js'
+import { registerUsageCommand } from './usage-command.js'
 
 /** The part of `ctx.compaction` /compact needs (the service is another package's seam). */
 interface CompactionLike {
@@ -57,6 +58,7 @@ export default {
     registerSessionCommands(ctx)
     registerDiffCommand(ctx)
     registerCostCommand(ctx)
+    registerUsageCommand(ctx)
 
     ctx.sessions.defineEvent('model/selected')
     ctx.commands.register({

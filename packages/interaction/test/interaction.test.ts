@@ -53,7 +53,7 @@ describe('commands', () => {
     const help = await root.commands.dispatch('/help')
     expect(help.text.split('\n').map((line) => line.split(' ')[0])).toEqual([
       ...['/clear', '/compact', '/cost', '/diff', '/exit', '/fork', '/help', '/init', '/mcp', '/model', '/new'],
-      ...['/permissions', '/quit', '/status', 'Start'],
+      ...['/permissions', '/quit', '/status', '/usage', 'Start'],
     ])
     // Any /word goes to dispatch (an unknown one is answered); `//` and `\\/` are literal slash text.
     expect(root.commands.routesToCommand('/nope now')).toBe(true)

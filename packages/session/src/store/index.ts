@@ -32,8 +32,8 @@ export interface StoredSession {
   torn?: { bytes: number; reason: string }
 }
 
-/** A session's cost as a session list keeps it. */
-export interface SessionCost {
+/** A session's cost as a session list keeps it (a type alias: it is a JSON value). */
+export type SessionCost = {
   usd: number
   requests: number
   unknownRequests: number
