@@ -15,7 +15,10 @@ const EXIT_CODES = {
   NOT_AVAILABLE: { code: 5, meaning: 'the subcommand is not available in this version' },
   TURN_ERROR: { code: 6, meaning: '`run`: the turn ended with an error (model or runtime)' },
   ABORTED: { code: 7, meaning: '`run`: the turn was aborted (not by a signal to this process)' },
-  BLOCKED: { code: 8, meaning: '`run`: a policy blocked the turn (pre-step rejection, step limit)' },
+  BLOCKED: {
+    code: 8,
+    meaning: '`run`: a policy blocked the turn (pre-step rejection, step limit, cost budget reached)',
+  },
   MAX_TOKENS: { code: 9, meaning: "`run`: the model's answer was cut off at its output limit" },
   SESSION_BUSY: { code: 10, meaning: 'the session is open in another process (the message names it)' },
   SESSION_CORRUPT: { code: 11, meaning: 'the session file is damaged: `dsh sessions repair ID` keeps its good prefix' },

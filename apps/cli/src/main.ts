@@ -155,6 +155,12 @@ ${exitCodeHelp()}`,
     if (!Number.isInteger(number) || number < 1) throw new InvalidArgumentError('must be a positive integer')
     return number
   }
+  const dollars = (value: string): number => {
+    const number = Number(value.replace(/^\$/, ''))
+    if (value.trim() === '' || !Number.isFinite(number) || number <= 0)
+      throw new InvalidArgumentError('must be a positive amount of US dollars, e.g. 0.50')
+    return number
+  }
   program
     .command('run')
     .description('run one task headless: the final answer on stdout, progress on stderr, exit 0 only if completed')
@@ -183,6 +189,12 @@ ${exitCodeHelp()}`,
     .option('-y, --yes', 'allow actions that need approval, once each (headless cannot ask a person)')
     .addOption(new Option('--max-turns <n>', 'stop after this many turns').argParser(positiveInt))
     .addOption(new Option('--max-steps <n>', 'steps per turn before it ends blocked').argParser(positiveInt))
+    .addOption(
+      new Option(
+        '--max-cost <usd>',
+        'cost budget in US dollars: the turn stops before the request past it (exit 8)',
+      ).argParser(dollars),
+    )
     .option('--resume <id>', 'continue the durable session with this id')
     .option('--continue', 'continue the latest session of this directory')
     .option(

@@ -39,15 +39,17 @@ describe('dsh sessions', () => {
     const table = await dsh('sessions', 'ls')
     expect(table.code).toBe(0)
     const [head, row] = table.stdout.trim().split('\n')
-    expect(head).toMatch(/^ID\s+TITLE\s+CWD\s+UPDATED\s+MESSAGES$/)
+    expect(head).toMatch(/^ID\s+TITLE\s+CWD\s+UPDATED\s+MESSAGES\s+COST$/)
     expect(row).toContain(id)
-    expect(row).toMatch(/\s2$/) // the question and the answer
+    // The question and the answer; the DeepSeek catalog names no price, so the cost is unknown, not $0.
+    expect(row).toMatch(/\s2\s+unknown$/)
     expect(row).toContain('What is the capital of France?')
     const json = await dsh('sessions', 'ls', '--json')
     const list = JSON.parse(json.stdout)
     expect(list).toHaveLength(1)
     expect(list[0]).toMatchObject({ id, cwd: home, title: 'What is the capital of France?' })
     expect(list[0].eventCount).toBeGreaterThan(5)
+    expect(list[0].cost).toEqual({ usd: 0, requests: 1, unknownRequests: 1 })
   })
 
   it('shows a readable transcript and exports markdown and jsonl', async () => {

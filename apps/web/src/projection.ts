@@ -81,6 +81,11 @@ export class SessionProjection {
   /** The last reported usage and the context window of the last request (the meter). */
   usage: { inputTokens: number; outputTokens: number; totalTokens: number } | undefined
   contextWindow: number | undefined
+  /**
+   * The session's cost, summed from the cost each response logged (the fork seed left out): `usd` of
+   * the requests with a known price, `unknownRequests` without one.
+   */
+  cost = { usd: 0, requests: 0, unknownRequests: 0 }
   todos: Array<{ content: string; status: string }> = []
   jobs: JobView[] = []
   /** `provider:model` of the session's model choice (`model/selected`) or of the last request (`request/header`). */
@@ -127,6 +132,7 @@ export class SessionProjection {
     this.toolNodes.clear()
     this.streaming = undefined
     this.nextSeq = 0
+    this.cost = { usd: 0, requests: 0, unknownRequests: 0 }
   }
 
   /** Folds one committed event, exactly once (by seq). */
@@ -197,6 +203,12 @@ foldEvent('assistant/chunk', (p, event) => {
 foldEvent('assistant/message', (p, event) => {
   const message = event.data.message
   if (message.usage) p.usage = message.usage
+  if (message.usage && event.seq >= (p.header?.seedLength ?? 0)) {
+    const usd = event.data.cost?.usd
+    p.cost.requests++
+    if (typeof usd === 'number') p.cost.usd = Math.round((p.cost.usd + usd) * 1e9) / 1e9
+    else p.cost.unknownRequests++
+  }
   if (p.streaming) {
     const index = p.nodes.indexOf(p.streaming)
     if (index >= 0) p.nodes.splice(index, 1)
@@ -328,3 +340,12 @@ foldEvent('request/header', (p, event) => {
   const config = event.data.config
   if (config?.model) p.model = config.provider ? `${config.provider}:${config.model}` : config.model
 })
+
+/** `$0.42`, `unknown` (no request had a price), `$0.42 + unknown`; undefined before any request. */
+export function costText(cost: SessionProjection['cost']): string | undefined {
+  if (cost.requests === 0) return undefined
+  if (cost.unknownRequests === cost.requests) return 'unknown'
+  const usd = cost.usd
+  const figure = usd === 0 ? '$0.00' : usd < 0.01 ? `$${Number(usd.toPrecision(2))}` : `$${usd.toFixed(2)}`
+  return cost.unknownRequests > 0 ? `${figure} + unknown` : figure
+}

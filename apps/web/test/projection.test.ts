@@ -3,7 +3,7 @@
 
 import type { EventEnvelope, SessionFrame } from '@dsh/surfaces/wire'
 import { describe, expect, it } from 'vitest'
-import { type ConversationNode, SessionProjection, type ToolNode } from '../src/projection'
+import { type ConversationNode, costText, SessionProjection, type ToolNode } from '../src/projection'
 
 let time = 0
 const ev = (seq: number, type: string, data: unknown): EventEnvelope => ({ type, seq, time: ++time, data })
@@ -108,6 +108,25 @@ describe('SessionProjection', () => {
     expect(kinds(p.nodes)).toEqual(['context', 'user', 'assistant'])
     expect(p.nodes[2]).toMatchObject({ text: 'Hello', reasoning: 'hm' })
     expect(p.usage?.totalTokens).toBe(12)
+    // No cost logged with it (a model without a price): unknown, never $0.
+    expect(p.cost).toEqual({ usd: 0, requests: 1, unknownRequests: 1 })
+    expect(costText(p.cost)).toBe('unknown')
+    const priced = {
+      role: 'assistant',
+      content: [],
+      finishReason: 'stop',
+      usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
+    }
+    p.applyFrame({
+      type: 'session/event',
+      event: ev(5, 'assistant/message', { message: priced, cost: { usd: 0.0125 } }),
+    })
+    p.applyFrame({
+      type: 'session/event',
+      event: ev(5, 'assistant/message', { message: priced, cost: { usd: 0.0125 } }),
+    })
+    expect(p.cost).toEqual({ usd: 0.0125, requests: 2, unknownRequests: 1 })
+    expect(costText(p.cost)).toBe('$0.01 + unknown')
   })
 
   it('shows a synthetic closer as the result of its call, with its code', () => {

@@ -30,6 +30,7 @@ export interface TurnDeps {
   readonly agent: LoopAgent
   readonly root: Context
   readonly maxSteps: number
+  readonly maxCost?: number | undefined
 }
 
 /** The last request an agent sent, for the model-visible-means-logged invariant. */
@@ -49,6 +50,7 @@ export interface LoopAgentOptions {
   /** The agent's own model settings over the driver's defaults (a preset's go in between). */
   model: Partial<LlmCallConfig>
   maxSteps: number
+  maxCost?: number | undefined
   /** The agent's own tool restrictions (a subagent filter), applied after its preset's. */
   tools: readonly ToolRestriction[]
   composition: PresetComposition | undefined
@@ -245,7 +247,12 @@ export class LoopAgent implements Agent {
       this.#setPhase('running')
       try {
         await this.#options.runTurn(
-          { agent: this, root: this.#options.root, maxSteps: this.#options.maxSteps },
+          {
+            agent: this,
+            root: this.#options.root,
+            maxSteps: this.#options.maxSteps,
+            maxCost: this.#options.maxCost,
+          },
           activity.signal,
         )
       } catch (error) {

@@ -6,9 +6,17 @@ import type { ApprovalAsked, ApprovalDecided } from '@dsh/agent/approval'
 import { type Context, Service } from '@dsh/kernel'
 import type { LlmCallConfig } from '@dsh/llm'
 import { foldMessages } from '@dsh/session'
+import type {} from '@dsh/settings'
 import { LoopAgent } from './driver.js'
 import { checkAgentPreset, composeAgentPreset, type PresetTarget } from './preset.js'
 import { runTurn } from './turn.js'
+
+declare module '@dsh/settings' {
+  interface SettingsMap {
+    /** A cost budget per session in US dollars (`dsh run --max-cost` overrides it); 0: none. */
+    'budget.session': number
+  }
+}
 
 declare module 'cordis' {
   interface Context {
@@ -19,6 +27,8 @@ declare module 'cordis' {
 export interface AgentLoopConfig {
   /** Steps per turn before the turn ends `blocked`. Default 200. */
   maxSteps?: number
+  /** A cost budget per session in US dollars (`CreateAgentOptions.maxCost`); an agent's own wins. */
+  maxCost?: number
   /** Default model settings for agents that do not give their own. */
   model?: Partial<LlmCallConfig>
 }
@@ -38,6 +48,14 @@ export class AgentLoopService extends Service {
       create: (owner, options) => this.create(owner, options),
     }
     ctx.agents.registerDriver(driver)
+    ctx.inject(['settings'], (inner) => {
+      inner.settings.define('budget.session', {
+        schema: { type: 'number', minimum: 0 },
+        default: 0,
+        description:
+          'cost budget per session in US dollars: the turn stops before the model request past it (0: no budget; dsh run --max-cost overrides)',
+      })
+    })
     const invariants = ctx.get('invariants')
     invariants?.register('@dsh/agent-loop', 'model-visible-means-logged', () => this.checkRequests())
     // Approval questions about a session with an open turn are model-relevant facts: log them there.
@@ -50,6 +68,13 @@ export class AgentLoopService extends Service {
       },
       'agentLoop.agents',
     )
+  }
+
+  /** The `budget.session` setting, when one is set above zero. */
+  private budgetSetting(): number | undefined {
+    const settings = this.ctx.get('settings')
+    const budget = settings?.has('budget.session') ? settings.get('budget.session') : undefined
+    return typeof budget === 'number' && budget > 0 ? budget : undefined
   }
 
   async create(owner: Context, options: CreateAgentOptions): Promise<Agent> {
@@ -78,6 +103,7 @@ export class AgentLoopService extends Service {
       defaultModel: this.config.model ?? {},
       model: options.model ?? {},
       maxSteps: options.maxSteps ?? this.config.maxSteps ?? 200,
+      maxCost: options.maxCost ?? this.config.maxCost ?? this.budgetSetting(),
       tools: options.tools ?? [],
       composition,
       checkPreset: (name) => checkAgentPreset(target, name),

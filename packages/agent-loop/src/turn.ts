@@ -28,11 +28,13 @@ import {
   type LlmErrorData,
   type Message,
   MessageAssembler,
+  type ModelPrices,
+  requestCost,
   type StreamChunk,
   type ToolCallBlock,
   type UserMessage,
 } from '@dsh/llm'
-import { repairEvents, type TurnEndReason } from '@dsh/session'
+import { repairEvents, sessionUsage, type TurnEndReason, usageCostText } from '@dsh/session'
 import type { TurnDeps } from './driver.js'
 import { turnServices } from './services.js'
 import { runToolCalls } from './tool-step.js'
@@ -64,6 +66,15 @@ export async function runTurn(deps: TurnDeps, signal: AbortSignal): Promise<void
       if (signal.aborted) {
         reason = 'aborted'
         break
+      }
+      // -- a cost budget pauses the turn before its next model request; queued input stays queued
+      if (deps.maxCost !== undefined) {
+        const spent = sessionUsage(session.events, session.header.seedLength ?? 0)
+        if (spent.usd >= deps.maxCost) {
+          reason = 'blocked'
+          message = `the session reached its cost budget: ${usageCostText(spent)} spent of $${deps.maxCost} (raise --max-cost or the budget.session setting to go on)`
+          break
+        }
       }
       // -- claim input and run the pre-step waterfall
       const first = steps === 0
@@ -207,7 +218,9 @@ async function requestAndStream(deps: TurnDeps, baseSystem: string, signal: Abor
       }),
     )
     const catalog = services.llm().catalog(prepared.config.provider)[0]
-    const contextWindow = catalog?.models.find((model) => model.id === prepared.config.model)?.contextWindow
+    const modelInfo = catalog?.models.find((model) => model.id === prepared.config.model)
+    const contextWindow = modelInfo?.contextWindow
+    const prices: ModelPrices | undefined = modelInfo?.cost
     session.append('request/context', contextWindow === undefined ? {} : { contextWindow })
     const messages = Object.freeze(session.deriveMessages()) as readonly Message[]
     agent.lastRequest = { headerSeq: header.seq, system: draft.system, tools: draft.tools, messages }
@@ -252,7 +265,11 @@ async function requestAndStream(deps: TurnDeps, baseSystem: string, signal: Abor
         continue
       }
     }
-    session.append('assistant/message', { message: assistant }, { surfaceOp: APPEND, sourceEventSeqs: chunkSeqs })
+    // The cost travels with the response, so a session's cost is a fold of its own log.
+    const data = assistant.usage
+      ? { message: assistant, cost: requestCost(assistant.usage, prices) }
+      : { message: assistant }
+    session.append('assistant/message', data, { surfaceOp: APPEND, sourceEventSeqs: chunkSeqs })
     return assistant
   }
 }

@@ -84,6 +84,12 @@ export interface CreateAgentOptions {
   /** Bounds; a turn that reaches `maxSteps` ends `blocked`. */
   maxSteps?: number
   /**
+   * A cost budget in US dollars for the session (its own requests, not a fork's seed): once the
+   * logged cost reaches it, the turn ends `blocked` before its next model request (never inside a
+   * tool step), and queued input stays queued. Requests without a known price count as $0 toward it.
+   */
+  maxCost?: number
+  /**
    * The agent's preset (see `@dsh/presets`). On a session that records one, the recorded one is used
    * and another name is refused with `PRESET_LOCKED` once the session has turns of its own; on a new
    * session, this one (default: the presets row's default) is recorded. Needs a presets row

@@ -1,6 +1,6 @@
 // The built-in commands that belong to no capability package: /help, /model, /permissions, /fork,
 // /compact, and the habitual ones (./session-commands.ts: /exit /quit /clear /new /status /mcp /init;
-// ./diff-command.ts: /diff). (/plan and /goal are registered by @dsh/interaction/work-state, next to the state they change.)
+// ./diff-command.ts: /diff; ./cost-command.ts: /cost). (/plan and /goal are registered by @dsh/interaction/work-state, next to the state they change.)
 // Optional services (`ctx.approval`, `ctx.sandboxPolicy`, `ctx.compaction`) are looked up per call.
 import type {} from '@dsh/agent/approval'
 import type {} from '@dsh/agent/approval/permissions'
@@ -8,9 +8,11 @@ import { type Context, HarnessError } from '@dsh/kernel'
 import type {} from '@dsh/llm'
 import type { Session } from '@dsh/session'
 import { type CommandContext, requireAgent, requireSession, usageError } from './commands.js'
+import { registerCostCommand } from './cost-command.js'
 import { registerDiffCommand } from './diff-command.js'
 import { checkModel, currentModel, selectModel, usableModels } from './model-choice.js'
 import { registerSessionCommands } from './session-commands.js'
+import { registerUsageCommand } from './usage-command.js'
 
 /** The part of `ctx.compaction` /compact needs (the service is another package's seam). */
 interface CompactionLike {
@@ -55,6 +57,8 @@ export default {
     })
     registerSessionCommands(ctx)
     registerDiffCommand(ctx)
+    registerCostCommand(ctx)
+    registerUsageCommand(ctx)
 
     ctx.sessions.defineEvent('model/selected')
     ctx.commands.register({

@@ -52,8 +52,8 @@ describe('commands', () => {
     expect(await root.commands.dispatch('plain text')).toMatchObject({ ok: false, code: 'COMMAND_INVALID' })
     const help = await root.commands.dispatch('/help')
     expect(help.text.split('\n').map((line) => line.split(' ')[0])).toEqual([
-      ...['/clear', '/compact', '/diff', '/exit', '/fork', '/help', '/init', '/mcp', '/model', '/new'],
-      ...['/permissions', '/quit', '/status', 'Start'],
+      ...['/clear', '/compact', '/cost', '/diff', '/exit', '/fork', '/help', '/init', '/mcp', '/model', '/new'],
+      ...['/permissions', '/quit', '/status', '/usage', 'Start'],
     ])
     // Any /word goes to dispatch (an unknown one is answered); `//` and `\\/` are literal slash text.
     expect(root.commands.routesToCommand('/nope now')).toBe(true)
@@ -122,6 +122,37 @@ describe('commands', () => {
     const child = root.sessions.list().find((session) => session.header.parentSession === agent.session.id)
     expect(child?.header.seedLength).toBe(agent.session.length)
     expect(adapter.dispatches).toHaveLength(1)
+    await agent.dispose()
+  })
+  it('/cost folds the log per model: tokens by kind, cache hits, unknown price, not the fork seed', async () => {
+    const answer = (words: string): AssistantMessage => ({
+      ...text(words),
+      usage: { inputTokens: 1000, outputTokens: 100, totalTokens: 1100, cacheHitTokens: 250, reasoningTokens: 40 },
+    })
+    const { root } = await createRoot([answer('one'), answer('two')])
+    const agent = await root.agents.create()
+    agent.followup('hi')
+    await agent.whenIdle()
+    agent.followup('again')
+    await agent.whenIdle()
+    const target = { agent, session: agent.session }
+    const cost = await root.commands.dispatch('/cost', target)
+    expect(cost).toMatchObject({
+      ok: true,
+      data: { requests: 2, unknownRequests: 2, usd: 0, cost: 'unknown', inheritedRequests: 0 },
+    })
+    const [row] = (cost.data as { models: Array<Record<string, unknown>> }).models
+    expect(row).toMatchObject({ inputTokens: 2000, cacheHitTokens: 500, outputTokens: 200, reasoningTokens: 80 })
+    // The scripted model has no price: the figure is 'unknown', never $0.
+    expect(cost.text).toContain('25% cache hits')
+    expect(cost.text).not.toContain('$0')
+    // Each response in the log carries its (unknown) cost.
+    expect(eventData(agent.session.events, 'assistant/message').map((data) => data.cost)).toEqual([{}, {}])
+    // A fork's copied requests were paid by the parent.
+    await root.commands.dispatch('/fork', target)
+    const child = root.sessions.list().find((session) => session.header.parentSession === agent.session.id)
+    const inChild = await root.commands.dispatch('/cost', { session: child })
+    expect(inChild).toMatchObject({ ok: true, data: { requests: 0, inheritedRequests: 2 } })
     await agent.dispose()
   })
   it('/permissions switches the sandbox preset durably when the sandbox policy row is active', async () => {

@@ -409,11 +409,12 @@ export function createPiAiAdapter(
               yield {
                 type: 'usage',
                 usage: {
-                  inputTokens: usage.input + usage.cacheRead,
+                  inputTokens: usage.input + usage.cacheRead + usage.cacheWrite,
                   outputTokens: usage.output,
                   totalTokens: usage.totalTokens,
                   cacheHitTokens: usage.cacheRead,
-                  cacheMissTokens: usage.input,
+                  cacheMissTokens: usage.input + usage.cacheWrite,
+                  ...(usage.cacheWrite > 0 ? { cacheWriteTokens: usage.cacheWrite } : {}),
                 },
               }
               const reason = { stop: 'stop', length: 'max-tokens', toolUse: 'tool-calls' } as const

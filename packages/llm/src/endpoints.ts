@@ -15,7 +15,14 @@ export interface EndpointSetting {
   models?: string[]
   /** The context window of its models when the server does not say. */
   contextWindow?: number
+  /**
+   * What its models cost, US dollars per million tokens, for `/cost` and budgets; overrides prices the
+   * server's `/models` reports. Absent (and not reported): costs show as unknown.
+   */
+  prices?: { input: number; output: number; cacheRead?: number; cacheWrite?: number }
 }
+
+const priceSchema = { type: 'number', minimum: 0 } as const
 
 export const endpointSchema = {
   type: 'object',
@@ -29,6 +36,12 @@ export const endpointSchema = {
       apiKey: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
       models: { type: 'array', items: { type: 'string', minLength: 1 } },
       contextWindow: { type: 'integer', minimum: 1 },
+      prices: {
+        type: 'object',
+        required: ['input', 'output'],
+        additionalProperties: false,
+        properties: { input: priceSchema, output: priceSchema, cacheRead: priceSchema, cacheWrite: priceSchema },
+      },
     },
   },
 } as const
@@ -104,7 +117,13 @@ export class EndpointCatalog {
       const listed: ModelInfo[] = (entry.models ?? []).filter((id) => !ids.has(id)).map((id) => ({ id }))
       for (const model of [...fetched, ...listed]) {
         const window = model.contextWindow ?? entry.contextWindow
-        out.push({ ...model, id: `${name}/${model.id}`, ...(window ? { contextWindow: window } : {}) })
+        const cost = entry.prices ?? model.cost
+        out.push({
+          ...model,
+          id: `${name}/${model.id}`,
+          ...(window ? { contextWindow: window } : {}),
+          ...(cost ? { cost: { ...cost } } : {}),
+        })
       }
     }
     return out

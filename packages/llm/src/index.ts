@@ -415,6 +415,7 @@ export type {
 } from './adapter.js'
 export { errorFinish, LlmError, llmError } from './adapter.js'
 export { assembleMessage, MessageAssembler, messageToChunks, parseToolArguments } from './assembler.js'
+export { formatUsd, type ModelPrices, type RequestCost, requestCost } from './cost.js'
 export { acceptsImages, imageMissing, imagePlaceholder } from './images.js'
 export type {
   AssistantContent,

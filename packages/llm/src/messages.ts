@@ -78,6 +78,8 @@ export interface Usage {
   cacheHitTokens?: number
   /** Prompt tokens not served from cache (DeepSeek `prompt_cache_miss_tokens`). */
   cacheMissTokens?: number
+  /** Prompt tokens written to the provider's cache (Anthropic cache creation), part of `inputTokens`. */
+  cacheWriteTokens?: number
   reasoningTokens?: number
 }
 

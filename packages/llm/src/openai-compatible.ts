@@ -31,7 +31,8 @@ export default {
         default: {},
         description:
           'OpenAI-compatible endpoints (Ollama, vLLM, LM Studio, OpenRouter): NAME: { baseUrl, apiKey? }; models are openai-compatible:NAME/MODEL',
-        allowed: 'NAME: { baseUrl: http(s)://..., apiKey?: CREDENTIAL_NAME, models?: [ids], contextWindow?: tokens }',
+        allowed:
+          'NAME: { baseUrl: http(s)://..., apiKey?: CREDENTIAL_NAME, models?: [ids], contextWindow?: tokens, prices?: { input, output, cacheRead?, cacheWrite? } (USD per million tokens) }',
       })
     })
     const directSettings = directService(ctx, 'settings')

@@ -5,6 +5,7 @@ import type { JsonValue } from '@dsh/kernel'
 import type {
   AssistantMessage,
   LlmCallConfig,
+  RequestCost,
   StreamChunk,
   ToolCallBlock,
   ToolResultMessage,
@@ -66,7 +67,8 @@ export interface SessionEventMap {
   }
   'request/context': { contextWindow?: number }
   'assistant/chunk': { chunk: StreamChunk }
-  'assistant/message': { message: AssistantMessage }
+  /** `cost`: present when the message carries usage; its `usd` absent when the model's price is unknown. */
+  'assistant/message': { message: AssistantMessage; cost?: RequestCost }
   'tool/call': { call: ToolCallBlock }
   /** `code` and `synthetic` mark results the harness wrote (repairs, pruned outputs). */
   'tool/result': { message: ToolResultMessage; code?: string; synthetic?: boolean }

@@ -44,6 +44,8 @@ export type { RequestRecord } from './request.js'
 export { contentHash } from './request.js'
 export type { CommitHook } from './session.js'
 export { Session } from './session.js'
+export type { ModelUsage, SessionUsage } from './usage.js'
+export { sessionUsage, usageCostText } from './usage.js'
 
 /** The three semantic boundaries a checkpoint guards. */
 export type CheckpointBoundary = 'model-dispatch' | 'tool-body' | 'pre-step' | 'turn-end'

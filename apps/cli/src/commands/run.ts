@@ -26,6 +26,8 @@ export interface RunOptions {
   yes?: boolean
   maxTurns?: number
   maxSteps?: number
+  /** `--max-cost`: the session's cost budget in US dollars. */
+  maxCost?: number
   resume?: string
   continue?: boolean
   attach?: string[]
@@ -155,6 +157,7 @@ async function runTask(root: Context, task: string, options: RunOptions, io: Io,
       preset: options.preset,
       network: options.network,
       maxSteps: options.maxSteps,
+      ...(options.maxCost !== undefined ? { maxCost: options.maxCost } : {}),
       maxTurns: options.maxTurns,
       signal: controller.signal,
       onEvent: (event) => {
@@ -172,6 +175,7 @@ async function runTask(root: Context, task: string, options: RunOptions, io: Io,
       reason: result.reason,
       text: result.text,
       usage: result.usage,
+      cost: result.cost,
       turns: result.turns,
       ...(result.message ? { message: result.message } : {}),
       ...(result.error ? { error: result.error } : {}),

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises'
 import { refsIn } from '@dsh/attachments'
 import { pointLine, type RewindMode } from '@dsh/interaction/rewind'
 import { HarnessError } from '@dsh/kernel'
-import { checkSessionId, type SessionEvent } from '@dsh/session'
+import { checkSessionId, type SessionEvent, sessionUsage, usageCostText } from '@dsh/session'
 import { isConversationMessage, leaseSession, resolveSessionId, type SessionSummary } from '@dsh/session/store'
 import type {} from '@dsh/session/store/query'
 import { exportLines, removeSessions, renderTranscript, SessionHost } from '@dsh/surfaces/host'
@@ -53,17 +53,17 @@ export async function sessionsList(request: ComposeRequest, options: { json?: bo
       io.err('dsh: no sessions yet; start one with dsh run "<task>"')
       return ExitCode.OK
     }
-    const rows = [['ID', 'TITLE', 'CWD', 'UPDATED', 'MESSAGES']]
+    const rows = [['ID', 'TITLE', 'CWD', 'UPDATED', 'MESSAGES', 'COST']]
     for (const s of summaries) {
-      // A store that does not keep the count (SQLite, PostgreSQL): count from the log itself.
-      const messages =
-        s.messageCount ??
-        (s.error
-          ? undefined
-          : await query(runtime)
+      // A store that does not keep the count or the cost (SQLite, PostgreSQL): fold them from the log itself.
+      const log =
+        (s.messageCount === undefined || s.cost === undefined) && !s.error
+          ? await query(runtime)
               .read(s.id)
-              .then((session) => session.events.filter(isConversationMessage).length)
-              .catch(() => undefined))
+              .catch(() => undefined)
+          : undefined
+      const messages = s.messageCount ?? log?.events.filter(isConversationMessage).length
+      const cost = s.cost ?? (log ? sessionUsage(log.events, log.header.seedLength ?? 0) : undefined)
       const title = printable(s.title ?? '')
       rows.push([
         s.id,
@@ -71,6 +71,7 @@ export async function sessionsList(request: ComposeRequest, options: { json?: bo
         printable(s.cwd),
         when(s.updatedAt),
         messages === undefined ? '?' : String(messages),
+        cost === undefined ? '?' : cost.requests === 0 ? '-' : usageCostText(cost),
       ])
     }
     for (const line of table(rows)) io.out(line)

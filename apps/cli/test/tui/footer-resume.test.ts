@@ -60,3 +60,16 @@ it('dsh --resume takes a unique prefix of the session id', async () => {
   again.type('\x04')
   expect(await again.exited).toBe(0)
 })
+
+it("shows the session's cost beside the context share; a model without a price shows unknown, never $0", async () => {
+  f.server.enqueue(
+    completionResponse({ text: 'Priced?', usage: { prompt_tokens: 900, completion_tokens: 20, total_tokens: 920 } }),
+  )
+  const screen = f.open([], { cols: 200 })
+  await screen.waitFor(/preset code/)
+  await screen.press('hello\r', 'Priced?')
+  await screen.waitFor(/tokens \(\d+%\) · unknown · /)
+  expect(screen.text()).not.toMatch(/ · \$0/)
+  screen.type('\x04')
+  expect(await screen.exited).toBe(0)
+})

@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks'
 import { ApiFailure, api } from '../connection'
 import { failed, useHost } from '../host-state'
 import { modelChoices, useModels } from '../models'
-import type { SessionProjection } from '../projection'
+import { costText, type SessionProjection } from '../projection'
 import { SessionActions } from '../session-actions'
 import { InSlot, slots, useSlots } from '../slots'
 import { submit } from './composer'
@@ -67,9 +67,11 @@ function Meter({ projection }: { projection: SessionProjection }) {
   if (!usage) return null
   const window = projection.contextWindow
   const share = window ? ` (${Math.round((usage.inputTokens / window) * 100)}% of ${window})` : ''
+  const cost = costText(projection.cost)
   return (
-    <span class="meter" title="tokens of the last request">
+    <span class="meter" title="tokens of the last request; the session's cost (unknown: the model has no price)">
       {usage.inputTokens} in / {usage.outputTokens} out{share}
+      {cost ? ` · ${cost}` : ''}
     </span>
   )
 }

@@ -32,6 +32,13 @@ export interface StoredSession {
   torn?: { bytes: number; reason: string }
 }
 
+/** A session's cost as a session list keeps it (a type alias: it is a JSON value). */
+export type SessionCost = {
+  usd: number
+  requests: number
+  unknownRequests: number
+}
+
 /** What the session list shows, read without loading whole logs. */
 export interface SessionSummary {
   id: string
@@ -48,6 +55,11 @@ export interface SessionSummary {
    * notes dsh adds). From stores that keep it (JSONL); absent from others.
    */
   messageCount?: number
+  /**
+   * What its model requests cost (the fork seed excluded): `usd` sums the requests with a known price;
+   * `unknownRequests` had none. From stores that keep it (JSONL); absent from others.
+   */
+  cost?: SessionCost
   location: string
   /** Set when the log could not be read (`CODE: message`); the other fields are then best effort. */
   error?: string

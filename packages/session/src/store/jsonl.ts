@@ -7,9 +7,11 @@ import { type FileHandle, open, readdir, readFile, rename, stat, truncate, unlin
 import { join } from 'node:path'
 import { type Context, HarnessError } from '@dsh/kernel'
 import { checkSessionId, type SessionEvent } from '../index.js'
+import { sessionUsage } from '../usage.js'
 import { BackedStore } from './backed-store.js'
 import {
   isConversationMessage,
+  type SessionCost,
   type SessionRepair,
   type SessionStore,
   type SessionSummary,
@@ -36,6 +38,10 @@ interface Meta {
   eventCount: number
   /** Conversation messages (`isConversationMessage`); absent from a meta written before it was kept. */
   messageCount?: number
+  /** Cost of its requests (`SessionSummary.cost`); absent from a meta written before it was kept. */
+  cost?: SessionCost
+  /** The fork seed's length: requests below it were the parent's. */
+  seedLength?: number
   updatedAt: number
   /** The log's size when this meta was written; a different size means the meta is stale. */
   bytes: number
@@ -278,6 +284,15 @@ export class JsonlBackend implements SessionStore {
       meta.updatedAt = event.time
       // A meta from before the count was kept stays without it: `summaries` recounts from the log.
       if (meta.messageCount !== undefined && isConversationMessage(event)) meta.messageCount++
+      if (meta.cost !== undefined && event.type === 'assistant/message' && event.seq >= (meta.seedLength ?? 0)) {
+        const data = event.data as { message: { usage?: unknown }; cost?: { usd?: number } }
+        if (data.message.usage) {
+          meta.cost.requests++
+          if (typeof data.cost?.usd === 'number')
+            meta.cost.usd = Math.round((meta.cost.usd + data.cost.usd) * 1e9) / 1e9
+          else meta.cost.unknownRequests++
+        }
+      }
     }
     meta.eventCount += events.length
   }
@@ -305,6 +320,8 @@ export class JsonlBackend implements SessionStore {
         ...(header.parentSession ? { parentSession: header.parentSession } : {}),
         eventCount: 0,
         messageCount: 0,
+        cost: { usd: 0, requests: 0, unknownRequests: 0 },
+        ...(header.seedLength ? { seedLength: header.seedLength } : {}),
         updatedAt: header.createdAt,
         bytes: 0,
       }
@@ -369,7 +386,7 @@ export class JsonlBackend implements SessionStore {
         try {
           meta = JSON.parse(await readFile(join(this.dir, `${id}.meta.json`), 'utf8')) as Meta
         } catch {}
-        if (meta?.bytes !== size || meta.messageCount === undefined) {
+        if (meta?.bytes !== size || meta.messageCount === undefined || meta.cost === undefined) {
           const buffer = await readFile(location)
           const stored = parseJsonl(buffer, location)
           if (meta !== undefined && meta.bytes > size && !stored.torn) throw shrunk(location, size, meta.bytes)
@@ -377,7 +394,7 @@ export class JsonlBackend implements SessionStore {
           meta = metaOf(id, stored, buffer.length)
           await this.#writeMeta(meta).catch(() => {})
         }
-        const { bytes: _bytes, ...summary } = meta
+        const { bytes: _bytes, seedLength: _seed, ...summary } = meta
         out.push({ ...summary, location })
       } catch (error) {
         const code = (error as { code?: unknown }).code
@@ -421,8 +438,13 @@ function timeOf(record: unknown): unknown {
   return typeof record === 'object' && record !== null && 'time' in record ? record.time : undefined
 }
 
+function costOf(records: readonly unknown[], seedLength: number | undefined): SessionCost {
+  const { usd, requests, unknownRequests } = sessionUsage(records, seedLength ?? 0)
+  return { usd, requests, unknownRequests }
+}
+
 function metaOf(id: string, stored: StoredSession, bytes: number): Meta {
-  const header = stored.header as { cwd?: string; createdAt?: number; parentSession?: string }
+  const header = stored.header as { cwd?: string; createdAt?: number; parentSession?: string; seedLength?: number }
   let title: string | undefined
   for (const record of stored.records) {
     title = writtenTitleOf(record) ?? (title === undefined ? titleOf(record) : title)
@@ -435,6 +457,8 @@ function metaOf(id: string, stored: StoredSession, bytes: number): Meta {
     ...(title ? { title } : {}),
     eventCount: stored.records.length,
     messageCount: stored.records.filter(isConversationMessage).length,
+    cost: costOf(stored.records, header.seedLength),
+    ...(header.seedLength ? { seedLength: header.seedLength } : {}),
     updatedAt: Number(timeOf(stored.records.at(-1)) ?? header.createdAt ?? 0),
     bytes,
   }

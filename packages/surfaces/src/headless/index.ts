@@ -33,6 +33,8 @@ export interface HeadlessRunRequest {
   /** Network of confined commands (`on` or `off`), recorded with the mode; default: the policy row's. */
   network?: string
   maxSteps?: number
+  /** A cost budget in US dollars: the turn ends `blocked` before the request that would pass it. */
+  maxCost?: number
   /** Turns before the runner cancels further work (a goal plugin may keep the agent going). */
   maxTurns?: number
   /** Aborting cancels the agent; the session stays resumable. */
@@ -52,6 +54,8 @@ export interface HeadlessRunResult {
   /** The provider error behind an `error` ending, when there was one. */
   error?: LlmErrorData
   usage: Usage
+  /** The run's cost: `usd` absent when no request had a known price; `text` as people read it (`unknown`). */
+  cost: { usd?: number; text: string }
   turns: number
   /** Whether the run's events were made durable (false when no persistence row is active). */
   durable: boolean

@@ -4,7 +4,7 @@ import type {} from '@dsh/agent/approval'
 import { createStaticAnswerer } from '@dsh/agent/approval'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type { AssistantMessage, Usage } from '@dsh/llm'
-import type { SessionEvent, TurnEndReason } from '@dsh/session'
+import { type SessionEvent, sessionUsage, type TurnEndReason, usageCostText } from '@dsh/session'
 import { SessionHost } from '../host/index.js'
 import { removeSessions } from '../host/remove.js'
 import { HeadlessRunner, type HeadlessRunRequest, type HeadlessRunResult, type RefusedCall } from './index.js'
@@ -34,6 +34,7 @@ export class HeadlessRunnerService extends HeadlessRunner {
     const options = {
       model: request.model,
       maxSteps: request.maxSteps,
+      ...(request.maxCost !== undefined ? { maxCost: request.maxCost } : {}),
       ...(request.preset !== undefined ? { preset: request.preset } : {}),
     }
     if (!request.resume && !request.continue) return host.create({ ...options, cwd: request.cwd })
@@ -187,7 +188,12 @@ export function summarize(
       message = event.data.message
     }
   }
-  const result: HeadlessRunResult = { sessionId, reason, text, usage, turns, durable, refused }
+  const spent = sessionUsage(events)
+  const cost =
+    spent.requests > spent.unknownRequests
+      ? { usd: spent.usd, text: usageCostText(spent) }
+      : { text: usageCostText(spent) }
+  const result: HeadlessRunResult = { sessionId, reason, text, usage, cost, turns, durable, refused }
   if (message !== undefined) result.message = message
   if (reason === 'error' && last?.error) result.error = last.error
   return result

@@ -375,6 +375,7 @@ export class SessionHost {
         cwd,
         ...(options.model ? { model: options.model } : {}),
         ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
+        ...(options.maxCost !== undefined ? { maxCost: options.maxCost } : {}),
         ...(options.preset !== undefined ? { preset: options.preset } : {}),
       })
     } catch (error) {

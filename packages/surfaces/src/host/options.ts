@@ -22,6 +22,8 @@ export interface AttachOptions {
   preset?: string
   /** Bounds the agent's turns (a turn that reaches it ends `blocked`). */
   maxSteps?: number
+  /** The session's cost budget in US dollars (`CreateAgentOptions.maxCost`). */
+  maxCost?: number
   /**
    * Runs once the agent exists, before anyone else can reach it through the host: attach per-session
    * resources here. The returned disposer runs when the session is released or the host closes. A

@@ -9,7 +9,7 @@ import type {} from '@dsh/context'
 import { type AskedQuestion, type CommandOutcome, commandAction } from '@dsh/interaction'
 import type { Context } from '@dsh/kernel'
 import type {} from '@dsh/lsp'
-import { type AnySessionEvent, isEvent } from '@dsh/session'
+import { type AnySessionEvent, isEvent, sessionUsage, usageCostText } from '@dsh/session'
 import { Container, type Editor, matchesKey, type TUI } from '@mariozechner/pi-tui'
 import type { Pending, SessionHost } from '../host/index.js'
 import { ChatCompletion } from './completion.js'
@@ -40,6 +40,8 @@ export class Conversation {
   private images: string[] = []
   private readonly stopChildEvents: () => void
   private reading: { tokens: number; pressure?: number; model?: string } | undefined
+  /** The session's cost as the footer shows it, folded from the log after each answer. */
+  private cost: string | undefined
   private closed!: () => void
   readonly done = new Promise<void>((resolve) => {
     this.closed = resolve
@@ -247,6 +249,7 @@ export class Conversation {
       mode: this.host.modeOf(this.agent.session.id),
       ...(this.reading ? { tokens: this.reading.tokens } : {}),
       ...(this.reading?.pressure !== undefined ? { pressure: this.reading.pressure } : {}),
+      ...(this.cost !== undefined ? { cost: this.cost } : {}),
       sessionId: this.agent.session.id,
       queued: (this.host.inboxOf(this.agent.session.id)?.['next-turn'] ?? []).length,
       git: this.git,
@@ -273,6 +276,9 @@ export class Conversation {
 
   /** Re-reads the token meter (after an answer, a turn, a compaction). */
   measure(): void {
+    const session = this.agent.session
+    const usage = sessionUsage(session.events, session.header.seedLength ?? 0)
+    this.cost = usage.requests > 0 ? usageCostText(usage) : undefined
     const meter = this.ctx.get('tokenMeter')
     if (!meter) return
     try {

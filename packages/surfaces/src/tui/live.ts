@@ -62,6 +62,8 @@ export interface FooterFacts {
   mode?: string
   tokens?: number
   pressure?: number
+  /** The session's cost so far (`$0.42`, `unknown`), once a request reported usage. */
+  cost?: string
   sessionId: string
   queued: number
   /** The workspace's git branch, `*` marking uncommitted changes. */
@@ -69,7 +71,7 @@ export interface FooterFacts {
 }
 
 /**
- * `deepseek:deepseek-chat · preset code · workspace-write · 12.3k tokens (8%) · git main* · session 1a2b…`, broken
+ * `deepseek:deepseek-chat · preset code · workspace-write · 12.3k tokens (8%) · $0.42 · git main* · session 1a2b…`, broken
  * between facts onto more lines when the terminal is too narrow for one.
  */
 export function footerLines(theme: Theme, facts: FooterFacts, width: number): string[] {
@@ -80,6 +82,7 @@ export function footerLines(theme: Theme, facts: FooterFacts, width: number): st
     const tokens = facts.tokens >= 1000 ? `${(facts.tokens / 1000).toFixed(1)}k` : String(facts.tokens)
     parts.push(`${tokens} tokens${facts.pressure !== undefined ? ` (${Math.round(facts.pressure * 100)}%)` : ''}`)
   }
+  if (facts.cost !== undefined) parts.push(facts.cost)
   if (facts.queued > 0) parts.push(`${facts.queued} queued`)
   if (facts.git) parts.push(`git ${facts.git.branch}${facts.git.dirty ? '*' : ''}`)
   parts.push(`session ${facts.sessionId}`)
