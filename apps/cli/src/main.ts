@@ -503,10 +503,56 @@ ${exitCodeHelp()}`,
     )
     .argument('<session>', 'a session id (or unique prefix), or a session JSONL file')
     .addOption(toolsOption())
+    .addOption(
+      new Option(
+        '--from <n>',
+        'what-if: the conversation before message N, then message N again live (with --model, --preset or --message) in a new session on a scratch copy of the files as they were',
+      ).argParser((value) => {
+        const n = Number(value)
+        if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a message number (1 or more)')
+        return n
+      }),
+    )
+    .option('--model <model>', 'what-if: the model of the new branch (provider:model or a model name)')
+    .option('--preset <name>', 'what-if: the preset of the new branch')
+    .option('--message <text>', 'what-if: send this instead of message N')
     .option('--json', 'print the report as JSON')
     .option('--keep', "keep the replay's scratch workspace (its path is printed)")
-    .action(async (target: string, options: { tools: 'run' | 'log'; json?: boolean; keep?: boolean }) =>
-      setCode(await (await import('./commands/replay.js')).replay(request('replay'), target, options, io)),
+    .action(
+      async (
+        target: string,
+        options: {
+          tools: 'run' | 'log'
+          json?: boolean
+          keep?: boolean
+          from?: number
+          model?: string
+          preset?: string
+          message?: string
+        },
+      ) => {
+        if (options.from === undefined) {
+          if (options.model || options.preset || options.message)
+            throw new InvalidArgumentError('--model, --preset and --message go with --from N (a what-if)')
+          return setCode(await (await import('./commands/replay.js')).replay(request('replay'), target, options, io))
+        }
+        const { from, model, preset, message, json, keep } = options
+        setCode(
+          await (await import('./commands/whatif.js')).whatIf(
+            request('replay'),
+            target,
+            {
+              from,
+              ...(model ? { model } : {}),
+              ...(preset ? { preset } : {}),
+              ...(message ? { message } : {}),
+              ...(json ? { json } : {}),
+              ...(keep ? { keep } : {}),
+            },
+            io,
+          ),
+        )
+      },
     )
   program
     .command('test')

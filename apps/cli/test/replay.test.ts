@@ -102,4 +102,49 @@ describe('dsh replay', () => {
     const logged = await dsh(['test', dir, '--tools', 'log'])
     expect(logged.code, logged.stdout).toBe(0)
   })
+
+  it('what-if: message 2 again under another model, in a new session on a scratch copy; the original untouched', async () => {
+    server.enqueue(call('b1', 'bash', { command: 'echo one > a.txt' }), completionResponse({ text: 'first' }))
+    expect((await runDsh(['run', '--yes', 'make a'], { home, cwd: ws, modelUrl: server.url })).code).toBe(0)
+    const id = readdirSync(join(home, 'sessions'))
+      .find((name) => name.endsWith('.jsonl'))
+      ?.replace(/\.jsonl$/, '') as string
+    server.enqueue(call('b2', 'bash', { command: 'echo two >> a.txt' }), completionResponse({ text: 'second' }))
+    expect(
+      (await runDsh(['run', '--yes', '--resume', id, 'extend a'], { home, cwd: ws, modelUrl: server.url })).code,
+    ).toBe(0)
+    const original = readFileSync(join(home, 'sessions', `${id}.jsonl`))
+    const before = server.requests.length
+
+    server.enqueue(call('w1', 'bash', { command: 'echo other > b.txt' }), completionResponse({ text: 'another way' }))
+    const result = await runDsh(['replay', id, '--from', '2', '--model', 'deepseek-v4-flash', '--json'], {
+      home,
+      cwd: ws,
+      modelUrl: server.url,
+    })
+    expect(result.code, result.stderr).toBe(0)
+    const report = JSON.parse(result.stdout)
+    expect(report.original).toMatchObject({ filesChanged: ['a.txt'], toolCalls: ['bash'], answer: 'second' })
+    expect(report.whatIf).toMatchObject({ filesChanged: ['b.txt'], toolCalls: ['bash'], answer: 'another way' })
+    // The new branch asked the other model; the user's workspace and the original session are as they were.
+    expect(server.requests[before]?.body.model).toBe('deepseek-v4-flash')
+    expect(readFileSync(join(ws, 'a.txt'), 'utf8')).toBe('one\ntwo\n')
+    expect(readdirSync(ws).sort()).toEqual(['a.txt'])
+    expect(readFileSync(join(home, 'sessions', `${id}.jsonl`)).equals(original)).toBe(true)
+    // Its first events are the original's up to message 2.
+    const lines = (file: string) =>
+      readFileSync(join(home, 'sessions', `${file}.jsonl`), 'utf8')
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((line) => {
+          const { crc: _crc, ...event } = JSON.parse(line)
+          return event
+        })
+    const branch = lines(report.whatIf.sessionId)
+    const seed = branch.findIndex((event) => event.type === 'session/end-seed')
+    expect(seed).toBeGreaterThan(0)
+    expect(branch.slice(0, seed)).toEqual(lines(id).slice(0, seed))
+    expect(lines(id)[seed]?.type).toBe('turn/start')
+  })
 })

@@ -252,9 +252,10 @@ export class SessionService extends Service {
    * Forks `source` at `boundary` (an inclusive event seq; default: its last event) into a new live
    * session. The prefix must be closed: no open turn or step and no call without a result
    * (SESSION_FORK_OPEN_PREFIX otherwise). The child's header records `parentSession` and
-   * `seedLength`; its first new event is `session/end-seed`.
+   * `seedLength`; its first new event is `session/end-seed`. `options.cwd` gives the child another
+   * workspace (a what-if run in a scratch copy); by default it keeps the parent's.
    */
-  fork(source: Session | string, boundary?: number, childId?: string): Session {
+  fork(source: Session | string, boundary?: number, childId?: string, options: { cwd?: string } = {}): Session {
     const parent = typeof source === 'string' ? this.state.live.get(source) : source
     if (!parent) throw new HarnessError('SESSION_NOT_FOUND', `no live session "${String(source)}"`, { id: source })
     const last = boundary ?? parent.length - 1
@@ -271,7 +272,7 @@ export class SessionService extends Service {
       version: SESSION_FORMAT_VERSION,
       id: checkSessionId(childId ?? randomUUID()),
       createdAt: Date.now(),
-      cwd: parent.header.cwd,
+      cwd: options.cwd ?? parent.header.cwd,
       parentSession: parent.id,
       seedLength,
     }

@@ -37,7 +37,14 @@ import { type Divergence, firstDivergence, loggedRequests, loggedResults } from 
 declare module '@dsh/session' {
   interface SessionEventMap {
     /** This session is a replay of `of` (`dsh replay`): its model answers came from that log. */
-    'replay/of': { of: string; tools: 'run' | 'log'; workspace: 'checkpoint' | 'current' }
+    'replay/of': {
+      of: string
+      tools: 'run' | 'log'
+      workspace: 'checkpoint' | 'current'
+      /** A what-if: the conversation before this message, then it again under `model`. */
+      from?: number
+      model?: string
+    }
   }
 }
 

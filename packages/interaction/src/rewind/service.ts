@@ -399,9 +399,9 @@ export class RewindService extends Service {
    * A conversation rewind: a new session holding everything before point `number`'s turn (the
    * original is kept), its queued input dropped; the message comes back for the person to edit.
    */
-  fork(session: Session, number: number): ConversationFork {
+  fork(session: Session, number: number, options: { cwd?: string } = {}): ConversationFork {
     const point = this.point(session, number)
-    const child = this.ctx.sessions.fork(session, point.turnSeq - 1)
+    const child = this.ctx.sessions.fork(session, point.turnSeq - 1, undefined, options)
     dropQueued(child)
     return { child, point, text: point.text }
   }

@@ -189,11 +189,12 @@ export class SessionHost {
    * Rewinds an attached session to point `point` (a user message number): `files` writes the
    * workspace back (the same session goes on), `conversation` forks before the message (attached and
    * returned; the original is kept), `both` does the two, the files first. A refused files rewind
-   * (files changed by someone else, without `overwrite`) changes nothing and forks nothing.
+   * (files changed by someone else, without `overwrite`) changes nothing and forks nothing. `cwd` puts
+   * a conversation fork in another workspace (a what-if in a scratch copy).
    */
   async rewind(
     sessionId: string,
-    request: { point: number; mode: RewindMode; overwrite?: boolean },
+    request: { point: number; mode: RewindMode; overwrite?: boolean; cwd?: string },
     options: AttachOptions = {},
   ): Promise<HostRewind> {
     const agent = this.agent(sessionId)
@@ -211,7 +212,7 @@ export class SessionHost {
       if (!files.ok && files.code === 'REWIND_CONFLICT') return { sessionId, point: point.number, files }
     }
     if (request.mode === 'files') return { sessionId, point: point.number, ...(files ? { files } : {}) }
-    const fork = rewind.fork(agent.session, point.number)
+    const fork = rewind.fork(agent.session, point.number, request.cwd === undefined ? {} : { cwd: request.cwd })
     if (files) rewind.record(fork.child, agent.session, files)
     try {
       const child = await this.attach(fork.child, undefined, options)
