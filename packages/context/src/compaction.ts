@@ -7,6 +7,7 @@ import type { RequestDraft, RequestErrorDecision, RequestFailure } from '@dsh/ag
 import { type Context, directService, HarnessError, Service } from '@dsh/kernel'
 import { type LlmCallConfig, MessageAssembler } from '@dsh/llm'
 import type { AnySessionEvent, Session } from '@dsh/session'
+import type {} from '@dsh/settings'
 import {
   type Compaction,
   type CompactionErrorCode,
@@ -17,6 +18,13 @@ import {
   estimateMessage,
 } from './index.js'
 import { nodeText, originOf, renderNodes, safeCuts, surfaceNodes } from './surface.js'
+
+declare module '@dsh/settings' {
+  interface SettingsMap {
+    /** Compact when the next request would fill this share of the model's window (the row's `threshold`). */
+    'compaction.threshold': number
+  }
+}
 
 export interface CompactionConfig {
   /** Compact before a request whose pressure reached `threshold`. Default true. */
@@ -105,6 +113,17 @@ export class CompactionService extends Service implements Compaction {
     const meter = directService(ctx, 'tokenMeter')
     this.meter = () => meter() ?? ctx.tokenMeter
     this.config = resolved
+    ctx.inject(['settings'], (inner) => {
+      inner.settings.define('compaction.threshold', {
+        schema: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+        default: resolved.threshold,
+        description:
+          "compact the conversation when the next request would fill this share of the model's context window",
+        env: 'DSH_COMPACTION_THRESHOLD',
+        allowed: 'a share of the window, e.g. 0.6',
+        projectSafe: true,
+      })
+    })
     ctx.on('agent/request', (draft: RequestDraft, next: () => Promise<RequestDraft>) => this.beforeRequest(draft, next))
     ctx.on('agent/request-error', (failure: RequestFailure, next: () => Promise<RequestErrorDecision>) =>
       this.onRequestError(failure, next),
@@ -263,6 +282,13 @@ export class CompactionService extends Service implements Compaction {
     return {}
   }
 
+  /** The share of the window at which threshold compaction runs: the setting, else the row's config. */
+  threshold(): number {
+    const settings = this.home.get('settings')
+    const value = settings?.has('compaction.threshold') ? settings.get('compaction.threshold') : undefined
+    return typeof value === 'number' && value > 0 && value <= 1 ? value : this.config.threshold
+  }
+
   /** Threshold compaction: after the draft is final (other listeners ran), before the loop derives messages. */
   async beforeRequest(_draft: RequestDraft, next: () => Promise<RequestDraft>): Promise<RequestDraft> {
     const result = await next()
@@ -274,7 +300,7 @@ export class CompactionService extends Service implements Compaction {
     const reading = meter.measure(session, { provider, model })
     if (!reading.window) return result
     const estimate = meter.estimateNext(session, { system: result.system, tools: result.tools })
-    if (Math.max(reading.tokens, estimate) < reading.window * this.config.threshold) return result
+    if (Math.max(reading.tokens, estimate) < reading.window * this.threshold()) return result
     if (this.coolingDown(session)) return result
     // Stops with the turn (the draft's signal) or after the configured time.
     const signal = AbortSignal.any([result.signal, AbortSignal.timeout(this.config.timeoutMs)])

@@ -164,6 +164,8 @@ export interface Compaction {
    * `manual` compaction refuses a session with an open turn (`COMPACTION_TURN_OPEN`).
    */
   compact(session: Session, options?: CompactOptions): Promise<CompactionResult>
+  /** The share of the window at which compaction runs before a request (the `compaction.threshold` setting). */
+  threshold?(): number
 }
 
 // ---- events ----

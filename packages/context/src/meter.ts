@@ -141,7 +141,52 @@ export class TokenMeterService extends Service implements TokenMeter {
           ? `as the provider counted the last request, plus about ${reading.estimatedTokens.toLocaleString('en-US')} for what came after`
           : 'as the provider counted the last request'
         : 'estimated from the text'
-    return { text: `next request: about ${tokens} tokens${of}; ${how}`, data: reading }
+    const lines = [`next request: about ${tokens} tokens${of}; ${how}`, ...this.breakdown(session)]
+    const compaction = this.home.get('compaction')
+    const threshold = compaction?.threshold?.()
+    if (threshold !== undefined)
+      lines.push(
+        `compaction: when a request would pass ${Math.round(threshold * 100)}% of the window${reading.window ? ` (about ${Math.round(reading.window * threshold).toLocaleString('en-US')} tokens)` : ''}; dsh config set compaction.threshold 0.6 moves it, /compact [focus] compacts now`,
+      )
+    return { text: lines.join('\n'), data: reading }
+  }
+
+  /**
+   * What fills the window, by the last request: the system prompt, the tool schemas (each tool, MCP
+   * tools by server), the conversation and its attachments, with estimated tokens.
+   */
+  breakdown(session: Session): string[] {
+    const header = session.events.findLast((event) => event.type === 'request/header')
+    const lines: string[] = []
+    const fmt = (n: number) => n.toLocaleString('en-US').padStart(8)
+    if (header) {
+      const request = session.requestOf(header.seq)
+      lines.push(`${fmt(tokensOfChars(request.system?.length ?? 0, this.charsPerToken))}  system prompt`)
+      const groups = new Map<string, { tokens: number; tools: number }>()
+      for (const tool of request.tools ?? []) {
+        const server = /^mcp__([^_]+(?:_[^_]+)*?)__/.exec(tool.name)?.[1]
+        const key = server ? `MCP server ${server}` : `tool ${tool.name}`
+        const group = groups.get(key) ?? { tokens: 0, tools: 0 }
+        group.tokens += estimateTools([tool], this.charsPerToken)
+        group.tools++
+        groups.set(key, group)
+      }
+      const total = [...groups.values()].reduce((sum, group) => sum + group.tokens, 0)
+      const count = request.tools?.length ?? 0
+      lines.push(`${fmt(total)}  tool schemas (${count} tool${count === 1 ? '' : 's'})`)
+      const sorted = [...groups.entries()].sort((a, b) => b[1].tokens - a[1].tokens)
+      for (const [name, group] of sorted.slice(0, 12))
+        lines.push(`${fmt(group.tokens)}    ${name}${group.tools > 1 ? ` (${group.tools} tools)` : ''}`)
+      if (sorted.length > 12) lines.push(`${' '.repeat(8)}    ... ${sorted.length - 12} more`)
+    }
+    const messages = session.deriveMessages()
+    let images = 0
+    for (const message of messages)
+      for (const block of message.content as ReadonlyArray<{ type: string }>) if (block.type === 'image') images++
+    lines.push(
+      `${fmt(this.surfaceTokens(session))}  conversation (${messages.length} messages${images ? `, ${images} images` : ''})`,
+    )
+    return lines
   }
 
   estimate(request: RequestShape): number {

@@ -32,7 +32,10 @@ it('/compact and /context work through ctx.commands', async () => {
   }
   const before = await root.commands.dispatch('/context', { session: agent.session, agent })
   expect(before).toMatchObject({ ok: true, name: 'context' })
-  expect(before.text).toMatch(/^next request: about \d+ tokens of 2,000 \(\d+%\); estimated from the text$/)
+  expect(before.text.split('\n')[0]).toMatch(
+    /^next request: about \d+ tokens of 2,000 \(\d+%\); estimated from the text$/,
+  )
+  expect(before.text).toContain('compaction: when a request would pass 80% of the window (about 1,600 tokens)')
 
   const compact = await root.commands.dispatch('/compact', { session: agent.session, agent })
   expect(compact).toMatchObject({ ok: true, name: 'compact' })

@@ -141,9 +141,14 @@ describe('the token meter', () => {
       usage: { inputTokens: 600, outputTokens: 10, totalTokens: 610 },
     })
     const outcome = await registry.get('context')?.run('', { session })
-    expect(outcome?.text).toBe(
+    expect(outcome?.text.split('\n')[0]).toBe(
       'next request: about 610 tokens of 1,000 (61%); as the provider counted the last request',
     )
+    expect(outcome?.text.split('\n').slice(1)).toEqual([
+      expect.stringMatching(/^ +\d+ {2}system prompt$/),
+      expect.stringMatching(/^ +\d+ {2}tool schemas \(\d+ tools?\)$/),
+      expect.stringMatching(/^ +\d+ {2}conversation \(2 messages\)$/),
+    ])
     expect(outcome?.data.usageSeq).toBe(session.length - 1)
     await expect(registry.get('context')?.run('', {})).rejects.toMatchObject({ code: 'COMMAND_NEEDS_SESSION' })
   })
