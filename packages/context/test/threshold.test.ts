@@ -7,6 +7,7 @@ import { defineTool } from '@dsh/agent/tools'
 import { createScriptedAdapter } from '@dsh/llm/scripted'
 import SettingsService from '@dsh/settings'
 import { describe, expect, it } from 'vitest'
+import type TokenMeterService from '../src/meter.js'
 import { createContextHarness } from './harness.js'
 
 const call = (id: string) => ({
@@ -58,7 +59,8 @@ async function firstCompaction(threshold: number | undefined): Promise<{ step: n
       if (event.type === 'step/start') step++
       if (event.type === 'compaction/end') break
     }
-    const context = (root.get('tokenMeter')?.describe(agent.session).text ?? '') as string
+    const meter = root.get('tokenMeter') as TokenMeterService | undefined
+    const context = meter?.describe(agent.session).text ?? ''
     return { step, context }
   } finally {
     rmSync(home, { recursive: true, force: true })
