@@ -141,7 +141,9 @@ describe('commands', () => {
       ok: true,
       data: { requests: 2, unknownRequests: 2, usd: 0, cost: 'unknown', inheritedRequests: 0 },
     })
-    const [row] = (cost.data as { models: Array<Record<string, unknown>> }).models
+    const data = cost.data
+    const models = data && typeof data === 'object' && !Array.isArray(data) ? data.models : undefined
+    const [row] = Array.isArray(models) ? models : []
     expect(row).toMatchObject({ inputTokens: 2000, cacheHitTokens: 500, outputTokens: 200, reasoningTokens: 80 })
     // The scripted model has no price: the figure is 'unknown', never $0.
     expect(cost.text).toContain('25% cache hits')

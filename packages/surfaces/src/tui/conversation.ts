@@ -49,6 +49,8 @@ export class Conversation {
   /** What the person asked for when the chat closed: leave, or go on in a fresh session (/new, /clear). */
   next: 'exit' | 'new-session' = 'exit'
   private readonly footer: Lines
+  /** The user's status line, as its command last answered. */
+  private status: { text?: string; error?: string } = {}
   private readonly stopKeys: () => void
   private readonly stopLspEvents: Array<() => void>
   private readonly stopDecided: () => void
@@ -93,6 +95,7 @@ export class Conversation {
     this.tui.addChild(this.footer)
     this.tui.setFocus(this.editor)
     this.stopKeys = this.tui.addInputListener((data) => this.key(data))
+    this.refreshStatus()
     // Esc at an approval: stop the turn as soon as its rejection is decided (serial, before the loop goes on).
     this.stopDecided = ctx.on('approval/decided', (decided) => {
       if (decided.requestId !== this.stopAfterDecision) return
@@ -253,7 +256,28 @@ export class Conversation {
       sessionId: this.agent.session.id,
       queued: (this.host.inboxOf(this.agent.session.id)?.['next-turn'] ?? []).length,
       git: this.git,
+      statusLine: this.status,
     }
+  }
+
+  /** Re-runs the user's status line command (when one is set) with what the footer knows. */
+  private refreshStatus(): void {
+    const service = this.ctx.get('statusLine')
+    if (!service?.command()) return
+    const facts = this.footerFacts()
+    void service
+      .refresh(this.agent, {
+        model: facts.model,
+        ...(facts.preset ? { preset: facts.preset } : {}),
+        ...(facts.mode ? { mode: facts.mode } : {}),
+        ...(this.git?.branch ? { gitBranch: this.git.branch } : {}),
+        ...(facts.tokens !== undefined ? { tokens: facts.tokens } : {}),
+        ...(facts.pressure !== undefined ? { pressure: facts.pressure } : {}),
+      })
+      .then((state) => {
+        this.status = state
+        this.tui.requestRender()
+      })
   }
 
   /** `provider:model` the next request uses (the agent's settings resolved as a request resolves them). */
@@ -274,8 +298,13 @@ export class Conversation {
     for (const line of lines) this.submit(line)
   }
 
-  /** Re-reads the token meter (after an answer, a turn, a compaction). */
+  /** Re-reads the token meter (after an answer, a turn, a compaction), then the status line. */
   measure(): void {
+    this.measureNow()
+    this.refreshStatus()
+  }
+
+  private measureNow(): void {
     const session = this.agent.session
     const usage = sessionUsage(session.events, session.header.seedLength ?? 0)
     this.cost = usage.requests > 0 ? usageCostText(usage) : undefined

@@ -68,6 +68,8 @@ export interface FooterFacts {
   queued: number
   /** The workspace's git branch, `*` marking uncommitted changes. */
   git?: GitFacts | undefined
+  /** The user's status line command's line, or why there is none (`statusline.command`). */
+  statusLine?: { text?: string; error?: string }
 }
 
 /**
@@ -92,5 +94,9 @@ export function footerLines(theme: Theme, facts: FooterFacts, width: number): st
     if (last !== undefined && last.length + 3 + part.length <= width) lines[lines.length - 1] = `${last} · ${part}`
     else lines.push(part)
   }
-  return lines.map((line) => theme.dim(line))
+  const footer = lines.map((line) => theme.dim(line))
+  // The user's line comes first, on its own row, as their command printed it (colours kept).
+  if (facts.statusLine?.text) footer.unshift(facts.statusLine.text)
+  else if (facts.statusLine?.error) footer.unshift(theme.dim(`status line: ${facts.statusLine.error}`))
+  return footer
 }
