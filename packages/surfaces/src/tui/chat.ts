@@ -60,7 +60,8 @@ export class TerminalChatService extends TerminalChat {
         if (first && request.prompt) await host.prompt(agent.session.id, { text: request.prompt })
         view.sendEarly(first ? screen.early : typedMeanwhile.splice(0))
         await view.done
-        const renewing = view.next === 'new-session' && !request.signal?.aborted
+        const switching = view.next === 'switch' && view.switchTo !== undefined && !request.signal?.aborted
+        const renewing = (view.next === 'new-session' || switching) && !request.signal?.aborted
         if (renewing) {
           view.detach()
           // Lines entered while the new session is created go to it, in order.
@@ -75,10 +76,19 @@ export class TerminalChatService extends TerminalChat {
         if (!renewing) {
           return { sessionId: agent.session.id, durable: await this.ctx.sessions.flush(agent.session) }
         }
-        // /new or /clear: a fresh session in the same workspace, with the same model and preset; the
-        // old one is flushed and let go (it stays resumable).
         const previous = agent
         const durable = await this.ctx.sessions.flush(previous.session)
+        if (switching && view.switchTo) {
+          // A conversation rewind: the fork before the message is attached already; the message comes
+          // back into the editor to be edited and sent again.
+          agent = host.agent(view.switchTo.sessionId)
+          await host.release(previous.session.id)
+          notice = `rewound: this is session ${agent.session.id}, the conversation before that message; the previous one stays resumable: dsh --resume ${previous.session.id}`
+          screen.editor.setText(view.switchTo.text)
+          continue
+        }
+        // /new or /clear: a fresh session in the same workspace, with the same model and preset; the
+        // old one is flushed and let go (it stays resumable).
         agent = await host.create({
           model: { ...previous.model },
           ...(previous.preset ? { preset: previous.preset } : {}),

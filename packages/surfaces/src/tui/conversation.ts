@@ -7,11 +7,12 @@ import { presentationOf } from '@dsh/agent/tools'
 import { contextChip } from '@dsh/attachments/chip'
 import type {} from '@dsh/context'
 import { type AskedQuestion, type CommandOutcome, commandAction } from '@dsh/interaction'
+import { type FilesOutcome, pointLine, type RewindMode, type RewindPoint } from '@dsh/interaction/rewind'
 import type { Context } from '@dsh/kernel'
 import type {} from '@dsh/lsp'
 import { type AnySessionEvent, isEvent, sessionUsage, usageCostText } from '@dsh/session'
 import { Container, type Editor, matchesKey, type TUI } from '@mariozechner/pi-tui'
-import type { Pending, SessionHost } from '../host/index.js'
+import type { HostRewind, Pending, SessionHost } from '../host/index.js'
 import { ChatCompletion } from './completion.js'
 import { type GitFacts, gitBranch, gitDirty } from './git.js'
 import { loadCodeHighlighting } from './highlight.js'
@@ -47,7 +48,10 @@ export class Conversation {
     this.closed = resolve
   })
   /** What the person asked for when the chat closed: leave, or go on in a fresh session (/new, /clear). */
-  next: 'exit' | 'new-session' = 'exit'
+  next: 'exit' | 'new-session' | 'switch' = 'exit'
+  /** With `next: 'switch'`: the session a conversation rewind made, and the message to edit again. */
+  switchTo: { sessionId: string; text: string; previous: string } | undefined
+  private lastEsc = 0
   private readonly footer: Lines
   /** The user's status line, as its command last answered. */
   private status: { text?: string; error?: string } = {}
@@ -399,6 +403,20 @@ export class Conversation {
       this.flash('cancelling the turn…')
       return { consume: true }
     }
+    // Esc twice on an empty editor while idle: the rewind picker, as people expect it.
+    const doubleEsc = data === '\x1b\x1b'
+    if (
+      (doubleEsc || matchesKey(data, 'escape')) &&
+      !this.running &&
+      !this.editor.getText() &&
+      !this.editor.isShowingAutocomplete()
+    ) {
+      if (doubleEsc || Date.now() - this.lastEsc < DOUBLE_PRESS_MS) {
+        this.lastEsc = 0
+        void this.rewindPicker()
+      } else this.lastEsc = Date.now()
+      return { consume: true }
+    }
     if (matchesKey(data, 'ctrl+c')) {
       if (this.running) {
         // As Esc: the turn stops, what is typed stays.
@@ -544,6 +562,104 @@ export class Conversation {
     return this.command(`/model ${chosen}`)
   }
 
+  /** The rewind picker: a message (what its turn changed), then what goes back. Esc cancels at each step. */
+  private async rewindPicker(): Promise<void> {
+    if (this.picking || this.running) return
+    let points: RewindPoint[]
+    try {
+      points = await this.host.rewindPoints(this.agent.session.id)
+    } catch (error) {
+      this.transcript.note(error instanceof Error ? error.message : String(error), this.theme.error)
+      return
+    }
+    if (points.length === 0) {
+      this.transcript.note('nothing to rewind to yet: no message in this session', this.theme.dim)
+      this.tui.requestRender()
+      return
+    }
+    const screen = { tui: this.tui, theme: this.theme, editor: this.editor }
+    this.picking = true
+    try {
+      const chosen = await pick(screen, {
+        title: 'Rewind to before which message? (↑↓ move, Enter chooses, Esc cancels)',
+        items: [...points].reverse().map((point) => ({ value: String(point.number), label: pointLine(point).trim() })),
+        chosen: (value) => (value ? `rewind: message ${value}` : 'rewind cancelled'),
+      })
+      if (chosen === undefined) return
+      const point = points.find((candidate) => String(candidate.number) === chosen)
+      const modes = point?.snapshot
+        ? [
+            { value: 'both', label: 'Conversation and files' },
+            { value: 'conversation', label: 'Conversation only (the files stay as they are)' },
+            { value: 'files', label: 'Files only (the conversation goes on)' },
+          ]
+        : [{ value: 'conversation', label: 'Conversation only (no checkpoint of the files for this message)' }]
+      const mode = await pick(screen, {
+        title: `What goes back to before message ${chosen}? (Esc cancels)`,
+        items: modes,
+        chosen: (value) => (value ? `rewind message ${chosen}: ${value}` : 'rewind cancelled'),
+      })
+      if (mode === undefined) return
+      this.picking = false
+      await this.rewind(Number(chosen), mode as RewindMode, false)
+    } finally {
+      this.picking = false
+      this.tui.requestRender()
+    }
+  }
+
+  /**
+   * Rewinds through the host. Files changed by someone else are listed and overwritten only when the
+   * person says so; a conversation rewind switches the chat to the new session with the message back
+   * in the editor.
+   */
+  private async rewind(point: number, mode: RewindMode, overwrite: boolean, known?: string[]): Promise<void> {
+    try {
+      // `known`: a typed `/rewind N files` already found the conflicts; ask about them directly.
+      const result: Partial<HostRewind> = known
+        ? { files: { ...NO_FILES, code: 'REWIND_CONFLICT', conflicts: known } }
+        : await this.host.rewind(this.agent.session.id, { point, mode, overwrite })
+      const files = result.files
+      if (files?.code === 'REWIND_CONFLICT') {
+        this.transcript.note(
+          `changed by someone else since this session last saw them:\n${files.conflicts.map((path) => `  ${path}`).join('\n')}`,
+          this.theme.error,
+        )
+        this.picking = true
+        const answer = await pick(
+          { tui: this.tui, theme: this.theme, editor: this.editor },
+          {
+            title: 'Overwrite them too? (Esc: no, nothing changes)',
+            items: [
+              { value: 'no', label: 'No: change nothing' },
+              { value: 'yes', label: 'Yes: write them back as they were' },
+            ],
+            chosen: (value) => (value === 'yes' ? 'overwriting them' : 'nothing was changed'),
+          },
+        ).finally(() => {
+          this.picking = false
+        })
+        if (answer === 'yes') return this.rewind(point, mode, true)
+        return
+      }
+      if (files)
+        this.transcript.note(
+          files.text,
+          files.ok || files.code === 'REWIND_NOTHING' ? this.theme.dim : this.theme.error,
+        )
+      if (result.previousSessionId && result.sessionId) {
+        this.next = 'switch'
+        this.switchTo = { sessionId: result.sessionId, text: result.text ?? '', previous: result.previousSessionId }
+        this.close()
+      }
+    } catch (error) {
+      this.transcript.note(error instanceof Error ? error.message : String(error), this.theme.error)
+    } finally {
+      this.measure()
+      this.tui.requestRender()
+    }
+  }
+
   private async command(line: string): Promise<void> {
     this.transcript.note(`› ${line}`, this.theme.user)
     this.tui.requestRender()
@@ -555,6 +671,13 @@ export class Conversation {
         this.next = 'new-session'
         return this.close()
       }
+      if (action === 'rewind') {
+        const request = rewindRequest(outcome)
+        if (request) return await this.rewind(request.point, request.mode, request.overwrite)
+      }
+      if (outcome.ok && outcome.name === 'rewind' && !line.trim().includes(' ')) return await this.rewindPicker()
+      const conflict = rewindConflict(outcome)
+      if (conflict) return await this.rewind(conflict.point, 'files', false, conflict.conflicts)
       const choices = modelChoices(outcome)
       if (choices) return await this.pickModel(choices.current, choices.usable)
       const text = outcome.text || (outcome.ok ? `/${outcome.name} done` : `/${outcome.name} failed`)
@@ -568,6 +691,36 @@ export class Conversation {
     this.measure()
     this.tui.requestRender()
   }
+}
+
+const NO_FILES: FilesOutcome = {
+  ok: false,
+  kind: 'rewind',
+  text: '',
+  written: [],
+  deleted: [],
+  conflicts: [],
+  overwritten: [],
+  notCaptured: [],
+  subagents: [],
+}
+
+/** A files rewind the command refused (someone else changed files): the point and the files. */
+function rewindConflict(outcome: CommandOutcome): { point: number; conflicts: string[] } | undefined {
+  const data = outcome.name === 'rewind' ? outcome.data : undefined
+  if (!data || typeof data !== 'object' || Array.isArray(data) || data.code !== 'REWIND_CONFLICT') return undefined
+  const { point, conflicts } = data
+  if (typeof point !== 'number' || !Array.isArray(conflicts)) return undefined
+  return { point, conflicts: conflicts.filter((path): path is string => typeof path === 'string') }
+}
+
+/** `/rewind N mode`: what the command asks the surface to do. */
+function rewindRequest(outcome: CommandOutcome): { point: number; mode: RewindMode; overwrite: boolean } | undefined {
+  const data = outcome.data
+  if (!data || typeof data !== 'object' || Array.isArray(data)) return undefined
+  const { point, mode, overwrite } = data
+  if (typeof point !== 'number' || (mode !== 'both' && mode !== 'conversation' && mode !== 'files')) return undefined
+  return { point, mode, overwrite: overwrite === true }
 }
 
 /** `/model` without a name: the current model and the usable ones (undefined for any other outcome or none usable). */
