@@ -69,7 +69,13 @@ registerNodeRenderer('user', (node, ctx) => {
             )
           })
         : null}
-      <MessageActions text={String(node.text)} node={node} nodes={ctx.nodes} fork={ctx.fork} />
+      <MessageActions
+        text={String(node.text)}
+        node={node}
+        nodes={ctx.nodes}
+        fork={ctx.fork}
+        sessionId={ctx.sessionId}
+      />
     </div>
   )
 })
@@ -95,7 +101,15 @@ registerNodeRenderer('assistant', (node, ctx) => (
   <div class="node assistant" data-seq={node.seq}>
     <Reasoning text={String(node.reasoning ?? '')} />
     {node.text ? <Markdown text={String(node.text)} /> : null}
-    {node.text ? <MessageActions text={String(node.text)} node={node} nodes={ctx.nodes} fork={ctx.fork} /> : null}
+    {node.text ? (
+      <MessageActions
+        text={String(node.text)}
+        node={node}
+        nodes={ctx.nodes}
+        fork={ctx.fork}
+        sessionId={ctx.sessionId}
+      />
+    ) : null}
   </div>
 ))
 

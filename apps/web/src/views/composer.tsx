@@ -2,7 +2,7 @@
 // queued and steering messages waiting in the inbox, and the answer of the last /command.
 
 import type { PromptResult } from '@dsh/surfaces/wire'
-import { useState } from 'preact/hooks'
+import { useEffect, useState } from 'preact/hooks'
 import { ApiFailure, api } from '../connection'
 import { failed } from '../host-state'
 import type { SessionProjection } from '../projection'
@@ -165,8 +165,21 @@ function ComposerActions(props: { sessionId: string; text: string; setText: (tex
   )
 }
 
+/** Text waiting for a session's composer (a conversation rewind gives the message back to edit). */
+const drafts = new Map<string, string>()
+
+export function setDraft(sessionId: string, text: string): void {
+  drafts.set(sessionId, text)
+}
+
 export function Composer({ projection }: { projection: SessionProjection }) {
   const [text, setText] = useState('')
+  useEffect(() => {
+    const draft = drafts.get(projection.sessionId)
+    if (draft === undefined) return
+    drafts.delete(projection.sessionId)
+    setText(draft)
+  }, [projection.sessionId])
   const [output, setOutput] = useState('')
   const [files, setFiles] = useState<PendingFile[]>([])
   const [dragging, setDragging] = useState(false)
