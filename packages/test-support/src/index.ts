@@ -11,6 +11,7 @@ export {
   errorResponse,
   usageEvent,
 } from './deepseek-wire.js'
+export { fileTree } from './files.js'
 export type { MockLlmServerOptions, MockResponse, RecordedRequest, SseStep } from './mock-llm-server.js'
 export { MockLlmServer, startMockLlmServer } from './mock-llm-server.js'
 export { type ChildExit, collectExit, isAlive, type WatchedChild, watchOutput } from './process.js'

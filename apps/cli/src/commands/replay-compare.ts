@@ -24,11 +24,12 @@ export interface Divergence {
   diff: string[]
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-function dataOf(event: Event): Record<string, unknown> {
+/** An event's data as a record (an empty one when it is not an object). */
+export function dataOf(event: Event): Record<string, unknown> {
   const data: unknown = event.data
   return isRecord(data) ? data : {}
 }

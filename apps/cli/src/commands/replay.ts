@@ -32,7 +32,7 @@ import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
 import { printable } from '../printable.js'
 import { withRuntime } from '../runtime.js'
-import { type Divergence, firstDivergence, loggedRequests, loggedResults } from './replay-compare.js'
+import { type Divergence, dataOf, firstDivergence, loggedRequests, loggedResults } from './replay-compare.js'
 
 declare module '@dsh/session' {
   interface SessionEventMap {
@@ -103,15 +103,6 @@ export function parseSessionFile(path: string): Original {
       },
     )
   return { header, events: parsed.slice(1) as Event[] }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
-function dataOf(event: Event): Record<string, unknown> {
-  const data: unknown = event.data
-  return isRecord(data) ? data : {}
 }
 
 /** The logged decision for each tool call that asked a person, so the replay answers as they did. */

@@ -3,10 +3,10 @@
 // binary file). Esc twice opens the picker; "files only" puts the workspace back byte for byte (the
 // test's own copy); /redo gives turn 2 back; a concurrent edit is listed and, answered no, kept; and
 // "conversation only" switches to a new session whose next request has none of turn 2.
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, relative } from 'node:path'
-import { completionResponse } from '@dsh/test-support'
+import { join } from 'node:path'
+import { completionResponse, fileTree } from '@dsh/test-support'
 import { afterEach, beforeEach, expect, it } from 'vitest'
 import { type Fixture, fixture } from './pty.js'
 
@@ -20,19 +20,6 @@ afterEach(async () => {
 
 const call = (id: string, name: string, args: Record<string, unknown>) =>
   completionResponse({ toolCalls: [{ id, name, arguments: JSON.stringify(args) }] })
-
-function tree(dir: string): Record<string, string> {
-  const out: Record<string, string> = {}
-  const walk = (at: string) => {
-    for (const name of readdirSync(at)) {
-      const abs = join(at, name)
-      if (statSync(abs).isDirectory()) walk(abs)
-      else out[relative(dir, abs)] = readFileSync(abs).toString('base64')
-    }
-  }
-  walk(dir)
-  return out
-}
 
 it('Esc Esc opens the rewind picker; files only, /redo, a refused overwrite, then conversation only', async () => {
   writeFileSync(join(f.work, 'config.ini'), 'mode=alpha\n')
@@ -54,7 +41,7 @@ it('Esc Esc opens the rewind picker; files only, /redo, a refused overwrite, the
     completionResponse({ text: 'Done two.' }),
   )
   await screen.press('change things\r', 'Done two.')
-  const afterTwo = tree(f.work)
+  const afterTwo = fileTree(f.work)
   // The turn has ended (its closing checkpoint too) before the chat is idle again.
   await expect.poll(() => f.log().filter((event) => event.type === 'turn/end').length).toBe(2)
   // Esc, a moment, Esc: two presses as a person makes them.
@@ -70,11 +57,11 @@ it('Esc Esc opens the rewind picker; files only, /redo, a refused overwrite, the
   screen.type('\x1b[B')
   screen.type('\x1b[B')
   await screen.press('\r', /took back \d+ file changes/)
-  expect(tree(f.work)).toEqual(tree(afterOne))
+  expect(fileTree(f.work)).toEqual(fileTree(afterOne))
 
   await screen.press('/redo\r', /gave back \d+ file changes/)
   await new Promise((resolve) => setTimeout(resolve, 100))
-  expect(tree(f.work)).toEqual(afterTwo)
+  expect(fileTree(f.work)).toEqual(afterTwo)
 
   // The person edits a file turn 2 changed: the rewind lists it and, answered no, changes nothing.
   writeFileSync(join(f.work, 'config.ini'), 'mode=mine\n')
@@ -82,7 +69,7 @@ it('Esc Esc opens the rewind picker; files only, /redo, a refused overwrite, the
   expect(screen.text()).toContain('config.ini')
   await screen.press('\r', 'nothing was changed')
   expect(readFileSync(join(f.work, 'config.ini'), 'utf8')).toBe('mode=mine\n')
-  expect(tree(f.work)['data.bin']).toBe(afterTwo['data.bin'])
+  expect(fileTree(f.work)['data.bin']).toBe(afterTwo['data.bin'])
 
   // Conversation only: a new session before message 2, the message back in the editor.
   await escTwice()

@@ -3,10 +3,10 @@
 // here" on message 2, "Files only", puts the workspace back byte for byte (the test's own copy); /redo
 // gives turn 2 back; a concurrent edit is listed and Cancel leaves it; "Conversation only" opens a new
 // session with the message in the composer, and its next request has none of turn 2.
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, relative } from 'node:path'
-import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
+import { join } from 'node:path'
+import { completionResponse, fileTree, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { launchChromium, newSession, startWeb, type WebProcess } from './support'
@@ -40,19 +40,6 @@ afterAll(async () => {
 
 const call = (id: string, name: string, args: Record<string, unknown>) =>
   completionResponse({ toolCalls: [{ id, name, arguments: JSON.stringify(args) }] })
-
-function tree(dir: string): Record<string, string> {
-  const out: Record<string, string> = {}
-  const walk = (at: string) => {
-    for (const name of readdirSync(at)) {
-      const abs = join(at, name)
-      if (statSync(abs).isDirectory()) walk(abs)
-      else out[relative(dir, abs)] = readFileSync(abs).toString('base64')
-    }
-  }
-  walk(dir)
-  return out
-}
 
 async function send(text: string): Promise<void> {
   await page.fill('textarea[aria-label=message]', text)
@@ -90,20 +77,20 @@ it('rewinds the files, gives them back, keeps a concurrent edit, and forks the c
   )
   await send('change things')
   await page.locator('.node.assistant', { hasText: 'Done two.' }).waitFor()
-  await expect.poll(() => tree(work)['data.bin']).toBe(Buffer.from([0, 255]).toString('base64'))
-  const afterTwo = tree(work)
+  await expect.poll(() => fileTree(work)['data.bin']).toBe(Buffer.from([0, 255]).toString('base64'))
+  const afterTwo = fileTree(work)
   await page.locator('.node.user', { hasText: 'change things' }).locator('button.rewind-message').waitFor()
 
   let panel = await rewindPanel('change things')
   await expect.poll(() => panel.textContent()).toContain('config.ini')
   await panel.locator('button', { hasText: 'Files only' }).click()
   await panel.locator('.rewind-notice', { hasText: /took back \d+ file changes/ }).waitFor()
-  expect(tree(work)).toEqual(tree(afterOne))
+  expect(fileTree(work)).toEqual(fileTree(afterOne))
   await panel.locator('button', { hasText: 'close' }).click()
 
   await send('/redo')
   await page.locator('.command-output', { hasText: /gave back \d+ file changes/ }).waitFor()
-  expect(tree(work)).toEqual(afterTwo)
+  expect(fileTree(work)).toEqual(afterTwo)
 
   writeFileSync(join(work, 'config.ini'), 'mode=mine\n')
   panel = await rewindPanel('change things')
