@@ -52,9 +52,8 @@ describe('slash commands in the terminal chat', () => {
     f.server.enqueue(completionResponse({ text: 'Picked.' }))
     const screen = f.open()
     await screen.waitFor(/preset code/)
-    await screen.press('/model\r', 'Choose a model')
-    // The current model is selected first.
-    expect(screen.text()).toMatch(/→ deepseek:deepseek-v4-pro/)
+    // The title and the list render in turn: wait for the list, with the current model selected first.
+    await screen.press('/model\r', /Choose a model[\s\S]*→ deepseek:deepseek-v4-pro/)
     // Keys go to the list, not the editor: move down to the flash model and choose it.
     for (let i = 0; i < 10 && !/→ deepseek:deepseek-v4-flash/.test(screen.text()); i++) {
       const before = screen.text()
