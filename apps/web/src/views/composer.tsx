@@ -1,7 +1,7 @@
 // What a person sends: the composer (text, attached files, send / steer / queue / cancel), the
 // queued and steering messages waiting in the inbox, and the answer of the last /command.
 
-import type { PromptResult } from '@dsh/surfaces/wire'
+import type { PromptResult, SessionRewindResult } from '@dsh/surfaces/wire'
 import { useEffect, useState } from 'preact/hooks'
 import { ApiFailure, api } from '../connection'
 import { failed } from '../host-state'
@@ -119,22 +119,59 @@ export function submit(sessionId: string, kind: 'prompt' | 'steer', text: string
     .catch(failed)
 }
 
+function fieldsOf(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? { ...value } : undefined
+}
+
 /** Shows a /command's answer; `/new` and `/clear` open a fresh session, `/exit` says it is the terminal's. */
 async function commandDone(command: NonNullable<PromptResult['command']>): Promise<void> {
-  const data = (command.ok ? command.data : undefined) as { action?: string; cwd?: string } | undefined
+  const data = command.ok ? fieldsOf(command.data) : undefined
+  if (data?.action === 'rewind' && typeof data.point === 'number') {
+    await rewindFromCommand(command.name, command.sessionId, data.point, data.mode, data.overwrite === true)
+    return
+  }
   if (data?.action === 'exit') {
     showCommand(
       `/${command.name} does not apply on the web page: it leaves the terminal chat. Close the tab when you are done; the session stays in the list, resumable.`,
     )
     return
   }
-  if (data?.action === 'new-session' && data.cwd) {
+  if (data?.action === 'new-session' && typeof data.cwd === 'string') {
     const created = await api<{ sessionId: string }>('POST', '/api/sessions', { cwd: data.cwd })
     location.hash = `#/s/${created.sessionId}`
     showCommand(`/${command.name}: a new session; the previous one stays in the list`)
     return
   }
   showCommand(`/${command.name}: ${command.text}`)
+}
+
+/**
+ * `/rewind N conversation|both` typed here: the host makes the new session (the command only names the
+ * point), so the page asks for the rewind and opens the fork with the message back in the composer.
+ */
+async function rewindFromCommand(
+  name: string,
+  sessionId: string,
+  point: number,
+  mode: unknown,
+  overwrite: boolean,
+): Promise<void> {
+  const chosen = mode === 'conversation' || mode === 'files' ? mode : 'both'
+  const result = await api<SessionRewindResult>('POST', `/api/sessions/${encodeURIComponent(sessionId)}/rewind`, {
+    point,
+    mode: chosen,
+    ...(overwrite ? { overwrite } : {}),
+  })
+  if (result.files?.code === 'REWIND_CONFLICT') {
+    showCommand(`/${name}: ${result.files.text} (/rewind ${point} ${chosen} overwrite writes them anyway)`)
+    return
+  }
+  if (result.previousSessionId) {
+    setDraft(result.sessionId, result.text ?? '')
+    location.hash = `#/s/${result.sessionId}`
+    return
+  }
+  showCommand(`/${name}: ${result.files?.text ?? 'done'}`)
 }
 
 /** Buttons client modules add to the composer; a failing action is reported like a failed call. */

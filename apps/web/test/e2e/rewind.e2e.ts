@@ -2,7 +2,8 @@
 // write tool, turn 2 changes the workspace with bash (sed -i, rm, mv, a new binary file). "Rewind to
 // here" on message 2, "Files only", puts the workspace back byte for byte (the test's own copy); /redo
 // gives turn 2 back; a concurrent edit is listed and Cancel leaves it; "Conversation only" opens a new
-// session with the message in the composer, and its next request has none of turn 2.
+// session with the message in the composer, and its next request has none of turn 2; `/rewind N
+// conversation` typed in the composer does the same.
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -114,5 +115,11 @@ it('rewinds the files, gives them back, keeps a concurrent edit, and forks the c
   expect(body).toContain('change things, differently')
   expect(body).not.toContain('Done two.')
   expect(readFileSync(join(work, 'config.ini'), 'utf8')).toBe('mode=mine\n')
+
+  // Typed in the composer: `/rewind 2 conversation` opens the fork the host made, message back to edit.
+  const forkUrl = page.url()
+  await send('/rewind 2 conversation')
+  await expect.poll(() => page.url()).not.toBe(forkUrl)
+  await expect.poll(() => page.inputValue('textarea[aria-label=message]')).toBe('change things, differently')
   rmSync(afterOne, { recursive: true })
 }, 90_000)
