@@ -361,6 +361,31 @@ describe('dsh (the terminal chat)', () => {
     expect(typed(f.log())).toEqual([[{ type: 'text', text: 'typed early' }]])
   })
 
+  it('keys typed one by one across start-up and the hand-over arrive once, in order', async () => {
+    // Seen once: `/permissions` typed as the footer appeared arrived as `/pepermissions`.
+    f.server.enqueue(completionResponse({ text: 'Heard.' }))
+    const screen = f.open([])
+    const text = 'abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ'
+    for (const key of text) {
+      screen.type(key)
+      await new Promise((resolve) => setTimeout(resolve, 15))
+    }
+    await screen.waitFor(/session [0-9a-f-]{8}/)
+    for (const key of '/status') {
+      screen.type(key)
+      await new Promise((resolve) => setTimeout(resolve, 8))
+    }
+    await screen.waitFor(/^ +abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ\/status/m)
+    for (let i = 0; i < '/status'.length; i++) screen.type('\x7f')
+    await screen.press('\r', 'Heard.')
+    await screen.press('/status\r', /› \/status/)
+    await screen.waitFor(/^ *preset: code/m)
+    expect(screen.text()).not.toMatch(/unknown command/)
+    screen.type('\x04')
+    expect(await screen.exited).toBe(0)
+    expect(typed(f.log())).toEqual([[{ type: 'text', text }]])
+  })
+
   it('resumes a session by id and by --continue, showing its history', async () => {
     f.server.enqueue(completionResponse({ text: 'The first answer.' }))
     const first = f.open(['first', 'question'])

@@ -64,7 +64,7 @@ describe('the chat editor and terminal', () => {
   })
 
   it('completes @ file paths from the workspace into the message', async () => {
-    writeFileSync(join(f.work, 'notes-file.md'), '# notes\n')
+    writeFileSync(join(f.work, 'notes-file.md'), '# notes\nsecond line of the file\n')
     f.server.enqueue(completionResponse({ text: 'Read it.' }))
     const screen = f.open([])
     await screen.waitFor('session ')
@@ -72,14 +72,18 @@ describe('the chat editor and terminal', () => {
     screen.type('\t')
     await screen.waitFor('look at @notes-file.md')
     await screen.press('\r', 'Read it.')
+    // The model got the file's block; the transcript shows a chip in its place, not the raw block.
+    expect(screen.text()).toMatch(/\+ notes-file\.md \(32 B, version \S+\) · Ctrl-O to view/)
+    expect(screen.text()).not.toContain('<context')
+    expect(screen.text()).not.toContain('second line of the file')
+    // Ctrl-O shows what was attached under the chip (one keypress away), and hides it again.
+    await screen.press('\x0f', /^ {4}second line of the file/m)
+    await screen.press('\x0f', /Ctrl-O to view/)
     screen.type('\x04')
     expect(await screen.exited).toBe(0)
     const said = f.log().flatMap((e) => (isEvent(e, 'user/message') && !e.data.origin ? [e.data.message.content] : []))
     expect(JSON.stringify(said)).toContain('@notes-file.md')
-    // The model got the file's block; the transcript shows a chip in its place, not the raw block.
     expect(JSON.stringify(said)).toContain('<context path=')
-    expect(screen.text()).toMatch(/\+ notes-file\.md \(8 B, version \S+\)/)
-    expect(screen.text()).not.toContain('<context')
   })
 
   it('searches the input history with Ctrl-R, including what was typed before a resume', async () => {

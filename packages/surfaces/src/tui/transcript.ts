@@ -2,7 +2,7 @@
 // same code renders a resumed session's history and the live turn, so both look alike.
 
 import type { ToolPresentation } from '@dsh/agent/tools'
-import { contextChip } from '@dsh/attachments/chip'
+import { type ContextChip, contextChip } from '@dsh/attachments/chip'
 import type {} from '@dsh/context'
 import { describeGiveUp, describeRetry } from '@dsh/context/recovery-text'
 import type {} from '@dsh/orchestration/subagents'
@@ -34,6 +34,29 @@ class Reasoning implements Component {
 }
 
 const CHIP_ICON: Record<string, string> = { file: '+', directory: '+', session: '+', hidden: '-' }
+/** An expanded chip shows this many lines of what it attached; the model read all of it. */
+const CHIP_LINES = 40
+
+/** An attached file, directory or session: one line, its content under it when expanded (Ctrl-O). */
+class Chip implements Component {
+  constructor(
+    private readonly theme: Theme,
+    private readonly chip: ContextChip,
+    private readonly expanded: () => boolean,
+  ) {}
+  invalidate(): void {}
+  render(width: number): string[] {
+    const { kind, name, detail, body } = this.chip
+    const viewable = kind !== 'hidden' && body.trim() !== ''
+    const hint = viewable && !this.expanded() ? ' · Ctrl-O to view' : ''
+    const head = this.theme.dim(`  ${CHIP_ICON[kind] ?? '+'} ${name} (${detail})${hint}`)
+    if (!viewable || !this.expanded()) return [head]
+    const lines = body.split('\n')
+    const shown = lines.slice(0, CHIP_LINES).join('\n')
+    const more = lines.length > CHIP_LINES ? `\n… ${lines.length - CHIP_LINES} more lines` : ''
+    return [head, ...new Text(this.theme.dim(`${shown}${more}`), 4, 0).render(width)]
+  }
+}
 
 export class Transcript extends Container {
   private answer: Answer | undefined
@@ -56,7 +79,7 @@ export class Transcript extends Container {
     super()
   }
 
-  /** Ctrl-O: every reasoning line shows its full text, or only its size. */
+  /** Ctrl-O: every reasoning line shows its full text and every attachment chip its content, or only their size. */
   toggleReasoning(): void {
     this.expandReasoning = !this.expandReasoning
   }
@@ -79,10 +102,7 @@ export class Transcript extends Container {
       this.addChild(new Spacer(1))
       this.addChild(new Text(label ? this.theme.dim(`› (${label})`) : this.theme.user(`› ${text}`), 0, 0))
       for (const chip of chips) {
-        if (chip)
-          this.addChild(
-            new Text(this.theme.dim(`  ${CHIP_ICON[chip.kind] ?? '+'} ${chip.name} (${chip.detail})`), 0, 0),
-          )
+        if (chip) this.addChild(new Chip(this.theme, chip, () => this.expandReasoning))
       }
     } else if (isEvent(event, 'assistant/chunk')) {
       const chunk = event.data.chunk
