@@ -82,6 +82,11 @@ class DshClient(Connection):
         self._parents[result["sessionId"]] = session_id
         return result
 
+    def usage(self, session_id: str) -> Dict[str, Any]:
+        """The session's usage and cost folded from its log (``models``, ``usd``, ``unknownRequests``,
+        ``requests``, ``modelMs``, ``toolMs``) and ``context`` (``tokens``, ``window``, ``pressure``)."""
+        return self.request("session/usage", {"sessionId": session_id})
+
     def rewind_points(self, session_id: str) -> List[Dict[str, Any]]:
         """The messages a rewind can go back to (``number`` from 1), each with the files its turn changed."""
         return self.request("session/rewind-points", {"sessionId": session_id})["points"]

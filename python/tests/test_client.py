@@ -279,6 +279,20 @@ class DshClientTest(unittest.TestCase):
         finally:
             shutil.rmtree(workspace, ignore_errors=True)
 
+    def test_7_usage_sums_the_session_log(self):
+        with self.client() as rpc:
+            self.model.enqueue({"text": "one"})
+            first = rpc.run("first")
+            self.model.enqueue({"text": "two"})
+            rpc.run("second", session_id=first.session_id)
+            usage = rpc.usage(first.session_id)
+            self.assertEqual(usage["sessionId"], first.session_id)
+            self.assertEqual(usage["requests"], 2)
+            # The mock reports usage per answer; the sum is the log's, per model.
+            self.assertEqual(sum(m["requests"] for m in usage["models"]), 2)
+            self.assertGreater(usage["models"][0]["inputTokens"], 0)
+            self.assertGreater(usage["context"]["tokens"], 0)
+
     def test_5_close_ladder_reaps_a_runtime_that_ignores_shutdown(self):
         stuck = os.path.join(self.home, "stuck.py")
         with open(stuck, "w") as handle:

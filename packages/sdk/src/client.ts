@@ -315,6 +315,20 @@ export class DshClient {
     return result
   }
 
+  /**
+   * What a session has used: per model tokens by kind, cost (`usd` sums the requests with a known price;
+   * `unknownRequests` counts the others), time waiting on the model and tools, and `context` (how full
+   * the next request is, of the model's window).
+   */
+  usage(sessionId: string) {
+    return this.request('session/usage', { sessionId })
+  }
+
+  /** The user's status line (`statusline.command`) for an open session; `configured: false` without one. */
+  statusLine(sessionId: string) {
+    return this.request('session/status-line', { sessionId })
+  }
+
   /** The messages a rewind can go back to (1-based `number`), each with the files its turn changed. */
   async rewindPoints(sessionId: string) {
     return (await this.request('session/rewind-points', { sessionId })).points

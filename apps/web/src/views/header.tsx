@@ -1,6 +1,7 @@
 // The open session's header: where it runs, its status and preset, the mode and model pickers, the
 // token meter, client modules' badges and the session's actions.
-import { useState } from 'preact/hooks'
+import type { StatusLineResult } from '@dsh/surfaces/wire'
+import { useEffect, useState } from 'preact/hooks'
 import { ApiFailure, api } from '../connection'
 import { failed, useHost } from '../host-state'
 import { modelChoices, useModels } from '../models'
@@ -25,6 +26,7 @@ export function SessionHead({ projection }: { projection: SessionProjection }) {
       <ModePicker projection={projection} />
       <ModelPicker projection={projection} />
       <Meter projection={projection} />
+      <UserStatusLine projection={projection} />
       <HeaderBadges sessionId={sessionId} />
       <SessionActions
         sessionId={sessionId}
@@ -72,6 +74,39 @@ function Meter({ projection }: { projection: SessionProjection }) {
     <span class="meter" title="tokens of the last request; the session's cost (unknown: the model has no price)">
       {usage.inputTokens} in / {usage.outputTokens} out{share}
       {cost ? ` · ${cost}` : ''}
+    </span>
+  )
+}
+
+// Colours are the terminal's; the page shows the text.
+const SGR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g')
+
+/**
+ * The user's status line (`statusline.command`): asked of the host when the session opens and after
+ * each answer or status change (the host runs the command at most every 300 ms). Nothing when unset.
+ */
+function UserStatusLine({ projection }: { projection: SessionProjection }) {
+  const [line, setLine] = useState<StatusLineResult | undefined>()
+  const sessionId = projection.sessionId
+  const { status, usage, cost } = projection
+  useEffect(() => {
+    let current = true
+    void api<StatusLineResult>('GET', `/api/sessions/${encodeURIComponent(sessionId)}/status-line`)
+      .then((answer) => current && setLine(answer))
+      // Not attached here (a stored session being read) or no status line row: no line.
+      .catch(() => current && setLine(undefined))
+    return () => {
+      current = false
+    }
+  }, [sessionId, status, usage, cost])
+  if (!line?.configured || (!line.text && !line.error)) return null
+  return line.text ? (
+    <span class="user-status-line" title="statusline.command">
+      {line.text.replace(SGR, '')}
+    </span>
+  ) : (
+    <span class="user-status-line failed" title="statusline.command">
+      status line: {line.error}
     </span>
   )
 }

@@ -411,6 +411,7 @@ class AcpLink implements AcpConnection {
       await this.ctx.sessions.flush(agent.session).catch((error) => this.log(`flush failed: ${String(error)}`))
       await this.sending
       const ended = eventData(agent.session.events.slice(state.start), 'turn/end').at(-1)
+      await this.reportUsage(params.sessionId)
       if (state.cancelled) return { stopReason: 'cancelled' }
       if (ended?.reason === 'error') {
         throw acp.RequestError.internalError(
@@ -422,6 +423,24 @@ class AcpLink implements AcpConnection {
     } finally {
       attached.prompt = undefined
     }
+  }
+
+  /**
+   * `usage_update` after a turn: how full the context is (tokens of the window) and the session's
+   * cost so far, when every request had a known price. Not sent while the window is unknown (`size`
+   * is required).
+   */
+  private async reportUsage(sessionId: string): Promise<void> {
+    const usage = await this.host.usage(sessionId).catch(() => undefined)
+    const context = usage?.context
+    if (!usage || context?.window === undefined) return
+    const priced = usage.requests > 0 && usage.unknownRequests === 0
+    await this.send(sessionId, {
+      sessionUpdate: 'usage_update',
+      used: context.tokens,
+      size: context.window,
+      ...(priced ? { cost: { amount: usage.usd, currency: 'USD' } } : {}),
+    })
   }
 
   /** The provider error message of the last failed assistant message, for an `error` ending. */

@@ -16,6 +16,7 @@ import type {} from '@dsh/session/store'
 import type {} from '@dsh/session/store/coordinator'
 import type {} from '@dsh/session/store/query'
 import type { JobInfo, JobOutputPeek } from '@dsh/world/jobs'
+import type { StatusLineState } from '../statusline/index.js'
 import type { HostAccess } from './access.js'
 import { HostAnswers } from './answers.js'
 import { type Attached, disposeResources } from './attached.js'
@@ -31,6 +32,7 @@ import { type RemoveReport, removeSessions } from './remove.js'
 import { type EventSink, type SessionSubscription, Subscriptions } from './subscriptions.js'
 import { type HostedSession, mergeSessionList } from './summaries.js'
 import { checkTitle } from './title.js'
+import { type SessionUsageView, statusLineOf, usageView } from './usage.js'
 
 /** What `SessionHost.rewind` did. */
 export interface HostRewind {
@@ -176,6 +178,22 @@ export class SessionHost {
       this.ctx.sessions.close(child)
       throw error
     }
+  }
+
+  /** A session's usage and cost folded from its log, and how full its next request is; live or stored. */
+  async usage(sessionId: string): Promise<SessionUsageView> {
+    const live = this.attachedSessions.get(sessionId)?.agent.session
+    return usageView(this.ctx, live ?? (await this.persistence().read(sessionId)))
+  }
+
+  /** The user's status line (`statusline.command`) for an attached session; `configured: false` without one. */
+  statusLine(sessionId: string): Promise<StatusLineState & { configured: boolean }> {
+    const preset = this.presetOf(sessionId)
+    const mode = this.modeOf(sessionId)
+    return statusLineOf(this.ctx, this.agent(sessionId), {
+      ...(preset ? { preset } : {}),
+      ...(mode ? { mode } : {}),
+    })
   }
 
   /** The messages of a session a rewind can go back to, with what each turn changed (`/rewind` lists them). */

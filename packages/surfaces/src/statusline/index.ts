@@ -100,6 +100,9 @@ export function statusInput(agent: Agent, facts: StatusFacts, version: string): 
 interface Slot {
   last: number
   running?: Promise<StatusLineState>
+  queued?: Promise<StatusLineState>
+  /** The facts of the newest refresh: what the queued run reads when it starts. */
+  next?: { agent: Agent; facts: StatusFacts; version: string }
   state: StatusLineState
 }
 
@@ -136,8 +139,8 @@ export class StatusLineService extends Service {
   }
 
   /**
-   * The status line of `agent` now: runs the command when the last run is older than 300 ms (a run in
-   * flight is shared), else answers with the last state. Never rejects.
+   * The status line of `agent` with these facts: runs the command at most once per 300 ms per session;
+   * refreshes that arrive while a run waits share it (it reads the newest facts). Never rejects.
    */
   refresh(agent: Agent, facts: StatusFacts, version = '0.1.0'): Promise<StatusLineState> {
     const command = this.command()
@@ -145,16 +148,27 @@ export class StatusLineService extends Service {
     const id = agent.session.id
     const slot = this._slots.get(id) ?? { last: 0, state: {} }
     this._slots.set(id, slot)
-    if (slot.running) return slot.running
-    if (Date.now() - slot.last < MIN_INTERVAL_MS) return Promise.resolve(slot.state)
-    slot.last = Date.now()
-    const input = JSON.stringify(statusInput(agent, facts, version))
-    slot.running = this._run(command, input, agent.session.header.cwd).then((state) => {
+    // One run at a time and at most one waiting: the waiting one starts with the newest facts once the
+    // running one is done and 300 ms have passed, so the last refresh of a burst never gets a stale line.
+    slot.next = { agent, facts, version }
+    if (slot.queued) return slot.queued
+    const after = slot.running ?? Promise.resolve(slot.state)
+    const queued = after.then(async () => {
+      const wait = slot.last + MIN_INTERVAL_MS - Date.now()
+      if (wait > 0) await new Promise<void>((resolve) => setTimeout(resolve, wait).unref())
+      slot.queued = undefined
+      const next = slot.next ?? { agent, facts, version }
+      slot.last = Date.now()
+      const input = JSON.stringify(statusInput(next.agent, next.facts, next.version))
+      const running = this._run(command, input, next.agent.session.header.cwd)
+      slot.running = running
+      const state = await running
       slot.state = state
-      slot.running = undefined
+      if (slot.running === running) slot.running = undefined
       return state
     })
-    return slot.running
+    slot.queued = queued
+    return queued
   }
 
   private _run(command: string, input: string, cwd: string): Promise<StatusLineState> {

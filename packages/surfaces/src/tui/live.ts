@@ -3,7 +3,7 @@
 import type { ApprovalQuestion } from '@dsh/agent/approval'
 import type { AskedQuestion } from '@dsh/interaction'
 import { type Component, truncateToWidth, wrapTextWithAnsi } from '@mariozechner/pi-tui'
-import type { GitFacts } from './git.js'
+import type { GitFacts } from '../host/git.js'
 import type { Theme } from './theme.js'
 
 /**

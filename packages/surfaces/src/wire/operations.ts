@@ -27,6 +27,8 @@ import type {
   SessionResumeResult,
   SessionRewindResult,
   SessionSummary,
+  SessionUsageResult,
+  StatusLineResult,
   WireFile,
 } from './types.js'
 
@@ -166,6 +168,24 @@ export const operations = {
       scope.attached?.(child)
       return { sessionId: child.session.id, parentSessionId: params.sessionId, cwd: child.session.header.cwd }
     },
+  }),
+  'session/usage': op({
+    summary:
+      "A session's usage and cost folded from its log (per model: tokens by kind, cost, requests; time waiting on the model and tools) and how full its next request's context is.",
+    params: S.object({ sessionId }, ['sessionId']),
+    errors: SESSION_ERRORS,
+    rpc: true,
+    web: { method: 'GET', path: '/api/sessions/:sessionId/usage' },
+    handler: async (host, params): Promise<SessionUsageResult> => host.usage(params.sessionId),
+  }),
+  'session/status-line': op({
+    summary:
+      "The user's status line for an attached session: the first line of `statusline.command`'s output (it reads the session's state as JSON on stdin), or why there is none.",
+    params: S.object({ sessionId }, ['sessionId']),
+    errors: ATTACHED,
+    rpc: true,
+    web: { method: 'GET', path: '/api/sessions/:sessionId/status-line' },
+    handler: async (host, params): Promise<StatusLineResult> => host.statusLine(params.sessionId),
   }),
   'session/rewind-points': op({
     summary: 'The messages of a session a rewind can go back to, each with what its turn changed.',

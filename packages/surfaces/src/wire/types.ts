@@ -2,9 +2,20 @@
 // answers. Plain JSON data and types only; the SDK and the browser import them through
 // `@dsh/surfaces/wire`.
 import type { ReasoningEffort } from '@dsh/llm'
-import type { HostedSession, PresetSummary } from '../host/index.js'
+import type { HostedSession, PresetSummary, SessionUsageView } from '../host/index.js'
 
 export type { PresetSummary }
+
+/** `session/usage`: the session's usage and cost (folded from its log) and its context use. */
+export type SessionUsageResult = SessionUsageView
+
+/** `session/status-line`: the user's status line command's first line, or why there is none. */
+export interface StatusLineResult {
+  /** Whether `statusline.command` is set (nothing else is present when it is not). */
+  configured: boolean
+  text?: string
+  error?: string
+}
 
 /** One row of the session list: the session host's row (durable sessions plus live ones, with status). */
 export type SessionSummary = HostedSession

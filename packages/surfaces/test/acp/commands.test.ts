@@ -1,12 +1,13 @@
 // The slash commands reach the editor (issue 31): after `session/new` and after `session/load`, `dsh
 // acp` sends `available_commands_update` with each command's name, one-line description and argument
 // hint, as the ACP SDK's own client receives it; the commands that act on a terminal or page
-// (`/exit`, `/new`...) are left out, the editor has its own controls for those.
+// (`/exit`, `/new`...) are left out, the editor has its own controls for those. A turn ends with a
+// `usage_update` (issue 33).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import * as acp from '@agentclientprotocol/sdk'
-import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
+import { completionResponse, deepseekUsage, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { type Editor, editor, until } from './editor.js'
 
@@ -54,12 +55,17 @@ it('announces the slash commands after session/new and after session/load', { ti
     sessionId = (await first.agent.request(acp.methods.agent.session.new, { cwd: home, mcpServers: [] })).sessionId
     checkCommands(await announced(first, sessionId))
     // A turn, so the session is durable and can be loaded by another connection.
-    server.enqueue(completionResponse({ text: 'Hello.' }))
+    server.enqueue(completionResponse({ text: 'Hello.', usage: deepseekUsage(1500, 300, 0, 0) }))
     const prompted = await first.agent.request(acp.methods.agent.session.prompt, {
       sessionId,
       prompt: [{ type: 'text', text: 'hi' }],
     })
     expect(prompted.stopReason).toBe('end_turn')
+    // After the turn: how full the context is (the answer's usage) of the model's window; no cost
+    // without a known price (the catalog has none for this model).
+    const usage = (first.updates.get(sessionId) ?? []).findLast((update) => update.sessionUpdate === 'usage_update')
+    expect(usage).toMatchObject({ sessionUpdate: 'usage_update', used: 1800, size: expect.any(Number) })
+    expect(usage).not.toHaveProperty('cost')
   } finally {
     first.proc.stdin.end()
     await first.exited
