@@ -90,7 +90,12 @@ describe('cost per request', () => {
     const list = await dsh(['sessions', 'ls'])
     expect(list.stdout.trim().split('\n')[1]).toMatch(/\s\$0\.003$/)
     const listed = JSON.parse((await dsh(['sessions', 'ls', '--json'])).stdout)
-    expect(listed[0].cost).toEqual({ usd: 0.003, requests: 1, unknownRequests: 0 })
+    expect(listed[0].cost).toEqual({
+      usd: 0.003,
+      requests: 1,
+      unknownRequests: 0,
+      models: { 'openai-compatible:local/qwen': { usd: 0.003, requests: 1, unknownRequests: 0 } },
+    })
     // /cost, the same command the terminal chat, the web page and RPC `command/run` dispatch.
     const cost = await dsh(['run', '--resume', sessionId(), '/cost'])
     expect(cost.code).toBe(0)
@@ -102,6 +107,7 @@ describe('cost per request', () => {
     const acrossSessions = await dsh(['run', '--resume', sessionId(), '/usage'])
     expect(acrossSessions.code).toBe(0)
     expect(acrossSessions.stdout).toContain('today: $0.003 (1 request)')
+    expect(acrossSessions.stdout).toContain('    openai-compatible:local/qwen: $0.003 (1 request)')
     expect(acrossSessions.stdout).toContain(`  ${project}: $0.003`)
   })
 
@@ -125,9 +131,15 @@ describe('cost per request', () => {
     const end = eventData(events, 'turn/end').at(-1)
     expect(end?.reason).toBe('blocked')
     expect(end?.message).toContain('$0.003 spent of $0.002')
+    const id = sessionId()
+    // Already past it: the next turn stops before its first request, once (it started again and again
+    // with its input still queued before).
+    const still = await dsh(['run', '--resume', id, '--max-cost', '0.002', 'more'])
+    expect(still.code).toBe(8)
+    expect(server.requests.filter((request) => request.path === '/v1/chat/completions')).toHaveLength(1)
+    expect(eventData(durableEvents(home), 'turn/end').filter((ended) => ended.reason === 'blocked')).toHaveLength(2)
     // A budget above what was spent lets the next turn go on.
     chat.push(completionResponse({ text: 'resumed', usage: deepseekUsage(100, 10) }))
-    const id = sessionId()
     const again = await dsh(['run', '--resume', id, '--max-cost', '1', 'go on'])
     expect(again.code).toBe(0)
   })
@@ -144,6 +156,45 @@ describe('cost per request', () => {
     const run = await dsh(['run', '--yes', 'write a.txt'])
     expect(run.code).toBe(8)
     expect(eventData(durableEvents(home), 'turn/end').at(-1)?.message).toContain('$0.0028 spent of $0.001')
+  })
+
+  it('the budget.day setting counts every session of the day and stops the turn past it, exit 8', async () => {
+    await configure({ input: 2, output: 8, cacheRead: 0.5 })
+    expect((await dsh(['config', 'set', 'budget.day', '0.004'])).code).toBe(0)
+    const completions = () => server.requests.filter((request) => request.path === '/v1/chat/completions').length
+    // One session spends $0.003 today.
+    chat.push(completionResponse({ text: 'first', usage: deepseekUsage(1000, 200, 400, 50) }))
+    expect((await dsh(['run', 'one'])).code).toBe(0)
+    // A second session may start ($0.003 < $0.004); after its first $0.003 request the day is past it.
+    chat.push(
+      completionResponse({
+        toolCalls: [{ id: 'c1', name: 'write', arguments: JSON.stringify({ path: 'b.txt', content: 'b\n' }) }],
+        usage: deepseekUsage(1000, 200, 400, 50),
+      }),
+      completionResponse({ text: 'never asked for', usage: deepseekUsage(10, 10) }),
+    )
+    const second = await dsh(['run', '--yes', 'two'])
+    expect(second.code).toBe(8)
+    expect(second.stderr).toContain('daily budget')
+    expect(completions()).toBe(2)
+    expect(readFileSync(join(project, 'b.txt'), 'utf8')).toBe('b\n')
+    const ends = readdirSync(join(home, 'sessions'))
+      .filter((name) => name.endsWith('.jsonl'))
+      .flatMap((name) =>
+        readFileSync(join(home, 'sessions', name), 'utf8')
+          .trim()
+          .split('\n')
+          .slice(1),
+      )
+      .map((line) => JSON.parse(line))
+      .filter((event) => event.type === 'turn/end' && event.data.reason === 'blocked')
+    expect(ends.map((event) => event.data.message)).toEqual([
+      expect.stringContaining('$0.006 spent of $0.004 across sessions'),
+    ])
+    // A third session is stopped before its first request.
+    const third = await dsh(['run', 'three'])
+    expect(third.code).toBe(8)
+    expect(completions()).toBe(2)
   })
 
   it('a model without a price logs no figure: unknown, never zero', async () => {

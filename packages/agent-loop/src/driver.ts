@@ -31,6 +31,8 @@ export interface TurnDeps {
   readonly root: Context
   readonly maxSteps: number
   readonly maxCost?: number | undefined
+  /** Why the session may not send another request today (`budget.day`), or undefined. */
+  readonly dailyRefusal?: ((session: Session) => Promise<string | undefined>) | undefined
 }
 
 /** The last request an agent sent, for the model-visible-means-logged invariant. */
@@ -51,6 +53,7 @@ export interface LoopAgentOptions {
   model: Partial<LlmCallConfig>
   maxSteps: number
   maxCost?: number | undefined
+  dailyRefusal?: ((session: Session) => Promise<string | undefined>) | undefined
   /** The agent's own tool restrictions (a subagent filter), applied after its preset's. */
   tools: readonly ToolRestriction[]
   composition: PresetComposition | undefined
@@ -252,6 +255,7 @@ export class LoopAgent implements Agent {
             root: this.#options.root,
             maxSteps: this.#options.maxSteps,
             maxCost: this.#options.maxCost,
+            dailyRefusal: this.#options.dailyRefusal,
           },
           activity.signal,
         )
@@ -262,6 +266,15 @@ export class LoopAgent implements Agent {
         this.#activity = undefined
       }
     }
+  }
+
+  /**
+   * Queued input waits for the next wake instead of starting another turn: a turn a budget stopped
+   * before it claimed its input would otherwise start again at once, and again, for ever.
+   */
+  holdQueued(): void {
+    this.#latch = false
+    this.#paused = true
   }
 
   async cancel(reason = 'cancelled'): Promise<void> {

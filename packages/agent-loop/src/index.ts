@@ -7,6 +7,7 @@ import { type Context, Service } from '@dsh/kernel'
 import type { LlmCallConfig } from '@dsh/llm'
 import { foldMessages } from '@dsh/session'
 import type {} from '@dsh/settings'
+import { DailyBudget } from './daily-budget.js'
 import { LoopAgent } from './driver.js'
 import { checkAgentPreset, composeAgentPreset, type PresetTarget } from './preset.js'
 import { runTurn } from './turn.js'
@@ -38,6 +39,7 @@ export class AgentLoopService extends Service {
   static readonly inject = ['agents', 'sessions', 'llm', 'tools', 'systemPrompt']
   readonly config: AgentLoopConfig
   readonly agents = new Set<LoopAgent>()
+  readonly daily: DailyBudget
 
   constructor(ctx: Context, config: AgentLoopConfig = {}) {
     super(ctx, 'agentLoop')
@@ -56,6 +58,7 @@ export class AgentLoopService extends Service {
           'cost budget per session in US dollars: the turn stops before the model request past it (0: no budget; dsh run --max-cost overrides)',
       })
     })
+    this.daily = new DailyBudget(ctx)
     const invariants = ctx.get('invariants')
     invariants?.register('@dsh/agent-loop', 'model-visible-means-logged', () => this.checkRequests())
     // Approval questions about a session with an open turn are model-relevant facts: log them there.
@@ -104,6 +107,7 @@ export class AgentLoopService extends Service {
       model: options.model ?? {},
       maxSteps: options.maxSteps ?? this.config.maxSteps ?? 200,
       maxCost: options.maxCost ?? this.config.maxCost ?? this.budgetSetting(),
+      dailyRefusal: (session) => this.daily.refusal(session),
       tools: options.tools ?? [],
       composition,
       checkPreset: (name) => checkAgentPreset(target, name),

@@ -73,8 +73,16 @@ export async function runTurn(deps: TurnDeps, signal: AbortSignal): Promise<void
         if (spent.usd >= deps.maxCost) {
           reason = 'blocked'
           message = `the session reached its cost budget: ${usageCostText(spent)} spent of $${deps.maxCost} (raise --max-cost or the budget.session setting to go on)`
+          agent.holdQueued()
           break
         }
+      }
+      const overDay = await deps.dailyRefusal?.(session)
+      if (overDay) {
+        reason = 'blocked'
+        message = overDay
+        agent.holdQueued()
+        break
       }
       // -- claim input and run the pre-step waterfall
       const first = steps === 0

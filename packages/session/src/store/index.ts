@@ -37,6 +37,15 @@ export type SessionCost = {
   usd: number
   requests: number
   unknownRequests: number
+  /** The same per `provider:model` (as each request's header named it); absent from older lists. */
+  models?: Record<string, ModelCost>
+}
+
+/** One model's share of a session's cost. */
+export type ModelCost = {
+  usd: number
+  requests: number
+  unknownRequests: number
 }
 
 /** What the session list shows, read without loading whole logs. */

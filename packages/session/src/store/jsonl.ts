@@ -42,6 +42,8 @@ interface Meta {
   cost?: SessionCost
   /** The fork seed's length: requests below it were the parent's. */
   seedLength?: number
+  /** `provider:model` of the last request header: the model the next answer's cost belongs to. */
+  requestModel?: string
   updatedAt: number
   /** The log's size when this meta was written; a different size means the meta is stale. */
   bytes: number
@@ -284,13 +286,22 @@ export class JsonlBackend implements SessionStore {
       meta.updatedAt = event.time
       // A meta from before the count was kept stays without it: `summaries` recounts from the log.
       if (meta.messageCount !== undefined && isConversationMessage(event)) meta.messageCount++
+      if (event.type === 'request/header') {
+        const config = (event.data as { config?: { provider?: unknown; model?: unknown } }).config
+        meta.requestModel = `${String(config?.provider ?? 'unknown')}:${String(config?.model ?? 'unknown')}`
+      }
       if (meta.cost !== undefined && event.type === 'assistant/message' && event.seq >= (meta.seedLength ?? 0)) {
         const data = event.data as { message: { usage?: unknown }; cost?: { usd?: number } }
         if (data.message.usage) {
-          meta.cost.requests++
-          if (typeof data.cost?.usd === 'number')
-            meta.cost.usd = Math.round((meta.cost.usd + data.cost.usd) * 1e9) / 1e9
-          else meta.cost.unknownRequests++
+          const model = meta.requestModel ?? 'unknown:unknown'
+          meta.cost.models ??= {}
+          const share = meta.cost.models[model] ?? { usd: 0, requests: 0, unknownRequests: 0 }
+          meta.cost.models[model] = share
+          for (const sum of [meta.cost, share]) {
+            sum.requests++
+            if (typeof data.cost?.usd === 'number') sum.usd = Math.round((sum.usd + data.cost.usd) * 1e9) / 1e9
+            else sum.unknownRequests++
+          }
         }
       }
     }
@@ -320,7 +331,7 @@ export class JsonlBackend implements SessionStore {
         ...(header.parentSession ? { parentSession: header.parentSession } : {}),
         eventCount: 0,
         messageCount: 0,
-        cost: { usd: 0, requests: 0, unknownRequests: 0 },
+        cost: { usd: 0, requests: 0, unknownRequests: 0, models: {} },
         ...(header.seedLength ? { seedLength: header.seedLength } : {}),
         updatedAt: header.createdAt,
         bytes: 0,
@@ -386,7 +397,12 @@ export class JsonlBackend implements SessionStore {
         try {
           meta = JSON.parse(await readFile(join(this.dir, `${id}.meta.json`), 'utf8')) as Meta
         } catch {}
-        if (meta?.bytes !== size || meta.messageCount === undefined || meta.cost === undefined) {
+        if (
+          meta?.bytes !== size ||
+          meta.messageCount === undefined ||
+          meta.cost === undefined ||
+          (meta.cost.requests > 0 && meta.cost.models === undefined)
+        ) {
           const buffer = await readFile(location)
           const stored = parseJsonl(buffer, location)
           if (meta !== undefined && meta.bytes > size && !stored.torn) throw shrunk(location, size, meta.bytes)
@@ -394,7 +410,7 @@ export class JsonlBackend implements SessionStore {
           meta = metaOf(id, stored, buffer.length)
           await this.#writeMeta(meta).catch(() => {})
         }
-        const { bytes: _bytes, seedLength: _seed, ...summary } = meta
+        const { bytes: _bytes, seedLength: _seed, requestModel: _model, ...summary } = meta
         out.push({ ...summary, location })
       } catch (error) {
         const code = (error as { code?: unknown }).code
@@ -439,13 +455,31 @@ function timeOf(record: unknown): unknown {
 }
 
 function costOf(records: readonly unknown[], seedLength: number | undefined): SessionCost {
-  const { usd, requests, unknownRequests } = sessionUsage(records, seedLength ?? 0)
-  return { usd, requests, unknownRequests }
+  const usage = sessionUsage(records, seedLength ?? 0)
+  const models = Object.fromEntries(
+    usage.models.map((model) => [
+      model.model,
+      { usd: model.usd, requests: model.requests, unknownRequests: model.unknownRequests },
+    ]),
+  )
+  return { usd: usage.usd, requests: usage.requests, unknownRequests: usage.unknownRequests, models }
+}
+
+/** `provider:model` of the last request header among raw records, if any. */
+function lastRequestModel(records: readonly unknown[]): string | undefined {
+  for (let index = records.length - 1; index >= 0; index--) {
+    const record = records[index] as { type?: unknown; data?: { config?: { provider?: unknown; model?: unknown } } }
+    if (record?.type !== 'request/header') continue
+    const config = record.data?.config
+    return `${String(config?.provider ?? 'unknown')}:${String(config?.model ?? 'unknown')}`
+  }
+  return undefined
 }
 
 function metaOf(id: string, stored: StoredSession, bytes: number): Meta {
   const header = stored.header as { cwd?: string; createdAt?: number; parentSession?: string; seedLength?: number }
   let title: string | undefined
+  const requestModel = lastRequestModel(stored.records)
   for (const record of stored.records) {
     title = writtenTitleOf(record) ?? (title === undefined ? titleOf(record) : title)
   }
@@ -459,6 +493,7 @@ function metaOf(id: string, stored: StoredSession, bytes: number): Meta {
     messageCount: stored.records.filter(isConversationMessage).length,
     cost: costOf(stored.records, header.seedLength),
     ...(header.seedLength ? { seedLength: header.seedLength } : {}),
+    ...(requestModel ? { requestModel } : {}),
     updatedAt: Number(timeOf(stored.records.at(-1)) ?? header.createdAt ?? 0),
     bytes,
   }
