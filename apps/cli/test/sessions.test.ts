@@ -49,7 +49,12 @@ describe('dsh sessions', () => {
     expect(list).toHaveLength(1)
     expect(list[0]).toMatchObject({ id, cwd: home, title: 'What is the capital of France?' })
     expect(list[0].eventCount).toBeGreaterThan(5)
-    expect(list[0].cost).toEqual({ usd: 0, requests: 1, unknownRequests: 1 })
+    expect(list[0].cost).toEqual({
+      usd: 0,
+      requests: 1,
+      unknownRequests: 1,
+      models: { 'deepseek:deepseek-v4-pro': { usd: 0, requests: 1, unknownRequests: 1 } },
+    })
   })
 
   it('shows a readable transcript and exports markdown and jsonl', async () => {

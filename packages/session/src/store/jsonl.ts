@@ -29,6 +29,9 @@ export interface JsonlConfig {
   dir?: string
 }
 
+/** How many sessions `summaries` reads at once. */
+const SUMMARY_READS = 16
+
 interface Meta {
   id: string
   cwd: string
@@ -385,40 +388,51 @@ export class JsonlBackend implements SessionStore {
   async summaries(): Promise<SessionSummary[]> {
     const names = (await readdir(this.dir)).filter((name) => name.endsWith('.jsonl'))
     const out: SessionSummary[] = []
-    for (const name of names) {
-      const id = name.slice(0, -'.jsonl'.length)
-      const location = join(this.dir, name)
-      let mtime = 0
-      try {
-        const info = await stat(location)
-        const size = info.size
-        mtime = info.mtimeMs
-        let meta: Meta | undefined
-        try {
-          meta = JSON.parse(await readFile(join(this.dir, `${id}.meta.json`), 'utf8')) as Meta
-        } catch {}
-        if (
-          meta?.bytes !== size ||
-          meta.messageCount === undefined ||
-          meta.cost === undefined ||
-          (meta.cost.requests > 0 && meta.cost.models === undefined)
-        ) {
-          const buffer = await readFile(location)
-          const stored = parseJsonl(buffer, location)
-          if (meta !== undefined && meta.bytes > size && !stored.torn) throw shrunk(location, size, meta.bytes)
-          if (!stored.header) continue
-          meta = metaOf(id, stored, buffer.length)
-          await this.#writeMeta(meta).catch(() => {})
-        }
-        const { bytes: _bytes, seedLength: _seed, requestModel: _model, ...summary } = meta
-        out.push({ ...summary, location })
-      } catch (error) {
-        const code = (error as { code?: unknown }).code
-        const reason = `${typeof code === 'string' ? `${code}: ` : ''}${(error as Error).message}`
-        out.push({ id, cwd: '', createdAt: 0, updatedAt: mtime, eventCount: 0, location, error: reason })
+    // Many small reads: a few at a time in flight instead of one after another (1,000 sessions).
+    let next = 0
+    const worker = async () => {
+      while (next < names.length) {
+        const summary = await this.#summary(names[next++] as string)
+        if (summary) out.push(summary)
       }
     }
-    return out.sort((a, b) => b.updatedAt - a.updatedAt)
+    await Promise.all(Array.from({ length: Math.min(SUMMARY_READS, names.length) }, worker))
+    return out.sort((a, b) => b.updatedAt - a.updatedAt || a.id.localeCompare(b.id))
+  }
+
+  /** One session's list row: its meta sidecar when current, else a read of its log (and a new sidecar). */
+  async #summary(name: string): Promise<SessionSummary | undefined> {
+    const id = name.slice(0, -'.jsonl'.length)
+    const location = join(this.dir, name)
+    let mtime = 0
+    try {
+      const info = await stat(location)
+      const size = info.size
+      mtime = info.mtimeMs
+      let meta: Meta | undefined
+      try {
+        meta = JSON.parse(await readFile(join(this.dir, `${id}.meta.json`), 'utf8')) as Meta
+      } catch {}
+      if (
+        meta?.bytes !== size ||
+        meta.messageCount === undefined ||
+        meta.cost === undefined ||
+        (meta.cost.requests > 0 && meta.cost.models === undefined)
+      ) {
+        const buffer = await readFile(location)
+        const stored = parseJsonl(buffer, location)
+        if (meta !== undefined && meta.bytes > size && !stored.torn) throw shrunk(location, size, meta.bytes)
+        if (!stored.header) return undefined
+        meta = metaOf(id, stored, buffer.length)
+        await this.#writeMeta(meta).catch(() => {})
+      }
+      const { bytes: _bytes, seedLength: _seed, requestModel: _model, ...summary } = meta
+      return { ...summary, location }
+    } catch (error) {
+      const code = (error as { code?: unknown }).code
+      const reason = `${typeof code === 'string' ? `${code}: ` : ''}${(error as Error).message}`
+      return { id, cwd: '', createdAt: 0, updatedAt: mtime, eventCount: 0, location, error: reason }
+    }
   }
 
   async remove(id: string): Promise<boolean> {
