@@ -197,6 +197,28 @@ describe('cost per request', () => {
     expect(completions()).toBe(2)
   })
 
+  it('the prices setting prices a model whose catalog has none (DeepSeek)', async () => {
+    const deepseek = (args: string[]) =>
+      runDsh(args, { home, cwd: project, modelUrl: server.url, env: { DEEPSEEK_API_KEY: 'sk-test' } })
+    const set = await deepseek([
+      'config',
+      'set',
+      'prices',
+      JSON.stringify({ 'deepseek:deepseek-v4-pro': { input: 0.5, output: 2, cacheRead: 0.05 } }),
+    ])
+    expect(set.code, set.stderr).toBe(0)
+    chat.push(completionResponse({ text: 'priced', usage: deepseekUsage(1000, 100, 800) }))
+    const run = await deepseek(['run', '--output', 'json', '--model', 'deepseek:deepseek-v4-pro', 'hi'])
+    expect(run.code, run.stderr).toBe(0)
+    // By hand: 200 uncached x $0.5/M + 800 cached x $0.05/M + 100 out x $2/M = $0.0001 + $0.00004 + $0.0002.
+    const [message] = eventData(durableEvents(home), 'assistant/message')
+    expect(message?.cost?.usd).toBeCloseTo(0.00034, 12)
+    // A mistyped entry is refused with the expected shape.
+    const bad = await deepseek(['config', 'set', 'prices', JSON.stringify({ 'deepseek:x': { input: 1 } })])
+    expect(bad.code).not.toBe(0)
+    expect(bad.stderr).toMatch(/output/)
+  })
+
   it('a model without a price logs no figure: unknown, never zero', async () => {
     await configure(undefined)
     chat.push(completionResponse({ text: 'unpriced', usage: deepseekUsage(100, 10) }))

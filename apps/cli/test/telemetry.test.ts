@@ -148,6 +148,9 @@ describe('OpenTelemetry traces', () => {
         'gen_ai.usage.input_tokens': message.usage.inputTokens,
         'gen_ai.usage.output_tokens': message.usage.outputTokens,
       })
+      expect(attrs(span)['gen_ai.usage.cache_read.input_tokens']).toBe(message.usage.cacheHitTokens)
+      // The model has no known price: no cost attribute (unknown is never 0).
+      expect(attrs(span)).not.toHaveProperty('dsh.cost.usd')
     }
     const tools = spans.filter((span) => span.name.startsWith('execute_tool '))
     expect(tools.map((span) => attrs(span)['gen_ai.tool.name']).sort()).toEqual(['bash', 'read'])

@@ -228,7 +228,7 @@ async function requestAndStream(deps: TurnDeps, baseSystem: string, signal: Abor
     const catalog = services.llm().catalog(prepared.config.provider)[0]
     const modelInfo = catalog?.models.find((model) => model.id === prepared.config.model)
     const contextWindow = modelInfo?.contextWindow
-    const prices: ModelPrices | undefined = modelInfo?.cost
+    const prices: ModelPrices | undefined = services.llm().prices(prepared.config.provider, prepared.config.model)
     session.append('request/context', contextWindow === undefined ? {} : { contextWindow })
     const messages = Object.freeze(session.deriveMessages()) as readonly Message[]
     agent.lastRequest = { headerSeq: header.seq, system: draft.system, tools: draft.tools, messages }

@@ -12,8 +12,9 @@ import {
   type ProviderAccess,
   type ProviderCatalog,
 } from './adapter.js'
+import type { ModelPrices } from './cost.js'
 import type { LlmCallConfig, LlmErrorData, ReasoningEffort, StreamChunk } from './messages.js'
-import { defineModelSetting, parseModel } from './model-setting.js'
+import { defineModelSetting, definePricesSetting, parseModel } from './model-setting.js'
 
 declare module 'cordis' {
   interface Context {
@@ -114,7 +115,22 @@ export class LlmService extends Service {
     this._config = config ?? {}
     this._settings = directService(ctx, 'settings')
     // The `model` setting, when ctx.settings is loaded: it outranks this row's `provider`/`model`.
-    ctx.inject(['settings'], (inner) => defineModelSetting(inner, () => this.providers()))
+    ctx.inject(['settings'], (inner) => {
+      defineModelSetting(inner, () => this.providers())
+      definePricesSetting(inner)
+    })
+  }
+
+  /**
+   * What `provider`/`model` costs: the `prices` setting's entry, else the model's catalog prices;
+   * undefined when neither knows (the cost is then unknown, never 0).
+   */
+  prices(provider: string, model: string): ModelPrices | undefined {
+    const settings = this._settings()
+    const set = settings?.has('prices') ? settings.get('prices')?.[`${provider}:${model}`] : undefined
+    if (set) return { ...set }
+    const info = this.catalog(provider)[0]?.models.find((entry) => entry.id === model)
+    return info?.cost
   }
 
   /** The `model` setting split into provider and model, when ctx.settings declares it. */

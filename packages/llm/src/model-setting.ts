@@ -8,7 +8,35 @@ declare module '@dsh/settings' {
   interface SettingsMap {
     /** `provider:model`, or a bare model of the default provider. */
     model: string | undefined
+    /** Prices the user sets per `provider:model`, US dollars per million tokens; over the catalog's. */
+    prices: Record<string, UserPrices>
   }
+}
+
+/** What a model costs, US dollars per million tokens (`cacheRead`/`cacheWrite` default to `input`). */
+export type UserPrices = { input: number; output: number; cacheRead?: number; cacheWrite?: number }
+
+const PRICE = { type: 'number', minimum: 0 } as const
+
+/** Declares the `prices` key: a model's prices where the catalog has none (DeepSeek's) or is wrong. */
+export function definePricesSetting(ctx: Context): void {
+  ctx.settings.define('prices', {
+    schema: {
+      type: 'object',
+      propertyNames: { pattern: '^[^\\s:]+:\\S+$' },
+      additionalProperties: {
+        type: 'object',
+        properties: { input: PRICE, output: PRICE, cacheRead: PRICE, cacheWrite: PRICE },
+        required: ['input', 'output'],
+        additionalProperties: false,
+      },
+    },
+    default: {},
+    description:
+      "what models cost, US dollars per million tokens, by provider:model; over the catalog's prices (for /cost, budgets and the footer)",
+    allowed: '{ "deepseek:deepseek-v4-flash": { "input": 0.3, "output": 1.2, "cacheRead": 0.03 } }',
+    projectSafe: true,
+  })
 }
 
 /**

@@ -98,8 +98,19 @@ export function startTracing(ctx: Context, options: TracingOptions): void {
             ? {
                 'gen_ai.usage.input_tokens': message.usage.inputTokens,
                 'gen_ai.usage.output_tokens': message.usage.outputTokens,
+                ...(message.usage.cacheHitTokens !== undefined
+                  ? { 'gen_ai.usage.cache_read.input_tokens': message.usage.cacheHitTokens }
+                  : {}),
+                ...(message.usage.cacheWriteTokens !== undefined
+                  ? { 'gen_ai.usage.cache_creation.input_tokens': message.usage.cacheWriteTokens }
+                  : {}),
+                ...(message.usage.reasoningTokens !== undefined
+                  ? { 'gen_ai.usage.reasoning.output_tokens': message.usage.reasoningTokens }
+                  : {}),
               }
             : {}),
+          // The cost logged with the answer (absent when the model's price is unknown, never 0 for it).
+          ...(typeof event.data.cost?.usd === 'number' ? { 'dsh.cost.usd': event.data.cost.usd } : {}),
           ...(options.content ? { 'gen_ai.output.messages': text([message]) } : {}),
         })
         if (message.error) {
