@@ -35,7 +35,7 @@ export function definePricesSetting(ctx: Context): void {
     description:
       "what models cost, US dollars per million tokens, by provider:model; over the catalog's prices (for /cost, budgets and the footer)",
     allowed: '{ "deepseek:deepseek-v4-flash": { "input": 0.3, "output": 1.2, "cacheRead": 0.03 } }',
-    projectSafe: true,
+    // Not project-safe: an untrusted checkout pricing a model at 0 would switch the user's budgets off.
   })
 }
 
