@@ -219,6 +219,27 @@ describe('cost per request', () => {
     expect(bad.stderr).toMatch(/output/)
   })
 
+  it('a compaction’s summary request is paid for and counted', async () => {
+    await configure({ input: 2, output: 8 })
+    chat.push(completionResponse({ text: 'one', usage: deepseekUsage(1000, 100) }))
+    expect((await dsh(['run', 'first'])).code).toBe(0)
+    const id = sessionId()
+    chat.push(completionResponse({ text: 'two', usage: deepseekUsage(1000, 100) }))
+    expect((await dsh(['run', '--resume', id, 'second'])).code).toBe(0)
+    // The summary: 3000 in x $2/M + 500 out x $8/M = $0.01.
+    chat.push(completionResponse({ text: 'A summary.', usage: deepseekUsage(3000, 500) }))
+    const compact = await dsh(['run', '--resume', id, '/compact'])
+    expect(compact.code, compact.stderr).toBe(0)
+    const ended = eventData(durableEvents(home), 'compaction/end').at(-1)
+    expect(ended).toMatchObject({ ok: true, model: 'openai-compatible:local/qwen', usage: { inputTokens: 3000 } })
+    expect(ended?.cost?.usd).toBeCloseTo(0.01, 12)
+    // Two answers at $0.0028 each, plus the summary.
+    expect(sessionUsage(durableEvents(home)).usd).toBeCloseTo(0.0156, 12)
+    const listed = JSON.parse((await dsh(['sessions', 'ls', '--json'])).stdout)
+    expect(listed[0].cost).toMatchObject({ requests: 3, unknownRequests: 0 })
+    expect(listed[0].cost.usd).toBeCloseTo(0.0156, 12)
+  })
+
   it('a model without a price logs no figure: unknown, never zero', async () => {
     await configure(undefined)
     chat.push(completionResponse({ text: 'unpriced', usage: deepseekUsage(100, 10) }))

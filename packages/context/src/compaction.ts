@@ -5,7 +5,7 @@
 // (`agent/request-error`, then retry), and by hand (`compact()`, the `/compact` command).
 import type { RequestDraft, RequestErrorDecision, RequestFailure } from '@dsh/agent'
 import { type Context, directService, HarnessError, Service } from '@dsh/kernel'
-import { type LlmCallConfig, MessageAssembler } from '@dsh/llm'
+import { type LlmCallConfig, MessageAssembler, requestCost } from '@dsh/llm'
 import type { AnySessionEvent, Session } from '@dsh/session'
 import type {} from '@dsh/settings'
 import {
@@ -13,6 +13,7 @@ import {
   type CompactionErrorCode,
   type CompactionOutcome,
   type CompactionResult,
+  type CompactionSpend,
   type CompactionTrigger,
   type CompactOptions,
   estimateMessage,
@@ -179,7 +180,9 @@ export class CompactionService extends Service implements Compaction {
       provider: model.provider ?? null,
       model: model.model ?? null,
     })
-    const end = (outcome: CompactionOutcome) => session.append('compaction/end', { trigger, ...outcome })
+    // Once the model answered, every ending says what the summary request used and cost.
+    let spend: CompactionSpend = {}
+    const end = (outcome: CompactionOutcome) => session.append('compaction/end', { trigger, ...outcome, ...spend })
     try {
       const request: Partial<LlmCallConfig> = { ...model }
       if (this.config.maxSummaryTokens) request.maxTokens = this.config.maxSummaryTokens
@@ -202,6 +205,15 @@ export class CompactionService extends Service implements Compaction {
         assembler.push(chunk)
       }
       const answer = assembler.finish()
+      if (answer.usage) {
+        const sent = this.home.llm.resolveCall(request)
+        const prices = this.home.llm.prices(sent.provider, sent.model)
+        spend = {
+          model: `${sent.provider}:${sent.model}`,
+          usage: answer.usage,
+          cost: requestCost(answer.usage, prices),
+        }
+      }
       if (answer.finishReason === 'error' || answer.finishReason === 'aborted' || options.signal?.aborted) {
         const code: CompactionErrorCode =
           answer.finishReason === 'aborted' || options.signal?.aborted

@@ -2,7 +2,7 @@
 // `ctx.tokenMeter` and `ctx.compaction` service contracts, the Cordis and session events they add,
 // and the surface helpers (closed ranges, safe cuts) pruning and compaction reason about. Providers
 // (meter, pruning, compaction, retry) are separate modules referenced only from rows and tests.
-import type { Message, ToolSchema } from '@dsh/llm'
+import type { Message, RequestCost, ToolSchema, Usage } from '@dsh/llm'
 import type { Session } from '@dsh/session'
 
 export type { SurfaceNode } from './surface.js'
@@ -189,8 +189,14 @@ export type CompactionOutcome =
   | { ok: true; summarySeq: number; tokensAfter: number }
   | { ok: false; code: CompactionErrorCode; message: string; llmCode?: string }
 
+/**
+ * What the summary request used and cost, once the model answered: `model` is the `provider:model` it
+ * went to, `cost` as `assistant/message` logs it (`{}` when the price is unknown). Counted by `/cost`.
+ */
+export type CompactionSpend = { model?: string; usage?: Usage; cost?: RequestCost }
+
 /** Data of `compaction/end`. */
-export type CompactionEnded = { trigger: CompactionTrigger } & CompactionOutcome
+export type CompactionEnded = { trigger: CompactionTrigger } & CompactionOutcome & CompactionSpend
 
 declare module '@dsh/session' {
   interface SessionEventMap {

@@ -57,6 +57,32 @@ export function sessionUsage(events: readonly unknown[], seedLength = 0): Sessio
     toolMs: 0,
     inheritedRequests: 0,
   }
+  const add = (name: string, usage: Raw, cost: unknown) => {
+    let row = models.get(name)
+    if (!row) {
+      row = {
+        model: name,
+        requests: 0,
+        inputTokens: 0,
+        outputTokens: 0,
+        cacheHitTokens: 0,
+        cacheWriteTokens: 0,
+        reasoningTokens: 0,
+        usd: 0,
+        unknownRequests: 0,
+      }
+      models.set(name, row)
+    }
+    row.requests++
+    row.inputTokens += count(usage.inputTokens)
+    row.outputTokens += count(usage.outputTokens)
+    row.cacheHitTokens += count(usage.cacheHitTokens)
+    row.cacheWriteTokens += count(usage.cacheWriteTokens)
+    row.reasoningTokens += count(usage.reasoningTokens)
+    const usd = isRaw(cost) ? cost.usd : undefined
+    if (typeof usd === 'number' && Number.isFinite(usd)) row.usd += usd
+    else row.unknownRequests++
+  }
   let requestAt: number | undefined
   let requestModel: string | undefined
   const calls = new Map<string, number>()
@@ -86,36 +112,15 @@ export function sessionUsage(events: readonly unknown[], seedLength = 0): Sessio
       if (requestAt !== undefined) out.modelMs += Math.max(0, time - requestAt)
       requestAt = undefined
       const message = data.message
-      const usage = message.usage
-      if (!isRaw(usage)) continue
+      if (!isRaw(message.usage)) continue
       const name =
         typeof message.provider === 'string' && typeof message.model === 'string'
           ? `${message.provider}:${message.model}`
           : (requestModel ?? 'unknown')
-      let row = models.get(name)
-      if (!row) {
-        row = {
-          model: name,
-          requests: 0,
-          inputTokens: 0,
-          outputTokens: 0,
-          cacheHitTokens: 0,
-          cacheWriteTokens: 0,
-          reasoningTokens: 0,
-          usd: 0,
-          unknownRequests: 0,
-        }
-        models.set(name, row)
-      }
-      row.requests++
-      row.inputTokens += count(usage.inputTokens)
-      row.outputTokens += count(usage.outputTokens)
-      row.cacheHitTokens += count(usage.cacheHitTokens)
-      row.cacheWriteTokens += count(usage.cacheWriteTokens)
-      row.reasoningTokens += count(usage.reasoningTokens)
-      const usd = isRaw(data.cost) ? data.cost.usd : undefined
-      if (typeof usd === 'number' && Number.isFinite(usd)) row.usd += usd
-      else row.unknownRequests++
+      add(name, message.usage, data.cost)
+    } else if (event.type === 'compaction/end' && isRaw(data.usage)) {
+      // The summary request of a compaction: paid for like any other.
+      add(typeof data.model === 'string' ? data.model : 'unknown', data.usage, data.cost)
     }
   }
   for (const row of models.values()) {

@@ -293,16 +293,15 @@ export class JsonlBackend implements SessionStore {
         const config = (event.data as { config?: { provider?: unknown; model?: unknown } }).config
         meta.requestModel = `${String(config?.provider ?? 'unknown')}:${String(config?.model ?? 'unknown')}`
       }
-      if (meta.cost !== undefined && event.type === 'assistant/message' && event.seq >= (meta.seedLength ?? 0)) {
-        const data = event.data as { message: { usage?: unknown }; cost?: { usd?: number } }
-        if (data.message.usage) {
-          const model = meta.requestModel ?? 'unknown:unknown'
+      if (meta.cost !== undefined && event.seq >= (meta.seedLength ?? 0)) {
+        const spent = spendOf(event, meta.requestModel)
+        if (spent) {
           meta.cost.models ??= {}
-          const share = meta.cost.models[model] ?? { usd: 0, requests: 0, unknownRequests: 0 }
-          meta.cost.models[model] = share
+          const share = meta.cost.models[spent.model] ?? { usd: 0, requests: 0, unknownRequests: 0 }
+          meta.cost.models[spent.model] = share
           for (const sum of [meta.cost, share]) {
             sum.requests++
-            if (typeof data.cost?.usd === 'number') sum.usd = Math.round((sum.usd + data.cost.usd) * 1e9) / 1e9
+            if (spent.usd !== undefined) sum.usd = Math.round((sum.usd + spent.usd) * 1e9) / 1e9
             else sum.unknownRequests++
           }
         }
@@ -477,6 +476,32 @@ function costOf(records: readonly unknown[], seedLength: number | undefined): Se
     ]),
   )
   return { usd: usage.usd, requests: usage.requests, unknownRequests: usage.unknownRequests, models }
+}
+
+/**
+ * A paid request in one event, named as `sessionUsage` names it: an answer with usage (its own
+ * provider:model, else the request header's) or a compaction's summary request.
+ */
+function spendOf(
+  event: { type: string; data: unknown },
+  requestModel: string | undefined,
+): { model: string; usd?: number } | undefined {
+  const data = event.data as {
+    message?: { usage?: unknown; provider?: unknown; model?: unknown }
+    usage?: unknown
+    model?: unknown
+    cost?: { usd?: unknown }
+  }
+  const usd = typeof data.cost?.usd === 'number' && Number.isFinite(data.cost.usd) ? data.cost.usd : undefined
+  if (event.type === 'assistant/message' && data.message?.usage) {
+    const { provider, model } = data.message
+    const name =
+      typeof provider === 'string' && typeof model === 'string' ? `${provider}:${model}` : (requestModel ?? 'unknown')
+    return { model: name, ...(usd !== undefined ? { usd } : {}) }
+  }
+  if (event.type === 'compaction/end' && data.usage)
+    return { model: typeof data.model === 'string' ? data.model : 'unknown', ...(usd !== undefined ? { usd } : {}) }
+  return undefined
 }
 
 /** `provider:model` of the last request header among raw records, if any. */
