@@ -6,7 +6,7 @@
 // `session.titles` setting (`dsh config set session.titles on`, $DSH_SESSION_TITLES), read at each turn.
 import type {} from '@dsh/agent'
 import type { Context } from '@dsh/kernel'
-import type { LlmCallConfig } from '@dsh/llm'
+import { type LlmCallConfig, MessageAssembler, type RequestCost, requestCost, type Usage } from '@dsh/llm'
 import { isEvent, type Session } from '@dsh/session'
 import type {} from '@dsh/settings'
 
@@ -27,6 +27,9 @@ export interface SessionTitle {
   model?: string
   /** `user`: a person renamed the session (the web page); a model-written title has no `by`. */
   by?: 'user'
+  /** What the title request used and cost (as `assistant/message` logs it), counted by `/cost`. */
+  usage?: Usage
+  cost?: RequestCost
 }
 
 declare module '@dsh/settings' {
@@ -76,17 +79,27 @@ export function cleanTitle(raw: string): string | undefined {
 
 async function generate(ctx: Context, model: Partial<LlmCallConfig>, text: string, timeoutMs: number) {
   const prepared = ctx.llm.prepareCall({ ...model, maxTokens: 32 })
-  let answer = ''
+  const assembler = new MessageAssembler()
   for await (const chunk of ctx.llm.stream(prepared, {
     system: INSTRUCTIONS,
     messages: [{ role: 'user', content: [{ type: 'text', text }] }],
     signal: AbortSignal.timeout(timeoutMs),
   })) {
-    if (chunk.type === 'text-delta') answer += chunk.text
-    else if (chunk.type === 'finish' && (chunk.reason === 'error' || chunk.reason === 'aborted')) return undefined
+    assembler.push(chunk)
   }
-  const title = cleanTitle(answer)
-  return title && { title, provider: prepared.config.provider, model: prepared.config.model }
+  const answer = assembler.finish()
+  if (answer.finishReason === 'error' || answer.finishReason === 'aborted') return undefined
+  const title = cleanTitle(
+    answer.content
+      .filter((block) => block.type === 'text')
+      .map((block) => block.text)
+      .join(''),
+  )
+  const { provider, model: id } = prepared.config
+  const spend = answer.usage
+    ? { usage: answer.usage, cost: requestCost(answer.usage, ctx.llm.prices(provider, id)) }
+    : {}
+  return title && { title, provider, model: id, ...spend }
 }
 
 export function apply(ctx: Context, config: SessionTitleConfig = {}): void {

@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { sessionUsage } from '@dsh/session'
 import SettingsService from '@dsh/settings'
 import { dataOf, startInProcess, text } from '@dsh/test-support/in-process'
 import { afterEach, beforeEach, expect, it } from 'vitest'
@@ -18,7 +19,11 @@ afterEach(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retr
 it('titles a session once, after its first completed turn, and the list shows the title', async () => {
   const { root, adapter } = await startInProcess({
     sessionsDir: dir,
-    script: [text('The login test waits on a timer.'), text('"Flaky login test."\nextra line'), text('Done.')],
+    script: [
+      text('The login test waits on a timer.'),
+      { ...text('"Flaky login test."\nextra line'), usage: { inputTokens: 120, outputTokens: 6 } },
+      text('Done.'),
+    ],
     after: (ctx) => ctx.plugin(title),
   })
   const agent = await root.agents.create()
@@ -27,9 +32,21 @@ it('titles a session once, after its first completed turn, and the list shows th
     await agent.whenIdle()
     agent.followup('fix it')
     await agent.whenIdle()
+    // What the title request used is logged with it (no price known: an unknown cost, never 0).
     expect(dataOf(agent.session, 'session/title')).toEqual([
-      { title: 'Flaky login test', provider: 'scripted', model: 'scripted' },
+      {
+        title: 'Flaky login test',
+        provider: 'scripted',
+        model: 'scripted',
+        usage: { inputTokens: 120, outputTokens: 6 },
+        cost: {},
+      },
     ])
+    expect(sessionUsage(agent.session.events)).toMatchObject({
+      requests: 1,
+      unknownRequests: 1,
+      models: [{ model: 'scripted:scripted', inputTokens: 120, outputTokens: 6 }],
+    })
     // One title request (the second of three), made with the excerpt of the conversation.
     expect(adapter.dispatches).toHaveLength(3)
     const asked = JSON.stringify(adapter.dispatches[1]?.request.messages)

@@ -1,5 +1,5 @@
 // A session's usage and cost, folded from its own log: every `assistant/message` that carries usage
-// (and the cost logged with it), per model, plus the time spent waiting on the model (request header
+// (and the cost logged with it), a compaction's summary request and the title request, per model, plus the time spent waiting on the model (request header
 // to response) and on tools (call to result). Events a fork copied from its parent (seq below the
 // header's `seedLength`) were paid for by the parent and are left out. Takes raw records, so stored
 // logs can be summed without validating them.
@@ -121,6 +121,9 @@ export function sessionUsage(events: readonly unknown[], seedLength = 0): Sessio
     } else if (event.type === 'compaction/end' && isRaw(data.usage)) {
       // The summary request of a compaction: paid for like any other.
       add(typeof data.model === 'string' ? data.model : 'unknown', data.usage, data.cost)
+    } else if (event.type === 'session/title' && isRaw(data.usage)) {
+      // The request that named the session.
+      add(`${String(data.provider ?? 'unknown')}:${String(data.model ?? 'unknown')}`, data.usage, data.cost)
     }
   }
   for (const row of models.values()) {

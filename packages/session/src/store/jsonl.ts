@@ -501,6 +501,10 @@ function spendOf(
   }
   if (event.type === 'compaction/end' && data.usage)
     return { model: typeof data.model === 'string' ? data.model : 'unknown', ...(usd !== undefined ? { usd } : {}) }
+  if (event.type === 'session/title' && data.usage) {
+    const { provider } = data as { provider?: unknown }
+    return { model: `${String(provider ?? 'unknown')}:${String(data.model ?? 'unknown')}`, ...(usd !== undefined ? { usd } : {}) }
+  }
   return undefined
 }
 
