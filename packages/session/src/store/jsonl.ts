@@ -503,7 +503,10 @@ function spendOf(
     return { model: typeof data.model === 'string' ? data.model : 'unknown', ...(usd !== undefined ? { usd } : {}) }
   if (event.type === 'session/title' && data.usage) {
     const { provider } = data as { provider?: unknown }
-    return { model: `${String(provider ?? 'unknown')}:${String(data.model ?? 'unknown')}`, ...(usd !== undefined ? { usd } : {}) }
+    return {
+      model: `${String(provider ?? 'unknown')}:${String(data.model ?? 'unknown')}`,
+      ...(usd !== undefined ? { usd } : {}),
+    }
   }
   return undefined
 }
