@@ -21,7 +21,7 @@ it('titles a session once, after its first completed turn, and the list shows th
     sessionsDir: dir,
     script: [
       text('The login test waits on a timer.'),
-      { ...text('"Flaky login test."\nextra line'), usage: { inputTokens: 120, outputTokens: 6 } },
+      { ...text('"Flaky login test."\nextra line'), usage: { inputTokens: 120, outputTokens: 6, totalTokens: 126 } },
       text('Done.'),
     ],
     after: (ctx) => ctx.plugin(title),
@@ -38,7 +38,7 @@ it('titles a session once, after its first completed turn, and the list shows th
         title: 'Flaky login test',
         provider: 'scripted',
         model: 'scripted',
-        usage: { inputTokens: 120, outputTokens: 6 },
+        usage: { inputTokens: 120, outputTokens: 6, totalTokens: 126 },
         cost: {},
       },
     ])
