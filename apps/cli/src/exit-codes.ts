@@ -30,6 +30,11 @@ const EXIT_CODES = {
     code: 13,
     meaning: '`replay`, `test`: a replay diverged from its recorded session (the report names where)',
   },
+  NOT_VERIFIED: {
+    code: 14,
+    meaning:
+      '`sessions verify`, `sessions sign`: the hash chain or the signature does not check (the report names the event)',
+  },
   SIGINT: { code: 130, meaning: 'interrupted by SIGINT (the session is saved and resumable)' },
   SIGTERM: { code: 143, meaning: 'stopped by SIGTERM (the session is saved and resumable)' },
 } as const satisfies Record<string, { code: number; meaning: string }>

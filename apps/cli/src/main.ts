@@ -331,6 +331,31 @@ ${exitCodeHelp()}`,
       setCode(await (await import('./commands/sessions.js')).sessionsRepair(request('sessions'), id, io)),
     )
   sessions
+    .command('verify')
+    .description(
+      "check a session's hash chain (every event against its content and the one before it); with --signature and --key, also that the signature covers it",
+    )
+    .argument('<id>', 'session id (or a unique prefix)')
+    .option('--signature <file>', 'a signature file from `dsh sessions sign`')
+    .option('--key <file>', 'the public key to check the signature with (PEM, or an OpenSSH .pub line)')
+    .option('--json', 'print the verdict as JSON')
+    .action(async (id: string, options: { signature?: string; key?: string; json?: boolean }) =>
+      setCode(
+        await (await import('./commands/sessions-verify.js')).sessionsVerify(request('sessions'), id, options, io),
+      ),
+    )
+  sessions
+    .command('sign')
+    .description(
+      "sign a session's verified hash chain with your key (Ed25519 PEM, or an OpenSSH key through ssh-keygen)",
+    )
+    .argument('<id>', 'session id (or a unique prefix)')
+    .requiredOption('--key <file>', 'the private key')
+    .option('--out <file>', 'where the signature goes (default ID.dsh-sig in the current directory)')
+    .action(async (id: string, options: { key: string; out?: string }) =>
+      setCode(await (await import('./commands/sessions-verify.js')).sessionsSign(request('sessions'), id, options, io)),
+    )
+  sessions
     .command('migrate')
     .description('copy the sessions of this store into PostgreSQL (idempotent; every copy is read back and compared)')
     .requiredOption('--to <url>', 'postgres://user@host:port/database (the password in PGPASSWORD or ~/.pgpass)')

@@ -30,7 +30,20 @@ export interface StoredSession {
   location: string
   /** A torn final write that `repairTail` will remove: how many bytes, and why it is torn. */
   torn?: { bytes: number; reason: string }
+  /** The hash chain's last hash (stores that keep a chain), which the next write continues. */
+  lastHash?: string
 }
+
+/** What `verify` found: the chain whole, or the first line that breaks it. */
+export type ChainVerdict =
+  | { ok: true; events: number; lastHash: string; unchained: number }
+  | {
+      ok: false
+      /** The event (seq) where the chain breaks; -1 for the header. */
+      seq: number
+      kind: 'altered' | 'missing' | 'moved' | 'truncated' | 'unreadable'
+      message: string
+    }
 
 /** A session's cost as a session list keeps it (a type alias: it is a JSON value). */
 export type SessionCost = {
@@ -119,6 +132,12 @@ export interface SessionStore {
    * side file next to it. The caller holds the lease. Optional: stores without it cannot repair.
    */
   repair?(id: string): Promise<SessionRepair>
+  /**
+   * Checks the session's hash chain as stored: every event's hash against its content and the one
+   * before it, dense seqs, and the count the store recorded. Optional: a store without a chain has none.
+   * `unchained` counts leading events written before chains existed (not covered).
+   */
+  verify?(id: string): Promise<ChainVerdict>
   /**
    * Deletes a durable session (the caller holds its lease); false when it did not exist. Optional:
    * stores without it cannot delete. Blobs it referenced are the caller's to sweep.

@@ -10,6 +10,7 @@ import { checkSessionId, type SessionEvent } from '../index.js'
 import { sessionUsage } from '../usage.js'
 import { BackedStore } from './backed-store.js'
 import {
+  type ChainVerdict,
   isConversationMessage,
   type SessionCost,
   type SessionRepair,
@@ -22,7 +23,7 @@ import {
   type WriteBatch,
   writtenTitleOf,
 } from './index.js'
-import { openLine, sealLine } from './line-seal.js'
+import { chainHash, chainLine, openLine } from './line-seal.js'
 
 export interface JsonlConfig {
   /** The sessions directory; empty means `$DSH_HOME/sessions`. */
@@ -47,6 +48,8 @@ interface Meta {
   seedLength?: number
   /** `provider:model` of the last request header: the model the next answer's cost belongs to. */
   requestModel?: string
+  /** The hash chain's last hash: the next line chains to it (and a listing can tell a cut tail). */
+  lastHash?: string
   updatedAt: number
   /** The log's size when this meta was written; a different size means the meta is stale. */
   bytes: number
@@ -89,6 +92,7 @@ export function parseJsonl(buffer: Buffer, location: string): StoredSession {
   let position = 0
   let line = 0
   let sealedSeen = false
+  let lastHash: string | undefined
   while (position < buffer.length) {
     const end = buffer.indexOf(NEWLINE, position)
     if (end < 0) break
@@ -105,6 +109,7 @@ export function parseJsonl(buffer: Buffer, location: string): StoredSession {
         line: line + 1,
       })
     }
+    if (opened.hash) lastHash = opened.hash
     let value: unknown
     try {
       value = JSON.parse(opened.body)
@@ -116,7 +121,7 @@ export function parseJsonl(buffer: Buffer, location: string): StoredSession {
     position = end + 1
     line++
   }
-  const stored: StoredSession = { header, records, location }
+  const stored: StoredSession = { header, records, location, ...(lastHash ? { lastHash } : {}) }
   if (position < buffer.length) {
     // A torn write is a strict prefix of one `{...}\n` line. If all but its last byte is complete JSON,
     // the line was whole and only its newline was damaged: that is corruption, not a torn write.
@@ -130,6 +135,76 @@ export function parseJsonl(buffer: Buffer, location: string): StoredSession {
     stored.torn = { bytes: buffer.length - position, reason: `line ${line + 1} was cut off by an interrupted write` }
   }
   return stored
+}
+
+/**
+ * Checks the hash chain of a session file: each line's checksum and chain hash against its content
+ * and the line before it, dense seqs, and (when the session list recorded one) the event count.
+ * The first line that breaks it is named by its event seq (-1: the header).
+ */
+export function verifyLines(buffer: Buffer, recordedEvents?: number): ChainVerdict {
+  let position = 0
+  let line = 0
+  let previous: string | undefined
+  let chained = false
+  let unchained = 0
+  const name = (seq: number) => (seq < 0 ? 'the header' : `event ${seq}`)
+  const broken = (seq: number, kind: Extract<ChainVerdict, { ok: false }>['kind'], why: string): ChainVerdict => ({
+    ok: false,
+    seq,
+    kind,
+    message: `${name(seq)} ${why}`,
+  })
+  while (position < buffer.length) {
+    const end = buffer.indexOf(NEWLINE, position)
+    if (end < 0) {
+      return broken(line - 1, 'unreadable', 'was cut off by an interrupted write (dsh sessions repair ID removes it)')
+    }
+    const expected = line - 1
+    const opened = openLine(buffer, position, end)
+    if ('mismatch' in opened)
+      return broken(expected, 'altered', `was changed after it was written (${opened.mismatch})`)
+    const split = opened
+    let record: { seq?: unknown }
+    try {
+      record = JSON.parse(split.body)
+    } catch {
+      return broken(expected, 'altered', 'is not JSON')
+    }
+    if (line > 0 && record.seq !== expected) {
+      const seq = typeof record.seq === 'number' ? record.seq : expected
+      return seq > expected
+        ? broken(expected, 'missing', `is missing (event ${seq} follows event ${expected - 1})`)
+        : broken(seq, 'moved', `is out of place (found after event ${expected - 1})`)
+    }
+    if (!split.hash) {
+      if (chained) return broken(expected, 'altered', 'lost its chain hash (changed or inserted by hand)')
+      if (line > 0) unchained++
+    } else {
+      chained = true
+      const hash = chainHash(previous, split.body)
+      if (hash !== split.hash)
+        return broken(
+          expected,
+          'altered',
+          'does not match its chain hash (its content, or the line before it, changed)',
+        )
+      previous = hash
+    }
+    position = end + 1
+    line++
+  }
+  if (line === 0) return broken(-1, 'unreadable', 'is missing: the file is empty')
+  const events = line - 1
+  if (recordedEvents !== undefined && recordedEvents > events)
+    return broken(
+      events,
+      'truncated',
+      `and after are missing: the session list recorded ${recordedEvents} events, the file holds ${events}`,
+    )
+  if (!previous)
+    return broken(-1, 'unreadable', 'carries no chain: the session was written before dsh kept hash chains')
+  return { ok: true, events, lastHash: previous, unchained }
 }
 
 /**
@@ -221,6 +296,21 @@ export class JsonlBackend implements SessionStore {
     await truncateSynced(location, size - stored.torn.bytes)
   }
 
+  async verify(id: string): Promise<ChainVerdict> {
+    checkSessionId(id)
+    const location = this.locate(id)
+    const buffer = await readFile(location).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') throw new HarnessError('SESSION_NOT_FOUND', `no session ${id} (${location})`, { id })
+      throw error
+    })
+    let recorded: number | undefined
+    try {
+      const meta = JSON.parse(await readFile(this.#metaPath(id), 'utf8')) as Meta
+      if (typeof meta.eventCount === 'number' && meta.bytes >= buffer.length) recorded = meta.eventCount
+    } catch {}
+    return verifyLines(buffer, recorded)
+  }
+
   async repair(id: string): Promise<SessionRepair> {
     await this.release(id)
     const location = this.locate(id)
@@ -249,8 +339,13 @@ export class JsonlBackend implements SessionStore {
 
   async write(id: string, batch: WriteBatch): Promise<void> {
     const file = this.#files.get(id) ?? (await this.#open(id, batch))
-    const lines = batch.header ? [sealLine(batch.header)] : []
-    for (const event of batch.events) lines.push(sealLine(event))
+    const lines: string[] = []
+    let previous = file.meta.lastHash
+    for (const value of batch.header ? [batch.header, ...batch.events] : batch.events) {
+      const chained = chainLine(value, previous)
+      lines.push(chained.line)
+      previous = chained.hash
+    }
     if (file.dirtyTail) {
       await file.handle.truncate(file.size)
       file.dirtyTail = false
@@ -269,6 +364,7 @@ export class JsonlBackend implements SessionStore {
         throw error
       }
       file.size += bytes.length
+      if (previous) file.meta.lastHash = previous
       this.#account(file.meta, batch.events)
     }
     if (batch.sync) {
@@ -425,7 +521,7 @@ export class JsonlBackend implements SessionStore {
         meta = metaOf(id, stored, buffer.length)
         await this.#writeMeta(meta).catch(() => {})
       }
-      const { bytes: _bytes, seedLength: _seed, requestModel: _model, ...summary } = meta
+      const { bytes: _bytes, seedLength: _seed, requestModel: _model, lastHash: _hash, ...summary } = meta
       return { ...summary, location }
     } catch (error) {
       const code = (error as { code?: unknown }).code
@@ -540,6 +636,7 @@ function metaOf(id: string, stored: StoredSession, bytes: number): Meta {
     cost: costOf(stored.records, header.seedLength),
     ...(header.seedLength ? { seedLength: header.seedLength } : {}),
     ...(requestModel ? { requestModel } : {}),
+    ...(stored.lastHash ? { lastHash: stored.lastHash } : {}),
     updatedAt: Number(timeOf(stored.records.at(-1)) ?? header.createdAt ?? 0),
     bytes,
   }
@@ -582,6 +679,10 @@ export class JsonlSessionStore extends BackedStore {
 
   repair(id: string): Promise<SessionRepair> {
     return this.backend.repair(id)
+  }
+
+  verify(id: string): Promise<ChainVerdict> {
+    return this.backend.verify(id)
   }
 }
 

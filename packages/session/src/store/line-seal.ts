@@ -2,6 +2,7 @@
 // more member last, `"crc":"<8 hex>"`: the CRC-32 of the same JSON without that member. A reader
 // strips and checks it, so a flipped byte that keeps the line valid JSON is still caught, and the
 // upper layers never see the member. Lines without it (files written before checksums) load unchecked.
+import { createHash } from 'node:crypto'
 import { crc32 } from 'node:zlib'
 
 function hex(text: string): string {
@@ -12,6 +13,26 @@ function hex(text: string): string {
 export function sealLine(value: unknown): string {
   const body = JSON.stringify(value)
   return `${body.slice(0, -1)},"crc":"${hex(body)}"}`
+}
+
+/**
+ * A sealed line that also carries the session's hash chain: `"hash":"<sha256 hex>"` before the seal,
+ * the SHA-256 of the previous line's hash (none for the header) followed by the line's JSON without
+ * the hash. The chain names a line that was changed, removed or moved even when its checksum was
+ * redone, and its last hash stands for the whole session (what a signature signs).
+ */
+export function chainLine(value: unknown, previous: string | undefined): { line: string; hash: string } {
+  const body = JSON.stringify(value)
+  const hash = chainHash(previous, body)
+  const chained = `${body.slice(0, -1)},"hash":"${hash}"}`
+  return { line: `${chained.slice(0, -1)},"crc":"${hex(chained)}"}`, hash }
+}
+
+/** The chain's hash of a line whose JSON (without its hash) is `body`, after `previous`. */
+export function chainHash(previous: string | undefined, body: string): string {
+  const digest = createHash('sha256')
+  if (previous) digest.update(previous)
+  return digest.update(body).digest('hex')
 }
 
 /** `,"crc":"` then 8 hex digits then `"}`: the seal's bytes at the end of a sealed line. */
@@ -43,7 +64,7 @@ export function openLine(
   buffer: Buffer,
   start: number,
   end: number,
-): { body: string; sealed: boolean } | { mismatch: string } {
+): { body: string; sealed: boolean; hash?: string } | { mismatch: string } {
   const seal = end - SEAL_BYTES
   const sealed =
     seal > start &&
@@ -57,5 +78,19 @@ export function openLine(
     const recorded = buffer.toString('latin1', seal + SEAL_HEAD.length, seal + SEAL_HEAD.length + 8)
     return { mismatch: `checksum ${actual.toString(16).padStart(8, '0')}, recorded ${recorded}` }
   }
+  // The chain member, when the line has one, is cut off here too: the body is the JSON it hashes.
+  const member = seal - HASH_MEMBER_BYTES
+  if (
+    member > start &&
+    buffer[seal - 1] === QUOTE &&
+    buffer.compare(HASH_HEAD_BYTES, 0, HASH_HEAD_BYTES.length, member, member + HASH_HEAD_BYTES.length) === 0
+  ) {
+    const hash = buffer.toString('latin1', member + HASH_HEAD_BYTES.length, seal - 1)
+    return { body: `${buffer.toString('utf8', start, member)}}`, sealed: true, hash }
+  }
   return { body: `${buffer.toString('utf8', start, seal)}}`, sealed: true }
 }
+
+/** `,"hash":"` then 64 hex digits then `"`: the chain member just before a chained line's seal. */
+const HASH_HEAD_BYTES = Buffer.from(',"hash":"')
+const HASH_MEMBER_BYTES = HASH_HEAD_BYTES.length + 64 + 1
