@@ -61,7 +61,7 @@ function copies() {
   for (let index = 0; index < 999; index++) {
     const id = `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`
     const out = lines.map((line, at) => {
-      const { crc: _crc, ...value } = JSON.parse(line)
+      const { crc: _crc, hash: _hash, ...value } = JSON.parse(line)
       return JSON.stringify(at === 0 ? { ...value, id } : value)
     })
     writeFileSync(join(sessions, `${id}.jsonl`), `${out.join('\n')}\n`)

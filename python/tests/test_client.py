@@ -104,11 +104,13 @@ class DshClientTest(unittest.TestCase):
         shutil.rmtree(cls.home, ignore_errors=True)
 
     def durable(self, session_id):
-        # Each line ends with a CRC-32 seal ("crc") that the store checks and strips on read.
+        # Each line ends with its chain hash ("hash") and a CRC-32 seal ("crc"), which the store checks
+        # and strips on read.
         with open(os.path.join(self.home, "sessions", session_id + ".jsonl")) as handle:
             events = [json.loads(line) for line in handle.read().strip().split("\n")[1:]]
         for event in events:
             event.pop("crc", None)
+            event.pop("hash", None)
         return events
 
     def test_1_tool_task_with_approval_round_trip(self):

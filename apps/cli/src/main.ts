@@ -335,7 +335,7 @@ ${exitCodeHelp()}`,
     .description(
       "check a session's hash chain (every event against its content and the one before it); with --signature and --key, also that the signature covers it",
     )
-    .argument('<id>', 'session id (or a unique prefix)')
+    .argument('<id|file>', 'session id (or a unique prefix), or a file from `dsh sessions export ID --format jsonl`')
     .option('--signature <file>', 'a signature file from `dsh sessions sign`')
     .option('--key <file>', 'the public key to check the signature with (PEM, or an OpenSSH .pub line)')
     .option('--json', 'print the verdict as JSON')

@@ -91,7 +91,7 @@ export function durableEvents(home: string): AnySessionEvent[] {
     .trim()
     .split('\n')
   return lines.slice(1).map((line) => {
-    const { crc: _crc, ...event } = JSON.parse(line)
+    const { crc: _crc, hash: _hash, ...event } = JSON.parse(line)
     return event as AnySessionEvent
   })
 }

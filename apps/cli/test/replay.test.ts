@@ -138,7 +138,7 @@ describe('dsh replay', () => {
         .split('\n')
         .slice(1)
         .map((line) => {
-          const { crc: _crc, ...event } = JSON.parse(line)
+          const { crc: _crc, hash: _hash, ...event } = JSON.parse(line)
           return event
         })
     const branch = lines(report.whatIf.sessionId)

@@ -36,7 +36,7 @@ function durableLog(): { header: Record<string, unknown>; events: AnySessionEven
     .split('\n')
   // Each line ends with its checksum member (`crc`), which is the file's, not the event's.
   const [header, ...events] = lines.map((line) => {
-    const { crc: _crc, ...value } = JSON.parse(line)
+    const { crc: _crc, hash: _hash, ...value } = JSON.parse(line)
     return value
   })
   return { header, events }

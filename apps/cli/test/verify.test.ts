@@ -99,6 +99,18 @@ it('signs the chain with an Ed25519 key and says when the session changed since'
   const good = await verify('key.pub.pem')
   expect(good.code, good.stdout).toBe(0)
   expect(good.stdout).toContain('signature: good')
+  // The export carries the chain: the copy verifies on its own, with the same signature; an altered
+  // copy does not.
+  const exported = await dsh(['sessions', 'export', id, '--format', 'jsonl'])
+  const copy = join(home, 'carried.jsonl')
+  writeFileSync(copy, exported.stdout)
+  const carried = await dsh(['sessions', 'verify', copy, '--signature', sig, '--key', join(home, 'key.pub.pem')])
+  expect(carried.code, carried.stdout + carried.stderr).toBe(0)
+  expect(carried.stdout).toContain(`${id}: verified`)
+  editResealed(copy, 3, (text) => text.replace('"seq":2,', '"seq":2,"x":0,'))
+  const altered = await dsh(['sessions', 'verify', copy, '--signature', sig, '--key', join(home, 'key.pub.pem')])
+  expect(altered.code).toBe(14)
+  expect(altered.stdout).toContain('NOT verified: event 2')
   const wrong = await verify('other.pub.pem')
   expect(wrong.code).toBe(14)
   expect(wrong.stdout).toContain('signature: BAD: the signature was not made by this key')

@@ -32,7 +32,7 @@ function durableEvents(sessionId: string): Array<{ type: string; seq: number; da
     .split('\n')
   // Each line ends with its checksum member (`crc`), which is the file's, not the event's.
   return lines.slice(1).map((line) => {
-    const { crc: _crc, ...event } = JSON.parse(line)
+    const { crc: _crc, hash: _hash, ...event } = JSON.parse(line)
     return event
   })
 }

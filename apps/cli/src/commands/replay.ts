@@ -86,7 +86,7 @@ export function parseSessionFile(path: string): Original {
   const parsed: unknown[] = []
   lines.forEach((line, index) => {
     try {
-      const { crc: _crc, ...value } = JSON.parse(line) as Record<string, unknown>
+      const { crc: _crc, hash: _hash, ...value } = JSON.parse(line) as Record<string, unknown>
       parsed.push(value)
     } catch {
       if (index === lines.length - 1) return

@@ -1,9 +1,9 @@
-// `dsh sessions verify ID [--signature FILE --key PUBLIC]` and `dsh sessions sign ID --key PRIVATE`:
+// `dsh sessions verify ID|FILE [--signature FILE --key PUBLIC]` and `dsh sessions sign ID --key PRIVATE`:
 // the stored hash chain checked event by event (the first altered, missing or moved event named), and
 // its head signed with the user's key or checked against such a signature.
-import { writeFileSync } from 'node:fs'
+import { readFileSync, statSync, writeFileSync } from 'node:fs'
 import { HarnessError } from '@dsh/kernel'
-import { type ChainVerdict, resolveSessionId, type SessionStore } from '@dsh/session/store'
+import { type ChainVerdict, resolveSessionId, type SessionStore, verifyLines } from '@dsh/session/store'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
@@ -22,6 +22,26 @@ async function verdictOf(store: SessionStore, id: string): Promise<{ id: string;
   return { id: full, verdict: await store.verify(full) }
 }
 
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile()
+  } catch {
+    return false
+  }
+}
+
+/** A session file as `dsh sessions export ID --format jsonl` writes it (the stored lines, chain included). */
+function fileVerdict(path: string): { id: string; verdict: ChainVerdict } {
+  const buffer = readFileSync(path)
+  let id = path
+  try {
+    const first = buffer.toString('utf8', 0, Math.max(0, buffer.indexOf(0x0a)))
+    const header = JSON.parse(first) as { id?: unknown }
+    if (typeof header.id === 'string') id = header.id
+  } catch {}
+  return { id, verdict: verifyLines(buffer) }
+}
+
 export async function sessionsVerify(
   request: ComposeRequest,
   id: string,
@@ -30,8 +50,8 @@ export async function sessionsVerify(
 ): Promise<number> {
   if ((options.signature === undefined) !== (options.key === undefined))
     throw new HarnessError('USAGE', '--signature FILE and --key PUBLIC_KEY go together', {})
-  return withRuntime(request, io, async ({ runtime }) => {
-    const { id: sessionId, verdict } = await verdictOf(runtime.root.sessionStore, id)
+  const check = async (found: { id: string; verdict: ChainVerdict }) => {
+    const { id: sessionId, verdict } = found
     let signed: { ok: true } | { ok: false; why: string } | undefined
     if (verdict.ok && options.signature && options.key) {
       const head = { sessionId, events: verdict.events, lastHash: verdict.lastHash }
@@ -49,7 +69,10 @@ export async function sessionsVerify(
       else if (signed) io.out(`signature: BAD: ${signed.why}`)
     }
     return ok ? ExitCode.OK : ExitCode.NOT_VERIFIED
-  })
+  }
+  // A file (an export carried from another machine) is checked as it is, without a store.
+  if (isFile(id)) return check(fileVerdict(id))
+  return withRuntime(request, io, async ({ runtime }) => check(await verdictOf(runtime.root.sessionStore, id)))
 }
 
 export async function sessionsSign(

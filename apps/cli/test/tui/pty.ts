@@ -75,7 +75,7 @@ export async function fixture(): Promise<Fixture> {
         .trim()
         .split('\n')
         .map((line) => {
-          const { crc: _crc, ...value } = JSON.parse(line)
+          const { crc: _crc, hash: _hash, ...value } = JSON.parse(line)
           return value
         })
       return events as AnySessionEvent[]

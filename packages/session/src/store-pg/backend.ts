@@ -5,6 +5,7 @@
 import { HarnessError } from '@dsh/kernel'
 import type { Pool, PoolClient } from 'pg'
 import {
+  type ChainVerdict,
   type SearchHit,
   type SessionHolder,
   type SessionStore,
@@ -16,7 +17,16 @@ import {
   type WriteBatch,
   writtenTitleOf,
 } from '../store/index.js'
-import { checkEventCount, eventOfRow, parseColumn, type SessionRow, summaryOfRow } from '../store/rows.js'
+import { chainHash } from '../store/line-seal.js'
+import {
+  type ChainRow,
+  checkEventCount,
+  eventOfRow,
+  parseColumn,
+  type SessionRow,
+  summaryOfRow,
+  verifyRows,
+} from '../store/rows.js'
 import { bootId, holderAlive, type LeaseRow, leasedError, leaseRow, lostError, PgLease, takeLease } from './lease.js'
 import { inTransaction } from './transaction.js'
 
@@ -58,18 +68,33 @@ export class PgBackend implements SessionStore {
     await this.#transaction(batch.sync, async (client) => {
       await this.#fence(client, id)
       const { header } = batch
+      // The chain continues from the session row's last hash; a new session's starts at its header.
+      let previous: string | undefined
       if (header) {
+        const headerText = JSON.stringify(header)
+        previous = chainHash(undefined, headerText)
         try {
           await client.query(
             `INSERT INTO dsh_sessions (id, header, cwd, created_at, parent, updated_at) VALUES ($1, $2, $3, $4, $5, $4)`,
-            [id, JSON.stringify(header), header.cwd, header.createdAt, header.parentSession ?? null],
+            [id, headerText, header.cwd, header.createdAt, header.parentSession ?? null],
           )
         } catch (error) {
           if ((error as { code?: string }).code === '23505') throw sessionExists(id, this.locate(id))
           throw error
         }
+      } else if (batch.events.length > 0) {
+        const row = await client.query<{ last_hash: string | null }>(
+          'SELECT last_hash FROM dsh_sessions WHERE id = $1',
+          [id],
+        )
+        previous = row.rows[0]?.last_hash ?? undefined
       }
       const events = batch.events
+      const bodies = events.map((event) => JSON.stringify(event))
+      const hashes = bodies.map((body) => {
+        previous = chainHash(previous, body)
+        return previous
+      })
       let firstTitle: string | undefined
       let written: string | undefined
       for (const event of events) {
@@ -79,9 +104,17 @@ export class PgBackend implements SessionStore {
       // Dense seqs: the batch must start where the durable log ends (a gap or overlap is a bug upstream).
       const touched = await client.query<{ event_count: number }>(
         `UPDATE dsh_sessions SET updated_at = COALESCE($2, updated_at), event_count = event_count + $3,
-           title = COALESCE($4, title, $5)
+           title = COALESCE($4, title, $5), last_hash = COALESCE($7, last_hash)
          WHERE id = $1 AND event_count = COALESCE($6, event_count) RETURNING event_count`,
-        [id, events.at(-1)?.time ?? null, events.length, written ?? null, firstTitle ?? null, events[0]?.seq ?? null],
+        [
+          id,
+          events.at(-1)?.time ?? null,
+          events.length,
+          written ?? null,
+          firstTitle ?? null,
+          events[0]?.seq ?? null,
+          previous ?? null,
+        ],
       )
       if (touched.rowCount === 0) {
         const row = await client.query<{ event_count: number }>('SELECT event_count FROM dsh_sessions WHERE id = $1', [
@@ -99,14 +132,15 @@ export class PgBackend implements SessionStore {
       }
       if (events.length > 0) {
         await client.query(
-          `INSERT INTO dsh_events (session_id, seq, type, body, search)
-           SELECT $1, * FROM unnest($2::integer[], $3::text[], $4::text[], $5::text[])`,
+          `INSERT INTO dsh_events (session_id, seq, type, body, search, hash)
+           SELECT $1, * FROM unnest($2::integer[], $3::text[], $4::text[], $5::text[], $6::text[])`,
           [
             id,
             events.map((event) => event.seq),
             events.map((event) => event.type),
-            events.map((event) => JSON.stringify(event)),
+            bodies,
             events.map((event) => textOf(event) || null),
+            hashes,
           ],
         )
       }
@@ -164,6 +198,24 @@ export class PgBackend implements SessionStore {
       const records = events.rows.map(({ seq, body }) => eventOfRow(location, seq, body))
       checkEventCount(location, records.length, row.event_count, 'the database was changed by hand')
       return { header: parseColumn(location, row.header, 'the header'), records, location }
+    })
+  }
+
+  /** Checks the session's hash chain as stored (see `verifyRows`), in one snapshot. */
+  async verify(id: string): Promise<ChainVerdict> {
+    return inTransaction(this.pool, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', async (client) => {
+      const row = (
+        await client.query<{ header: string; event_count: number }>(
+          'SELECT header, event_count FROM dsh_sessions WHERE id = $1',
+          [id],
+        )
+      ).rows[0]
+      if (!row) throw new HarnessError('SESSION_NOT_FOUND', `no session ${id} in ${this.location}`, { id })
+      const events = await client.query<ChainRow>(
+        'SELECT seq, body, hash FROM dsh_events WHERE session_id = $1 ORDER BY seq',
+        [id],
+      )
+      return verifyRows(row.header, events.rows, row.event_count)
     })
   }
 

@@ -3,7 +3,7 @@
 // database with fencing tokens; full-text search is a `tsvector` column. See backend.ts and lease.ts.
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import { BackedStore } from '../store/backed-store.js'
-import { type SearchHit, sessionsDir } from '../store/index.js'
+import { type ChainVerdict, type SearchHit, sessionsDir } from '../store/index.js'
 import { PgBackend } from './backend.js'
 
 export interface PgConfig {
@@ -68,6 +68,9 @@ export class PgSessionStore extends BackedStore {
   }
   search(text: string, limit: number): Promise<SearchHit[]> {
     return this.backend.search(text, limit)
+  }
+  verify(id: string): Promise<ChainVerdict> {
+    return this.backend.verify(id)
   }
   rebuildSearch(): Promise<number> {
     return this.backend.rebuildSearch()

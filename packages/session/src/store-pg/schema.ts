@@ -5,7 +5,7 @@
 import { HarnessError } from '@dsh/kernel'
 import type { PoolClient } from 'pg'
 
-export const PG_SCHEMA_VERSION = 1
+export const PG_SCHEMA_VERSION = 2
 
 const TABLES = `
 CREATE TABLE IF NOT EXISTS dsh_meta (key text PRIMARY KEY, value text NOT NULL);
@@ -30,11 +30,14 @@ CREATE TABLE IF NOT EXISTS dsh_events (
   PRIMARY KEY (session_id, seq)
 );
 CREATE INDEX IF NOT EXISTS dsh_events_tsv ON dsh_events USING gin (tsv);
+-- Version 2: the hash chain (decision 480); the rows of a version 1 store stay unchained.
+ALTER TABLE dsh_sessions ADD COLUMN IF NOT EXISTS last_hash text;
+ALTER TABLE dsh_events ADD COLUMN IF NOT EXISTS hash text;
 CREATE OR REPLACE FUNCTION dsh_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   RAISE EXCEPTION 'dsh_events is append-only: event % of session % cannot change', OLD.seq, OLD.session_id;
 END $$;
-CREATE OR REPLACE TRIGGER dsh_events_append_only BEFORE UPDATE OF session_id, seq, type, body ON dsh_events
+CREATE OR REPLACE TRIGGER dsh_events_append_only BEFORE UPDATE OF session_id, seq, type, body, hash ON dsh_events
   FOR EACH ROW EXECUTE FUNCTION dsh_events_append_only();
 CREATE SEQUENCE IF NOT EXISTS dsh_lease_tokens;
 CREATE TABLE IF NOT EXISTS dsh_leases (

@@ -273,3 +273,5 @@ function textBlocks(message: unknown, types: readonly string[]): string[] {
     isRecord(block) && types.includes(String(block.type)) && typeof block.text === 'string' ? [block.text] : [],
   )
 }
+
+export { verifyLines } from './chain.js'

@@ -8,6 +8,7 @@ import type Database from 'better-sqlite3'
 import type { SessionEvent } from '../index.js'
 import { BackedStore } from './backed-store.js'
 import {
+  type ChainVerdict,
   type SessionStore,
   type SessionSummary,
   type StoredSession,
@@ -17,11 +18,20 @@ import {
   type WriteBatch,
   writtenTitleOf,
 } from './index.js'
+import { chainHash } from './line-seal.js'
 import { loadBetterSqlite3 } from './native.js'
-import { checkEventCount, eventOfRow, parseColumn, type SessionRow, summaryOfRow } from './rows.js'
+import {
+  type ChainRow,
+  checkEventCount,
+  eventOfRow,
+  parseColumn,
+  type SessionRow,
+  summaryOfRow,
+  verifyRows,
+} from './rows.js'
 
 /** The schema this build writes; a database with a higher `user_version` is refused. */
-export const SQLITE_SCHEMA_VERSION = 1
+export const SQLITE_SCHEMA_VERSION = 2
 
 export interface SqliteConfig {
   /** The database file; empty means `<sessions dir>/sessions.sqlite`. */
@@ -39,15 +49,23 @@ CREATE TABLE IF NOT EXISTS sessions (
   parent TEXT,
   title TEXT,
   updated_at INTEGER NOT NULL,
-  event_count INTEGER NOT NULL DEFAULT 0
+  event_count INTEGER NOT NULL DEFAULT 0,
+  last_hash TEXT
 );
 CREATE TABLE IF NOT EXISTS events (
   session_id TEXT NOT NULL,
   seq INTEGER NOT NULL,
   body TEXT NOT NULL,
+  hash TEXT,
   PRIMARY KEY (session_id, seq)
 ) WITHOUT ROWID;
 `
+
+/** Version 2: the hash chain (decision 480); columns added to a version 1 file, its rows left unchained. */
+const CHAIN_COLUMNS: Array<[table: string, column: string, type: string]> = [
+  ['sessions', 'last_hash', 'TEXT'],
+  ['events', 'hash', 'TEXT'],
+]
 
 const DAMAGE = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_CORRUPT_INDEX', 'SQLITE_CORRUPT_SEQUENCE'])
 
@@ -99,6 +117,7 @@ export class SqliteBackend implements SessionStore {
   readonly #titleOf: Database.Statement
   readonly #writeTitle: Database.Statement
   readonly #setTitle: Database.Statement
+  readonly #lastHashOf: Database.Statement
 
   constructor(path: string, leaseDir: string) {
     this.path = resolve(path)
@@ -124,16 +143,22 @@ export class SqliteBackend implements SessionStore {
       db.pragma('busy_timeout = 5000')
       if (version < SQLITE_SCHEMA_VERSION) {
         db.exec(SCHEMA)
+        for (const [table, column, type] of CHAIN_COLUMNS) {
+          const columns = db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>
+          if (!columns.some((existing) => existing.name === column))
+            db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`)
+        }
         db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`)
       }
       this.#db = db
       this.#insertSession = db.prepare(
         'INSERT INTO sessions (id, header, cwd, created_at, parent, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
       )
-      this.#insertEvent = db.prepare('INSERT INTO events (session_id, seq, body) VALUES (?, ?, ?)')
+      this.#insertEvent = db.prepare('INSERT INTO events (session_id, seq, body, hash) VALUES (?, ?, ?, ?)')
       this.#touch = db.prepare(
-        'UPDATE sessions SET updated_at = COALESCE(?, updated_at), event_count = event_count + ? WHERE id = ?',
+        'UPDATE sessions SET updated_at = COALESCE(?, updated_at), event_count = event_count + ?, last_hash = ? WHERE id = ?',
       )
+      this.#lastHashOf = db.prepare('SELECT last_hash FROM sessions WHERE id = ?')
       this.#titleOf = db.prepare('SELECT title FROM sessions WHERE id = ?')
       this.#setTitle = db.prepare('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL')
       this.#writeTitle = db.prepare('UPDATE sessions SET title = ? WHERE id = ?')
@@ -151,11 +176,15 @@ export class SqliteBackend implements SessionStore {
     const db = this.#db
     const run = db.transaction(() => {
       const { header } = batch
+      // The chain continues from the session row's last hash; a new session's starts at its header.
+      let previous: string | undefined
       if (header) {
+        const headerText = JSON.stringify(header)
+        previous = chainHash(undefined, headerText)
         try {
           this.#insertSession.run(
             id,
-            JSON.stringify(header),
+            headerText,
             header.cwd,
             header.createdAt,
             header.parentSession ?? null,
@@ -166,17 +195,19 @@ export class SqliteBackend implements SessionStore {
             throw sessionExists(id, this.locate(id))
           throw error
         }
-      }
+      } else previous = (this.#lastHashOf.get(id) as { last_hash: string | null } | undefined)?.last_hash ?? undefined
       let title: string | undefined
       const needTitle = (this.#titleOf.get(id) as { title: string | null } | undefined)?.title == null
       for (const event of batch.events) {
-        this.#insertEvent.run(id, event.seq, JSON.stringify(event))
+        const body = JSON.stringify(event)
+        previous = chainHash(previous, body)
+        this.#insertEvent.run(id, event.seq, body, previous)
         if (needTitle) title ??= titleOf(event)
         const written = writtenTitleOf(event)
         if (written) this.#writeTitle.run(written, id)
       }
       const last = batch.events.at(-1) as SessionEvent | undefined
-      const touched = this.#touch.run(last?.time ?? null, batch.events.length, id)
+      const touched = this.#touch.run(last?.time ?? null, batch.events.length, previous ?? null, id)
       if (touched.changes === 0) {
         throw new HarnessError('SESSION_NOT_FOUND', `session ${id} has no header in ${this.path}`, { id })
       }
@@ -210,6 +241,19 @@ export class SqliteBackend implements SessionStore {
     // A damaged page can end an iteration early without an error.
     checkEventCount(location, records.length, row.event_count, 'the database is damaged')
     return { header: parseColumn(location, row.header, 'the header'), records, location }
+  }
+
+  async verify(id: string): Promise<ChainVerdict> {
+    return guarded(this.path, () => {
+      const row = this.#db.prepare('SELECT header, event_count FROM sessions WHERE id = ?').get(id) as
+        | { header: string; event_count: number }
+        | undefined
+      if (!row) throw new HarnessError('SESSION_NOT_FOUND', `no session ${id} in ${this.path}`, { id })
+      const rows = this.#db
+        .prepare('SELECT seq, body, hash FROM events WHERE session_id = ? ORDER BY seq')
+        .iterate(id) as Iterable<ChainRow>
+      return verifyRows(row.header, rows, row.event_count)
+    })
   }
 
   async repairTail(): Promise<void> {}
@@ -252,6 +296,10 @@ export class SqliteSessionStore extends BackedStore {
     this.backend = new SqliteBackend(config?.path || join(dir, 'sessions.sqlite'), dir)
     this.leaseDir = this.backend.leaseDir
     ctx.effect(() => () => this.backend.close(), 'sqlite.close')
+  }
+
+  verify(id: string): Promise<ChainVerdict> {
+    return this.backend.verify(id)
   }
 }
 

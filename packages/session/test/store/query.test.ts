@@ -26,7 +26,7 @@ describe('sqlite schema version', () => {
     const Database = (await import('better-sqlite3')).default
     const db = new Database(`${dir.path}/s.sqlite`)
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal')
-    expect(db.pragma('user_version', { simple: true })).toBe(1)
+    expect(db.pragma('user_version', { simple: true })).toBe(2)
     db.close()
   })
 })
