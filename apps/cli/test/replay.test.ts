@@ -80,6 +80,16 @@ describe('dsh replay', () => {
     const report = JSON.parse(result.stdout)
     expect(report.divergence).toMatchObject({ kind: 'request', index: 0 })
     expect(report.divergence.part).toMatch(/^tools \(.*job_output/)
+    expect(report.divergence.rows).toContain(
+      'tool job_output was offered before and is not now (its row is disabled or removed)',
+    )
+    // A row's config changed: the system prompt differs, and the row behind the section is named.
+    const reworded = join(home, 'reworded.yml')
+    writeFileSync(reworded, '- id: system-prompt-base\n  config: { text: "You are a terse assistant." }\n')
+    const changed = await dsh(['--patch', reworded, 'replay', id])
+    expect(changed.code).toBe(13)
+    expect(changed.stdout).toContain('diverged: request 1 differs in system')
+    expect(changed.stdout).toContain('responsible: prompt section base (row system-prompt-base) is new or changed')
   })
 
   it('dsh test fails when a tool result changed, naming the call; --tools log serves the logged ones', async () => {

@@ -132,6 +132,25 @@ export class TreeRuntime {
   }
 
   /**
+   * The row a fiber belongs to: the applied row whose fiber is it or an ancestor of it (a row's
+   * plugins may start their own). Undefined for fibers outside every row (the kernel's, a test's).
+   */
+  rowOf(fiber: unknown): string | undefined {
+    // By uid: the fiber a row's `plugin()` returned and the one its contexts carry are not one object.
+    const rows = new Map<number, string>()
+    for (const [id, live] of this.#live) if (typeof live.fiber?.uid === 'number') rows.set(live.fiber.uid, id)
+    let current = fiber as Fiber | undefined
+    for (let depth = 0; current && depth < 64; depth++) {
+      const row = typeof current.uid === 'number' ? rows.get(current.uid) : undefined
+      if (row) return row
+      const parent: Fiber | undefined = current.parent?.fiber
+      if (!parent || parent === current) return undefined
+      current = parent
+    }
+    return undefined
+  }
+
+  /**
    * Makes the running tree match `tree`: rows that disappeared, became disabled or changed (module or
    * config) are disposed in reverse order; new and changed rows are imported and applied; then waits
    * for the tree to settle. Failures are recorded for `audit()`, never thrown.

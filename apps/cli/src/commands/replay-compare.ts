@@ -22,6 +22,8 @@ export interface Divergence {
   part: string
   /** A few lines: what the original had (`-`) and what the replay has (`+`). */
   diff: string[]
+  /** The composition rows behind a differing system prompt or tool list, one line each. */
+  rows?: string[]
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {

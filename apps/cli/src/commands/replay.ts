@@ -18,7 +18,9 @@ import {
 } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { Agent } from '@dsh/agent'
 import type { ApprovalAnswerer } from '@dsh/agent/approval'
+import type {} from '@dsh/agent/system-prompt'
 import type {} from '@dsh/agent/tools'
 import { rewindPoints } from '@dsh/interaction/rewind'
 import { HarnessError } from '@dsh/kernel'
@@ -31,8 +33,18 @@ import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
 import { printable } from '../printable.js'
-import { withRuntime } from '../runtime.js'
-import { type Divergence, dataOf, firstDivergence, loggedRequests, loggedResults } from './replay-compare.js'
+import { type RuntimeScope, withRuntime } from '../runtime.js'
+
+type TreeRuntime = RuntimeScope['runtime']
+
+import {
+  type Divergence,
+  dataOf,
+  firstDivergence,
+  type LoggedRequest,
+  loggedRequests,
+  loggedResults,
+} from './replay-compare.js'
 
 declare module '@dsh/session' {
   interface SessionEventMap {
@@ -268,11 +280,15 @@ export async function replaySession(
             .join(original.header.cwd)
             .replace(`Today is ${today}`, `Today is ${originalDate}`)
         const replayRequests = loggedRequests(replayed, (events) => foldMessages(events as AnySessionEvent[]))
-        const divergence = firstDivergence(
+        const found = firstDivergence(
           { requests, results: loggedResults(original.events) },
           { requests: replayRequests, results: loggedResults(replayed) },
           normalize,
         )
+        const divergence =
+          found && found.kind === 'request'
+            ? await blameRows(found, runtime, agent, requests[found.index], normalize)
+            : found
         const report: ReplayReport = {
           original: original.header.id,
           replay: session.id,
@@ -293,6 +309,46 @@ export async function replaySession(
   }
 }
 
+/**
+ * Which composition rows a differing system prompt or tool list comes from: the row of each section
+ * of the replay's prompt that the original's does not hold, the row of each tool that was added or
+ * changed; a section or tool only the original had belongs to a row that is gone (named as such).
+ */
+async function blameRows(
+  divergence: Divergence,
+  runtime: TreeRuntime,
+  agent: Agent,
+  original: LoggedRequest | undefined,
+  normalize: (text: string) => string,
+): Promise<Divergence> {
+  const rowOf = (owner: unknown) => runtime.rowOf(owner) ?? 'a plugin outside the composition'
+  const blame: string[] = []
+  if (divergence.part === 'system' && original) {
+    const sections = await agent.ctx.root.systemPrompt.parts({
+      cwd: agent.session.header.cwd,
+      sessionId: agent.session.id,
+      agentId: agent.id,
+      ...agent.model,
+    })
+    for (const section of sections) {
+      if (!original.system.includes(normalize(section.text)))
+        blame.push(`prompt section ${section.name} (row ${rowOf(section.owner)}) is new or changed`)
+    }
+    if (blame.length === 0)
+      blame.push('a prompt section the original had is gone (its row is disabled or removed from the composition)')
+  } else if (divergence.part.startsWith('tools') && original) {
+    const names = /^tools \((.*)\)$/.exec(divergence.part)?.[1]?.split(', ') ?? []
+    const before = new Set(original.tools.map((tool) => (tool as { name?: string }).name))
+    for (const name of names) {
+      const owner = agent.ctx.root.tools.ownerOf(name, { agentId: agent.id })
+      if (owner === undefined)
+        blame.push(`tool ${name} was offered before and is not now (its row is disabled or removed)`)
+      else blame.push(`tool ${name} (row ${rowOf(owner)}) is ${before.has(name) ? 'changed' : 'new'}`)
+    }
+  }
+  return blame.length ? { ...divergence, rows: blame } : divergence
+}
+
 export function describeReport(report: ReplayReport): string[] {
   const lines = [
     `replayed ${report.original} as ${report.replay}: ${report.requests.replay} of ${report.requests.original} requests, ${report.toolResults.replay} of ${report.toolResults.original} tool results${report.workspace === 'current' ? ' (tools ran on the workspace as it is now)' : ''}`,
@@ -307,6 +363,7 @@ export function describeReport(report: ReplayReport): string[] {
           ? `the result of tool call ${d.part} differs (before request ${d.index + 1})`
           : `request ${d.index + 1} differs in ${d.part}`
     lines.push(`diverged: ${where}`, ...d.diff.map((line) => `  ${printable(line)}`))
+    for (const row of d.rows ?? []) lines.push(`responsible: ${printable(row)}`)
   }
   return lines
 }

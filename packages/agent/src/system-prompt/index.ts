@@ -64,6 +64,8 @@ export class SystemPromptService extends Service {
   // Plain fields, not #private: Cordis calls service methods through a proxy.
   readonly sections = new Map<string, PromptSection>()
   readonly variables = new Map<string, PromptVariable>()
+  /** The Cordis fiber that registered each section (a replay names the composition row behind it). */
+  readonly owners = new WeakMap<PromptSection, unknown>()
 
   constructor(ctx: Context) {
     super(ctx, 'systemPrompt')
@@ -80,6 +82,7 @@ export class SystemPromptService extends Service {
         })
       }
       this.sections.set(section.name, section)
+      this.owners.set(section, this.ctx.fiber)
       return () => {
         if (this.sections.get(section.name) === section) this.sections.delete(section.name)
       }
@@ -104,6 +107,22 @@ export class SystemPromptService extends Service {
    * apply, naming both.
    */
   async render(scope: PromptScope): Promise<RenderedPrompt> {
+    const { system, dynamic } = await this.renderedParts(scope)
+    return {
+      system: system.map((part) => part.text).join('\n\n'),
+      dynamic: dynamic.map((part) => part.text).join('\n\n'),
+    }
+  }
+
+  /**
+   * The system prompt's sections as `render` joins them, each with its name and the fiber that
+   * registered it (the composition runtime tells which row that fiber belongs to).
+   */
+  async parts(scope: PromptScope): Promise<Array<{ name: string; text: string; owner: unknown }>> {
+    return (await this.renderedParts(scope)).system
+  }
+
+  private async renderedParts(scope: PromptScope) {
     const matching = [...this.sections.values()].filter(
       (section) => section.agentId === undefined || section.agentId === scope.agentId,
     )
@@ -120,12 +139,13 @@ export class SystemPromptService extends Service {
       )
     }
     const renderAll = async (sections: PromptSection[]) => {
-      const parts: string[] = []
+      const parts: Array<{ name: string; text: string; owner: unknown }> = []
       for (const section of sections) {
         const text = (await section.render(scope))?.trim()
-        if (text) parts.push(this.substitute(text, scope))
+        if (text)
+          parts.push({ name: section.name, text: this.substitute(text, scope), owner: this.owners.get(section) })
       }
-      return parts.join('\n\n')
+      return parts
     }
     const system = await renderAll(
       complete.length ? complete : applicable.filter((s) => (s.kind ?? 'section') === 'section'),

@@ -60,6 +60,8 @@ export type ToolLayer = { agentId?: string }
 
 interface Entry {
   tool: ToolDefinition
+  /** The registering plugin's fiber. */
+  owner?: unknown
 }
 
 function checkConcurrency(value: unknown, where: string): number {
@@ -120,7 +122,7 @@ export class ToolsService extends Service {
         })
       }
       this.layers.set(key, entries)
-      const entry = { tool: definition }
+      const entry: Entry = { tool: definition, owner: this.ctx.fiber }
       entries.set(definition.name, entry)
       this.listed.version++
       return () => {
@@ -148,6 +150,15 @@ export class ToolsService extends Service {
         if (index >= 0) this.guardList.splice(index, 1)
       }
     }, `tools.guard(${name})`)
+  }
+
+  /** The Cordis fiber that registered the tool a scope sees under `name` (to name its composition row). */
+  ownerOf(name: string, scope: ToolScope = {}): unknown {
+    for (const { key } of this.scopeKeys(scope)) {
+      const entry = this.layers.get(key)?.get(name)
+      if (entry) return entry.owner
+    }
+    return undefined
   }
 
   /**
