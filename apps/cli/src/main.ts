@@ -543,6 +543,10 @@ ${exitCodeHelp()}`,
     .option('--message <text>', 'what-if: send this instead of message N')
     .option('--json', 'print the report as JSON')
     .option('--keep', "keep the replay's scratch workspace (its path is printed)")
+    .option(
+      '--step',
+      'step through the recorded requests instead (nothing runs): each request as the model saw it, its answer, tool calls and results; keys on stdin',
+    )
     .action(
       async (
         target: string,
@@ -554,8 +558,14 @@ ${exitCodeHelp()}`,
           model?: string
           preset?: string
           message?: string
+          step?: boolean
         },
       ) => {
+        if (options.step) {
+          if (options.from !== undefined || options.json)
+            throw new InvalidArgumentError('--step reads the log only: it does not go with --from or --json')
+          return setCode(await (await import('./commands/replay-step.js')).replayStep(request('replay'), target, io))
+        }
         if (options.from === undefined) {
           if (options.model || options.preset || options.message)
             throw new InvalidArgumentError('--model, --preset and --message go with --from N (a what-if)')

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { runDsh } from './dsh-child.js'
+import { runDsh, startDsh } from './dsh-child.js'
 
 let home: string
 let ws: string
@@ -69,6 +69,27 @@ describe('dsh replay', () => {
     const replayLog = readFileSync(join(home, 'sessions', `${report.replay}.jsonl`), 'utf8')
     expect(replayLog).toContain(`"replay/of"`)
     expect(replayLog).toContain(`"of":"${id}"`)
+  })
+
+  it('--step walks the recorded requests: each as the model saw it, its answer, calls and results', async () => {
+    const id = await record()
+    const child = startDsh(['replay', id.slice(0, 8), '--step'], { home, cwd: ws })
+    // A script of keys, as a person would type them: next, next (past the end), back, jump, messages, quit.
+    child.proc.stdin.end(['n', 'n', 'n', 'p', 'g 1', 'm', 'g 9', 'x', 'q', ''].join('\n'))
+    const { code, stdout } = await child.exited
+    expect(code).toBe(0)
+    expect(stdout).toContain(`session ${id}: 3 model requests`)
+    expect(stdout).toMatch(
+      /step 1 of 3 \(event \d+\)\n {2}request: deepseek:\S+ · system prompt [\d,]+ chars · \d+ tools · \d+ messages/,
+    )
+    expect(stdout).toContain('last message (user): look around')
+    expect(stdout).toMatch(/call bash \{"command":"cat .*feed\.txt && echo more >> notes\.txt"\}\n {4}result: feed v1/)
+    expect(stdout).toMatch(/step 2 of 3[\s\S]*call read \{"path":"notes.txt"\}\n {4}result: .*hello/)
+    expect(stdout).toMatch(/step 3 of 3[\s\S]*answer: done/)
+    expect(stdout).toContain('(the last step)')
+    expect(stdout).toMatch(/\[\d\] user: look around/)
+    expect(stdout).toContain('no step 9: the session has steps 1 to 3')
+    expect(stdout).toContain('unknown key "x"')
   })
 
   it('names the first request a changed composition changes', async () => {

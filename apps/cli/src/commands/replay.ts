@@ -78,7 +78,7 @@ export interface ReplayReport {
   divergence?: Divergence
 }
 
-interface Original {
+export interface Original {
   header: SessionHeader
   events: Event[]
 }
@@ -140,7 +140,7 @@ function providerRows(providers: readonly string[]): string[] {
   return [...rows]
 }
 
-async function loadOriginal(request: ComposeRequest, target: string, io: Io): Promise<Original> {
+export async function loadOriginal(request: ComposeRequest, target: string, io: Io): Promise<Original> {
   if (isFile(target)) return parseSessionFile(target)
   return withRuntime(request, io, async ({ runtime }) => {
     const query = runtime.root.get('sessionQuery')
