@@ -11,6 +11,7 @@ import { type ShortcutActions, useShortcuts } from './shortcuts'
 import { SessionView } from './views/session'
 import { ConfigBanner, SettingsPage } from './views/settings'
 import { Sidebar } from './views/sidebar'
+import { StepsView } from './views/steps'
 import { TrustBanner } from './views/trust'
 import './style.css'
 
@@ -54,6 +55,7 @@ function App() {
   const [error, setError] = useState('')
   showErrorsWith(setError)
   const session = /^#\/s\/([A-Za-z0-9_.-]+)/.exec(route)?.[1]
+  const stepping = /^#\/steps\/([A-Za-z0-9_.-]+)/.exec(route)?.[1]
   useShortcuts(useMemo(() => shortcutActions(session), [session]))
   return (
     <div class="app">
@@ -63,6 +65,8 @@ function App() {
       <Sidebar current={session} />
       {session ? (
         <SessionView key={session} sessionId={session} />
+      ) : stepping ? (
+        <StepsView key={stepping} sessionId={stepping} />
       ) : route === '#/settings' ? (
         <SettingsPage />
       ) : (

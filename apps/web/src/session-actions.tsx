@@ -48,6 +48,13 @@ export function SessionActions(props: { sessionId: string; title?: string; faile
       <a class="link export" href={exportUrl('jsonl')} download={`dsh-${sessionId}.jsonl`}>
         .jsonl
       </a>
+      <a
+        class="link steps"
+        href={`#/steps/${sessionId}`}
+        title="each model request as it was sent, its answer and tool calls"
+      >
+        step through
+      </a>
       {confirming ? (
         <>
           <button

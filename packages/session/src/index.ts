@@ -44,6 +44,15 @@ export type { RequestRecord } from './request.js'
 export { contentHash } from './request.js'
 export type { CommitHook } from './session.js'
 export { Session } from './session.js'
+export {
+  contentText,
+  type LoggedRequest,
+  loggedRequests,
+  type SessionStep,
+  type StepCall,
+  type StepEvent,
+  sessionSteps,
+} from './steps.js'
 export type { ModelUsage, SessionUsage } from './usage.js'
 export { sessionUsage, usageCostText } from './usage.js'
 

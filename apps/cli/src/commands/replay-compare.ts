@@ -2,17 +2,11 @@
 // schemas, messages) compared one by one, then the tool results, each with a short readable diff.
 // A replay runs in a scratch copy of the workspace on another day, so the scratch path is read as
 // the original workspace and the replay's date as the original's (both say so in the report).
-import type { AnySessionEvent, UnknownSessionEvent } from '@dsh/session'
+import type { AnySessionEvent, LoggedRequest, UnknownSessionEvent } from '@dsh/session'
+
+export { type LoggedRequest, loggedRequests } from '@dsh/session'
 
 type Event = AnySessionEvent | UnknownSessionEvent
-
-export interface LoggedRequest {
-  seq: number
-  config: unknown
-  system: string
-  tools: unknown[]
-  messages: unknown[]
-}
 
 export interface Divergence {
   /** `requests`: a different number of requests; `request`: request `index` differs; `tool-result`: call `index`. */
@@ -34,32 +28,6 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 export function dataOf(event: Event): Record<string, unknown> {
   const data: unknown = event.data
   return isRecord(data) ? data : {}
-}
-
-/** Every request of a log, bodies resolved through their content hashes, messages folded as the loop does. */
-export function loggedRequests(
-  events: readonly Event[],
-  fold: (events: readonly Event[]) => unknown[],
-): LoggedRequest[] {
-  const systems = new Map<string, string>()
-  const toolsets = new Map<string, unknown[]>()
-  const out: LoggedRequest[] = []
-  for (const event of events) {
-    if (event.type !== 'request/header') continue
-    const data = dataOf(event)
-    const system = typeof data.system === 'string' ? data.system : undefined
-    const tools = Array.isArray(data.tools) ? (data.tools as unknown[]) : undefined
-    if (typeof data.systemHash === 'string' && system !== undefined) systems.set(data.systemHash, system)
-    if (typeof data.toolsHash === 'string' && tools !== undefined) toolsets.set(data.toolsHash, tools)
-    out.push({
-      seq: event.seq,
-      config: data.config,
-      system: system ?? (typeof data.systemHash === 'string' ? (systems.get(data.systemHash) ?? '') : ''),
-      tools: tools ?? (typeof data.toolsHash === 'string' ? (toolsets.get(data.toolsHash) ?? []) : []),
-      messages: fold(events.slice(0, event.seq)),
-    })
-  }
-  return out
 }
 
 /** Tool results in log order: call id, name, the text the model read, and whether it was an error. */

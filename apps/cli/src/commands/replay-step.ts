@@ -4,60 +4,19 @@
 // script on stdin): Enter or n next, p previous, g N go to step N, s the whole system prompt, t the
 // tool schemas, m the messages, q quit.
 import { createInterface } from 'node:readline'
-import { type AnySessionEvent, foldMessages } from '@dsh/session'
+import { type SessionStep, sessionSteps, contentText as textOf } from '@dsh/session'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
 import { printable } from '../printable.js'
 import { loadOriginal } from './replay.js'
-import { dataOf, isRecord, type LoggedRequest, loggedRequests } from './replay-compare.js'
+import { isRecord } from './replay-compare.js'
 
-interface Step {
-  request: LoggedRequest
-  /** The answer's text and tool calls, and each call's result. */
-  answer: string
-  calls: Array<{ id: string; name: string; args: string; result?: string; error?: boolean }>
-}
-
-function textOf(content: unknown): string {
-  if (!Array.isArray(content)) return typeof content === 'string' ? content : ''
-  return content
-    .map((block) => (isRecord(block) ? (typeof block.text === 'string' ? block.text : `[${String(block.type)}]`) : ''))
-    .join('')
-}
+type Step = SessionStep
 
 function clip(text: string, max: number): string {
   const one = text.replace(/\s+/g, ' ').trim()
   return one.length > max ? `${one.slice(0, max - 1)}…` : one
-}
-
-/** The steps of a log: each request header with the answer that followed it and its tool results. */
-export function stepsOf(events: readonly AnySessionEvent[]): Step[] {
-  const requests = loggedRequests(events, (before) => foldMessages(before as AnySessionEvent[]))
-  return requests.map((request, index) => {
-    const end = requests[index + 1]?.seq ?? Number.POSITIVE_INFINITY
-    const after = events.filter((event) => event.seq > request.seq && event.seq < end)
-    const message = after.find((event) => event.type === 'assistant/message')
-    const body = message ? dataOf(message).message : undefined
-    const content = isRecord(body) ? body.content : undefined
-    const calls: Step['calls'] = []
-    for (const block of Array.isArray(content) ? content : []) {
-      if (!isRecord(block) || block.type !== 'tool-call') continue
-      calls.push({ id: String(block.id), name: String(block.name), args: JSON.stringify(block.arguments ?? {}) })
-    }
-    for (const event of after) {
-      if (event.type !== 'tool/result') continue
-      const result = dataOf(event).message
-      if (!isRecord(result)) continue
-      const call = calls.find((candidate) => candidate.id === result.toolCallId)
-      if (call) {
-        call.result = textOf(result.content)
-        call.error = result.isError === true
-      }
-    }
-    const answer = textOf(Array.isArray(content) ? content.filter((b) => isRecord(b) && b.type === 'text') : '')
-    return { request, answer, calls }
-  })
 }
 
 function describe(step: Step, index: number, count: number): string[] {
@@ -84,7 +43,7 @@ const KEYS = 'Enter/n next · p previous · g N go to step N · s system prompt 
 
 export async function replayStep(request: ComposeRequest, target: string, io: Io): Promise<number> {
   const original = await loadOriginal(request, target, io)
-  const steps = stepsOf(original.events as AnySessionEvent[])
+  const steps = sessionSteps(original.events)
   if (steps.length === 0) {
     io.out(`${original.header.id}: no model request is logged; nothing to step through`)
     return ExitCode.OK

@@ -11,7 +11,7 @@ import type {} from '@dsh/context/title'
 import { type AskedQuestion, applyModelChoice, type CommandOutcome, literalSlash } from '@dsh/interaction'
 import type { FilesOutcome, RewindMode, RewindPoint, RewindService } from '@dsh/interaction/rewind'
 import { type Context, HarnessError } from '@dsh/kernel'
-import type { Session } from '@dsh/session'
+import { type Session, type SessionStep, sessionSteps } from '@dsh/session'
 import type {} from '@dsh/session/store'
 import type {} from '@dsh/session/store/coordinator'
 import type {} from '@dsh/session/store/query'
@@ -184,6 +184,13 @@ export class SessionHost {
   async usage(sessionId: string): Promise<SessionUsageView> {
     const live = this.attachedSessions.get(sessionId)?.agent.session
     return usageView(this.ctx, live ?? (await this.persistence().read(sessionId)))
+  }
+
+  /** A session's model requests as steps (each request as sent, its answer, calls and results); live or stored. */
+  async steps(sessionId: string): Promise<SessionStep[]> {
+    const live = this.attachedSessions.get(sessionId)?.agent.session
+    const session = live ?? (await this.persistence().read(sessionId))
+    return sessionSteps(session.events)
   }
 
   /** The user's status line (`statusline.command`) for an attached session; `configured: false` without one. */

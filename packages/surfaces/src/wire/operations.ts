@@ -5,6 +5,7 @@
 // the SDK and the browser are derived from it; an operation on one wire only says why.
 import type { Agent } from '@dsh/agent'
 import { HarnessError, toJsonSafe } from '@dsh/kernel'
+import { contentText, type SessionStep } from '@dsh/session'
 import { type AttachmentInput, EXPORT_FORMATS, parseAttachments, type SessionHost } from '../host/index.js'
 import { exportFile, searchSessions, workspacesView } from '../web/session-api.js'
 import { credentialsOf, modelsView, settingsOf, settingsView } from '../web/settings-api.js'
@@ -29,8 +30,29 @@ import type {
   SessionSummary,
   SessionUsageResult,
   StatusLineResult,
+  StepResult,
+  StepSummaryView,
+  StepsResult,
   WireFile,
 } from './types.js'
+
+/** A step as the list shows it: the request summed up, the answer and calls whole. */
+function stepSummary(step: SessionStep, index: number): StepSummaryView {
+  const { request } = step
+  const config = (request.config ?? {}) as { provider?: unknown; model?: unknown }
+  const last = request.messages.at(-1) as { role?: unknown; content?: unknown } | undefined
+  return {
+    index,
+    seq: request.seq,
+    model: `${String(config.provider ?? '?')}:${String(config.model ?? '?')}`,
+    systemChars: request.system.length,
+    tools: request.tools.map((tool) => String((tool as { name?: unknown }).name ?? '?')),
+    messages: request.messages.length,
+    ...(last ? { last: { role: String(last.role ?? '?'), text: contentText(last.content) } } : {}),
+    answer: step.answer,
+    calls: step.calls,
+  }
+}
 
 const id = { pattern: '^[A-Za-z0-9_.:-]+$' } as const
 const sessionId = S.text({ ...id, description: 'a session id' })
@@ -186,6 +208,41 @@ export const operations = {
     rpc: true,
     web: { method: 'GET', path: '/api/sessions/:sessionId/status-line' },
     handler: async (host, params): Promise<StatusLineResult> => host.statusLine(params.sessionId),
+  }),
+  'session/steps': op({
+    summary:
+      "A session's model requests as steps, folded from its log (nothing runs): model, prompt size, tools, message count, the last message, the answer, tool calls and results.",
+    params: S.object({ sessionId }, ['sessionId']),
+    errors: SESSION_ERRORS,
+    rpc: true,
+    web: { method: 'GET', path: '/api/sessions/:sessionId/steps' },
+    handler: async (host, params): Promise<StepsResult> => ({
+      steps: (await host.steps(params.sessionId)).map((step, index) => stepSummary(step, index)),
+    }),
+  }),
+  'session/step': op({
+    summary:
+      'One step of `session/steps` whole: the exact request the model saw (system prompt, tool schemas, messages), its answer and tool calls.',
+    params: S.object(
+      {
+        sessionId,
+        index: S.integer({ minimum: 0, description: 'the step (from 0), as `session/steps` numbers them' }),
+      },
+      ['sessionId', 'index'],
+    ),
+    errors: [...SESSION_ERRORS, 'STEP_UNKNOWN'],
+    rpc: true,
+    web: { method: 'GET', path: '/api/sessions/:sessionId/step' },
+    handler: async (host, params): Promise<StepResult> => {
+      const steps = await host.steps(params.sessionId)
+      const step = steps[params.index]
+      if (!step)
+        throw new HarnessError('STEP_UNKNOWN', `session ${params.sessionId} has steps 0 to ${steps.length - 1}`, {
+          index: params.index,
+        })
+      const { request, answer, calls } = step
+      return toJsonSafe({ index: params.index, ...request, answer, calls }) as unknown as StepResult
+    },
   }),
   'session/rewind-points': op({
     summary: 'The messages of a session a rewind can go back to, each with what its turn changed.',

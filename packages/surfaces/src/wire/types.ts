@@ -9,6 +9,37 @@ export type { PresetSummary }
 /** `session/usage`: the session's usage and cost (folded from its log) and its context use. */
 export type SessionUsageResult = SessionUsageView
 
+/** One model request of a session, summed up (`session/steps`). */
+export interface StepSummaryView {
+  index: number
+  /** The request header's seq. */
+  seq: number
+  model: string
+  systemChars: number
+  tools: string[]
+  messages: number
+  /** The last message the model read: its role and text. */
+  last?: { role: string; text: string }
+  answer: string
+  calls: Array<{ id: string; name: string; args: string; result?: string; error?: boolean }>
+}
+
+export interface StepsResult {
+  steps: StepSummaryView[]
+}
+
+/** One step whole (`session/step`): the exact request (system prompt, tool schemas, messages), answer, calls. */
+export interface StepResult {
+  index: number
+  seq: number
+  config: unknown
+  system: string
+  tools: unknown[]
+  messages: unknown[]
+  answer: string
+  calls: StepSummaryView['calls']
+}
+
 /** `session/status-line`: the user's status line command's first line, or why there is none. */
 export interface StatusLineResult {
   /** Whether `statusline.command` is set (nothing else is present when it is not). */
