@@ -70,7 +70,7 @@ function StepCard({ step, count }: { step: StepSummaryView; count: number }) {
       {step.answer ? <p class="step-answer">answer: {step.answer}</p> : null}
       {step.calls.map((call) => (
         <div class="step-call" key={call.id}>
-          <code>
+          <code class="step-call-args">
             {call.name} {call.args}
           </code>
           {call.result !== undefined ? (
