@@ -8,6 +8,7 @@ import { NavToggle } from './layout'
 import { projections } from './session-stream'
 import './subagent-view'
 import { type ShortcutActions, useShortcuts } from './shortcuts'
+import { CompareView } from './views/compare'
 import { SessionView } from './views/session'
 import { ConfigBanner, SettingsPage } from './views/settings'
 import { Sidebar } from './views/sidebar'
@@ -56,6 +57,7 @@ function App() {
   showErrorsWith(setError)
   const session = /^#\/s\/([A-Za-z0-9_.-]+)/.exec(route)?.[1]
   const stepping = /^#\/steps\/([A-Za-z0-9_.-]+)/.exec(route)?.[1]
+  const comparing = /^#\/compare\/([A-Za-z0-9_.-]+)/.exec(route)?.[1]
   useShortcuts(useMemo(() => shortcutActions(session), [session]))
   return (
     <div class="app">
@@ -67,6 +69,8 @@ function App() {
         <SessionView key={session} sessionId={session} />
       ) : stepping ? (
         <StepsView key={stepping} sessionId={stepping} />
+      ) : comparing ? (
+        <CompareView key={comparing} sessionId={comparing} />
       ) : route === '#/settings' ? (
         <SettingsPage />
       ) : (

@@ -10,7 +10,7 @@ import { rewindPoints } from '@dsh/interaction/rewind'
 import { HarnessError } from '@dsh/kernel'
 import { type AnySessionEvent, isEvent, sessionUsage, type UnknownSessionEvent, usageCostText } from '@dsh/session'
 import { resolveSessionId } from '@dsh/session/store'
-import { SessionHost } from '@dsh/surfaces/host'
+import { SessionHost, summarizeBranch } from '@dsh/surfaces/host'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
@@ -27,48 +27,6 @@ export interface WhatIfOptions {
   message?: string
   json?: boolean
   keep?: boolean
-}
-
-export interface BranchSummary {
-  sessionId: string
-  requests: number
-  tokens: { input: number; output: number }
-  cost: string
-  toolCalls: string[]
-  filesChanged: string[]
-  answer: string
-}
-
-/** What a branch did from `fromSeq` on, from its log. */
-export function summarizeBranch(sessionId: string, events: readonly Event[], fromSeq: number): BranchSummary {
-  const usage = sessionUsage(events as AnySessionEvent[], fromSeq)
-  const toolCalls: string[] = []
-  const files = new Set<string>()
-  let answer = ''
-  for (const event of events) {
-    if (event.seq < fromSeq) continue
-    if (isEvent(event, 'tool/call')) toolCalls.push(event.data.call.name)
-    else if (isEvent(event, 'checkpoint/taken') && event.data.at === 'turn-end')
-      for (const change of event.data.changes ?? []) files.add(change.path)
-    else if (isEvent(event, 'assistant/message')) {
-      const text = event.data.message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('')
-      if (text.trim()) answer = text.trim()
-    }
-  }
-  return {
-    sessionId,
-    requests:
-      usage.models.reduce((sum, row) => sum + row.requests, 0) ||
-      events.filter((e) => e.seq >= fromSeq && e.type === 'request/header').length,
-    tokens: {
-      input: usage.models.reduce((sum, row) => sum + row.inputTokens, 0),
-      output: usage.models.reduce((sum, row) => sum + row.outputTokens, 0),
-    },
-    cost: usageCostText(usage),
-    toolCalls,
-    filesChanged: [...files].sort(),
-    answer,
-  }
 }
 
 function routeOf(model: string): { provider?: string; model: string } {

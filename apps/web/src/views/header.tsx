@@ -27,6 +27,11 @@ export function SessionHead({ projection }: { projection: SessionProjection }) {
       <ModelPicker projection={projection} />
       <Meter projection={projection} />
       <UserStatusLine projection={projection} />
+      {projection.header?.parentSession ? (
+        <a class="link compare" href={`#/compare/${sessionId}`} title="this fork beside the session it came from">
+          compare with the original
+        </a>
+      ) : null}
       <HeaderBadges sessionId={sessionId} />
       <SessionActions
         sessionId={sessionId}

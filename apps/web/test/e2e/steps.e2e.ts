@@ -63,3 +63,34 @@ it('walks the model requests of a session and shows the exact request', async ()
   await page.locator('.steps-head a', { hasText: 'back to the session' }).click()
   await page.locator('.node.assistant', { hasText: 'The plan says ship it.' }).waitFor()
 })
+
+it('compares a fork with the session it came from, branch beside branch', async () => {
+  await newSession(page, web?.url as string, work)
+  server.enqueue(completionResponse({ text: 'Answer one.' }))
+  await page.fill('textarea[aria-label=message]', 'first question')
+  await page.press('textarea[aria-label=message]', 'Enter')
+  await page.locator('.node.assistant', { hasText: 'Answer one.' }).waitFor()
+  server.enqueue(
+    completionResponse({ toolCalls: [{ id: 'r2', name: 'read', arguments: JSON.stringify({ path: 'plan.txt' }) }] }),
+    completionResponse({ text: 'The original branch read the plan.' }),
+  )
+  await page.fill('textarea[aria-label=message]', 'second question')
+  await page.press('textarea[aria-label=message]', 'Enter')
+  await page.locator('.node.assistant', { hasText: 'The original branch read the plan.' }).waitFor()
+  // A what-if: the conversation before message 2, then another message 2.
+  const before = page.url()
+  await page.fill('textarea[aria-label=message]', '/rewind 2 conversation')
+  await page.press('textarea[aria-label=message]', 'Enter')
+  await expect.poll(() => page.url()).not.toBe(before)
+  server.enqueue(completionResponse({ text: 'The fork answered at once.' }))
+  await page.fill('textarea[aria-label=message]', 'second question, put differently')
+  await page.press('textarea[aria-label=message]', 'Enter')
+  await page.locator('.node.assistant', { hasText: 'The fork answered at once.' }).waitFor()
+  await page.locator('a.compare').click()
+  const row = (name: string) => page.locator(`.compare-table tr[data-row="${name}"] td`)
+  await expect
+    .poll(() => row('final answer').allTextContents())
+    .toEqual(['The original branch read the plan.', 'The fork answered at once.'])
+  expect(await row('tool calls').allTextContents()).toEqual(['read', '-'])
+  expect(await row('requests').allTextContents()).toEqual(['2', '1'])
+})

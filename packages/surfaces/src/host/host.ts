@@ -21,6 +21,7 @@ import type { HostAccess } from './access.js'
 import { HostAnswers } from './answers.js'
 import { type Attached, disposeResources } from './attached.js'
 import { HostCommands } from './commands.js'
+import { type BranchSummary, summarizeBranch } from './compare.js'
 import { type ExportFormat, exportSession } from './export.js'
 import { HostJobs } from './jobs.js'
 import { HostModes } from './modes.js'
@@ -184,6 +185,28 @@ export class SessionHost {
   async usage(sessionId: string): Promise<SessionUsageView> {
     const live = this.attachedSessions.get(sessionId)?.agent.session
     return usageView(this.ctx, live ?? (await this.persistence().read(sessionId)))
+  }
+
+  /**
+   * A fork beside the session it was forked from, each from the fork point on (what-if branches).
+   * `NOT_A_FORK` for a session that was not forked.
+   */
+  async compare(sessionId: string): Promise<{ from: number; original: BranchSummary; fork: BranchSummary }> {
+    const read = async (id: string) =>
+      this.attachedSessions.get(id)?.agent.session ?? (await this.persistence().read(id))
+    const fork = await read(sessionId)
+    const parent = fork.header.parentSession
+    const from = fork.header.seedLength
+    if (!parent || from === undefined)
+      throw new HarnessError('NOT_A_FORK', `session ${sessionId} was not forked from another; nothing to compare`, {
+        sessionId,
+      })
+    const original = await read(parent)
+    return {
+      from,
+      original: summarizeBranch(parent, original.events, from),
+      fork: summarizeBranch(sessionId, fork.events, from),
+    }
   }
 
   /** A session's model requests as steps (each request as sent, its answer, calls and results); live or stored. */

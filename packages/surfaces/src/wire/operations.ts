@@ -15,6 +15,7 @@ import { trustOperations } from './trust-operations.js'
 import type {
   CancelResult,
   CommandRunResult,
+  CompareResult,
   JobOutputView,
   ModelRoute,
   PresetListResult,
@@ -208,6 +209,15 @@ export const operations = {
     rpc: true,
     web: { method: 'GET', path: '/api/sessions/:sessionId/status-line' },
     handler: async (host, params): Promise<StatusLineResult> => host.statusLine(params.sessionId),
+  }),
+  'session/compare': op({
+    summary:
+      'A fork beside the session it was forked from, each from the fork point on: requests, tokens, cost, tool calls, files changed, the final answer (what-if branches side by side).',
+    params: S.object({ sessionId }, ['sessionId']),
+    errors: [...SESSION_ERRORS, 'NOT_A_FORK'],
+    rpc: true,
+    web: { method: 'GET', path: '/api/sessions/:sessionId/compare' },
+    handler: async (host, params): Promise<CompareResult> => host.compare(params.sessionId),
   }),
   'session/steps': op({
     summary:

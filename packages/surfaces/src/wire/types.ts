@@ -2,12 +2,19 @@
 // answers. Plain JSON data and types only; the SDK and the browser import them through
 // `@dsh/surfaces/wire`.
 import type { ReasoningEffort } from '@dsh/llm'
-import type { HostedSession, PresetSummary, SessionUsageView } from '../host/index.js'
+import type { BranchSummary, HostedSession, PresetSummary, SessionUsageView } from '../host/index.js'
 
 export type { PresetSummary }
 
 /** `session/usage`: the session's usage and cost (folded from its log) and its context use. */
 export type SessionUsageResult = SessionUsageView
+
+/** `session/compare`: a fork and its original, each from the fork point (`from`, a seq) on. */
+export interface CompareResult {
+  from: number
+  original: BranchSummary
+  fork: BranchSummary
+}
 
 /** One model request of a session, summed up (`session/steps`). */
 export interface StepSummaryView {
