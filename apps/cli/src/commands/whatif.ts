@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { rewindPoints } from '@dsh/interaction/rewind'
 import { HarnessError } from '@dsh/kernel'
-import type { AnySessionEvent, UnknownSessionEvent } from '@dsh/session'
 import { resolveSessionId } from '@dsh/session/store'
 import { SessionHost, summarizeBranch } from '@dsh/surfaces/host'
 import type { ComposeRequest } from '../config.js'
@@ -17,8 +16,6 @@ import type { Io } from '../io.js'
 import { printable } from '../printable.js'
 import { withRuntime } from '../runtime.js'
 import type {} from './replay.js'
-
-type Event = AnySessionEvent | UnknownSessionEvent
 
 export interface WhatIfOptions {
   from: number
