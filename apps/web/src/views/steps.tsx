@@ -40,7 +40,6 @@ function ExactRequest({ sessionId, index }: { sessionId: string; index: number }
           {step.messages.map((message, position) => {
             const record = (message ?? {}) as { role?: unknown; content?: unknown }
             return (
-              // biome-ignore lint/suspicious/noArrayIndexKey: messages of a request have no id; their order is fixed
               <li key={position}>
                 <b>{String(record.role ?? '?')}</b>: {text(record.content)}
               </li>
