@@ -25,6 +25,7 @@ import {
   writtenTitleOf,
 } from './index.js'
 import { chainLine, openLine } from './line-seal.js'
+import { addSpend, requestModelAfter } from './sums.js'
 
 export interface JsonlConfig {
   /** The sessions directory; empty means `$DSH_HOME/sessions`. */
@@ -316,23 +317,8 @@ export class JsonlBackend implements SessionStore {
       meta.updatedAt = event.time
       // A meta from before the count was kept stays without it: `summaries` recounts from the log.
       if (meta.messageCount !== undefined && isConversationMessage(event)) meta.messageCount++
-      if (event.type === 'request/header') {
-        const config = (event.data as { config?: { provider?: unknown; model?: unknown } }).config
-        meta.requestModel = `${String(config?.provider ?? 'unknown')}:${String(config?.model ?? 'unknown')}`
-      }
-      if (meta.cost !== undefined && event.seq >= (meta.seedLength ?? 0)) {
-        const spent = spendOf(event, meta.requestModel)
-        if (spent) {
-          meta.cost.models ??= {}
-          const share = meta.cost.models[spent.model] ?? { usd: 0, requests: 0, unknownRequests: 0 }
-          meta.cost.models[spent.model] = share
-          for (const sum of [meta.cost, share]) {
-            sum.requests++
-            if (spent.usd !== undefined) sum.usd = Math.round((sum.usd + spent.usd) * 1e9) / 1e9
-            else sum.unknownRequests++
-          }
-        }
-      }
+      if (meta.cost !== undefined && event.seq >= (meta.seedLength ?? 0)) addSpend(meta.cost, event, meta.requestModel)
+      meta.requestModel = requestModelAfter(event, meta.requestModel)
     }
     meta.eventCount += events.length
   }
@@ -503,39 +489,6 @@ function costOf(records: readonly unknown[], seedLength: number | undefined): Se
     ]),
   )
   return { usd: usage.usd, requests: usage.requests, unknownRequests: usage.unknownRequests, models }
-}
-
-/**
- * A paid request in one event, named as `sessionUsage` names it: an answer with usage (its own
- * provider:model, else the request header's) or a compaction's summary request.
- */
-function spendOf(
-  event: { type: string; data: unknown },
-  requestModel: string | undefined,
-): { model: string; usd?: number } | undefined {
-  const data = event.data as {
-    message?: { usage?: unknown; provider?: unknown; model?: unknown }
-    usage?: unknown
-    model?: unknown
-    cost?: { usd?: unknown }
-  }
-  const usd = typeof data.cost?.usd === 'number' && Number.isFinite(data.cost.usd) ? data.cost.usd : undefined
-  if (event.type === 'assistant/message' && data.message?.usage) {
-    const { provider, model } = data.message
-    const name =
-      typeof provider === 'string' && typeof model === 'string' ? `${provider}:${model}` : (requestModel ?? 'unknown')
-    return { model: name, ...(usd !== undefined ? { usd } : {}) }
-  }
-  if (event.type === 'compaction/end' && data.usage)
-    return { model: typeof data.model === 'string' ? data.model : 'unknown', ...(usd !== undefined ? { usd } : {}) }
-  if (event.type === 'session/title' && data.usage) {
-    const { provider } = data as { provider?: unknown }
-    return {
-      model: `${String(provider ?? 'unknown')}:${String(data.model ?? 'unknown')}`,
-      ...(usd !== undefined ? { usd } : {}),
-    }
-  }
-  return undefined
 }
 
 /** `provider:model` of the last request header among raw records, if any. */
