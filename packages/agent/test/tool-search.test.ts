@@ -67,6 +67,11 @@ describe('tool search', () => {
     // A fork of the session derives the same loaded set from its copied log.
     const child = root.sessions.fork(agent.session)
     expect([...root.toolSearch.loaded(child)]).toEqual(expect.arrayContaining(['mcp__srv__t7']))
+    // What the last request left out: recorded for the session it shaped, estimated from the log for the fork.
+    expect(root.toolSearch.notSent(agent.session)?.map((tool) => tool.name)).toHaveLength(24)
+    expect(root.toolSearch.notSent(child)?.map((tool) => tool.name)).toEqual(
+      root.toolSearch.notSent(agent.session)?.map((tool) => tool.name),
+    )
   })
 
   it('at or under the threshold, or off, every tool is sent and tool_search is not', async () => {

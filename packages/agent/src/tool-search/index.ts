@@ -282,10 +282,21 @@ export class ToolSearchService extends Service {
 
   /**
    * The deferred tool schemas the last request of `session` left out (what `/context` reports as
-   * saved); `undefined` when no request of this process shaped the session yet.
+   * saved). For a session no request of this process shaped yet (just resumed), an estimate from its
+   * last logged request: when that one carried `tool_search`, the deferred tools registered now (the
+   * global layer) that it did not carry. `undefined` when the session has no request.
    */
   notSent(session: Session): readonly ToolSchema[] | undefined {
-    return this._shaped.get(session)?.notSent
+    const shaped = this._shaped.get(session)
+    if (shaped) return shaped.notSent
+    const header = session.events.findLast((event) => event.type === 'request/header')
+    if (!header) return undefined
+    const carried = new Set((session.requestOf(header.seq).tools ?? []).map((tool) => tool.name))
+    if (!carried.has(TOOL_SEARCH)) return []
+    return this.home.tools
+      .tools()
+      .filter((tool) => tool.deferred && !carried.has(tool.name))
+      .map((tool) => tool.schema)
   }
 
   private tool() {
