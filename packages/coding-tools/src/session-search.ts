@@ -40,6 +40,7 @@ function line(event: SessionEvent): string | undefined {
 export function apply(ctx: Context): void {
   const tool = defineTool<{ query?: string; session?: string; seq?: number; radius?: number; limit?: number }>({
     name: 'session_search',
+    deferred: true,
     readOnly: true,
     description: [
       'Search the earlier sessions of this workspace (full text: every word must match), or read the events around a hit.',

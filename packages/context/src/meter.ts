@@ -2,6 +2,8 @@
 // provider usage of the last answer plus an estimate of what the surface gained since, or a full
 // estimate of the current surface when a replacement made the usage stale. Emits `context/pressure`
 // when a session's level (thresholds reached) changes.
+// Type-only, no names: loads the `ctx.toolSearch` augmentation (decision 172); no runtime dependency.
+import type {} from '@dsh/agent/tool-search'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type { Message, ToolSchema, Usage } from '@dsh/llm'
 import { type AnySessionEvent, isSurfaceEvent, type RequestRecord, type Session, type SessionEvent } from '@dsh/session'
@@ -178,6 +180,12 @@ export class TokenMeterService extends Service implements TokenMeter {
       for (const [name, group] of sorted.slice(0, 12))
         lines.push(`${fmt(group.tokens)}    ${name}${group.tools > 1 ? ` (${group.tools} tools)` : ''}`)
       if (sorted.length > 12) lines.push(`${' '.repeat(8)}    ... ${sorted.length - 12} more`)
+      // Tool search: the deferred schemas the last request left out (loaded on demand by tool_search).
+      const notSent = this.home.get('toolSearch')?.notSent(session)
+      if (notSent && notSent.length > 0)
+        lines.push(
+          `${fmt(estimateTools(notSent, this.charsPerToken))}  not sent: ${notSent.length} deferred tool schema${notSent.length === 1 ? '' : 's'} (tool_search loads them on demand; tools.search off sends them all)`,
+        )
     }
     const messages = session.deriveMessages()
     let images = 0

@@ -70,6 +70,12 @@ export interface ToolSpec<Args = Record<string, unknown>> {
    */
   readOnly?: boolean
   /**
+   * Rarely needed: when tool search is on (`@dsh/agent/tool-search`, the `tools.search` setting) its
+   * schema is not sent up front; the model finds it with `tool_search`, which loads it for the rest of
+   * the session. MCP tools are deferred; absent means the tool is always sent.
+   */
+  deferred?: boolean
+  /**
    * The last word on the content of every result of this tool (success or error, after
    * `tools/post-execute`). Content only: it cannot change `isError` or anything else.
    */
@@ -78,9 +84,10 @@ export interface ToolSpec<Args = Record<string, unknown>> {
 
 /** A checked, frozen tool. Create with `defineTool`; register with `ctx.tools.register`. */
 export interface ToolDefinition<Args = Record<string, unknown>>
-  extends Readonly<Omit<ToolSpec<Args>, 'mode' | 'readOnly'>> {
+  extends Readonly<Omit<ToolSpec<Args>, 'mode' | 'readOnly' | 'deferred'>> {
   readonly mode: ToolMode
   readonly readOnly: boolean
+  readonly deferred: boolean
   /** What the model sees. */
   readonly schema: Readonly<ToolSchema>
   /**
@@ -174,6 +181,7 @@ export function defineTool<Args = Record<string, unknown>>(spec: ToolSpec<Args>)
     ...spec,
     mode,
     readOnly: spec.readOnly === true,
+    deferred: spec.deferred === true,
     schema,
     parameters: schema.parameters as ToolParameters,
     validate(args: unknown): string[] | undefined {

@@ -3,6 +3,7 @@
 // row stops every server, and the servers' tools go with them.
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
+import type { PreStepDecision, PreStepInput } from '@dsh/agent'
 import type {} from '@dsh/composition'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import { projectTrust } from '@dsh/settings/trust'
@@ -73,6 +74,18 @@ export class McpService extends Service implements McpManager {
     for (const config of planned.configs) this.statuses.set(config.server.name, config.status)
     this.pending.push(...planned.configs)
     this.settledAll = planned.settled
+    if (planned.configs.length > 0) {
+      // The first step of a session waits for every server's first attempt (each bounded by
+      // startupTimeoutMs): a request sent before would lack their tools, and a headless run has only one.
+      let settled = false
+      void planned.settled.then(() => {
+        settled = true
+      })
+      ctx.on('agent/pre-step', async (_input: PreStepInput, next: () => Promise<PreStepDecision>) => {
+        if (!settled) await planned.settled
+        return next()
+      })
+    }
   }
 
   /**

@@ -265,6 +265,8 @@ class Connection {
       mode: tool.annotations?.readOnlyHint === true ? ('parallel-safe' as const) : ('exclusive' as const),
       // Only for durability (no sync before its body); what the tool may do is decided elsewhere.
       readOnly: tool.annotations?.readOnlyHint === true,
+      // Sent only once loaded through tool_search when tool search is on (the `tools.search` setting).
+      deferred: true,
       presentation: () => ({
         kind: 'generic' as const,
         title: `${server}: ${tool.title ?? tool.annotations?.title ?? tool.name}`,

@@ -166,6 +166,7 @@ export default {
 
     const send = defineTool<{ subagent_id: string; message: string; wait?: boolean }>({
       name: 'subagent_send',
+      deferred: true,
       description: [
         'Send a follow-up to a subagent you kept (task with keep: true; one closed by a restart is reopened',
         'from its saved session). Messages queue in order; each',
@@ -199,6 +200,7 @@ export default {
 
     const list = defineTool<Record<string, never>>({
       name: 'subagent_list',
+      deferred: true,
       description: 'List the subagents this session started, with their status and last outcome.',
       parameters: { type: 'object', properties: {}, additionalProperties: false },
       mode: 'parallel-safe',
@@ -212,6 +214,7 @@ export default {
 
     const close = defineTool<{ subagent_id: string }>({
       name: 'subagent_close',
+      deferred: true,
       description: 'Close a subagent you kept: it stops and cannot receive messages any more.',
       parameters: {
         type: 'object',

@@ -182,6 +182,7 @@ export default {
 
     const workflow = defineTool<{ plan?: unknown; resume?: string }>({
       name: 'workflow',
+      deferred: true,
       description: [
         'Run a workflow: several subagent steps, with fan-out over a list and fan-in of the reports, and get the',
         "final step's report. Give either plan (a new workflow) or resume (the id of one that stopped: its",
@@ -227,6 +228,7 @@ export default {
       resume?: string
     }>({
       name: 'loop',
+      deferred: true,
       description: [
         'Repeat a task in a fresh subagent until a check command passes: each attempt starts with an empty context',
         '(plus the failing check output of the previous attempt), then the check runs in the working directory.',

@@ -74,6 +74,7 @@ export function apply(ctx: Context): void {
   ctx.tools.register(
     defineTool<{ command?: string; cwd?: string; wait_ms?: number; until?: string }>({
       name: 'terminal_open',
+      deferred: true,
       description: description('terminal_open'),
       parameters: {
         type: 'object',
@@ -118,6 +119,7 @@ export function apply(ctx: Context): void {
   ctx.tools.register(
     defineTool<{ id: string; input: string; wait_ms?: number; until?: string }>({
       name: 'terminal_write',
+      deferred: true,
       description: description('terminal_write'),
       parameters: {
         type: 'object',
@@ -150,6 +152,7 @@ export function apply(ctx: Context): void {
   ctx.tools.register(
     defineTool<{ id: string; view?: 'new' | 'screen'; wait_ms?: number; until?: string; max_bytes?: number }>({
       name: 'terminal_read',
+      deferred: true,
       readOnly: true,
       description: description('terminal_read'),
       mode: 'parallel-safe',
@@ -184,6 +187,7 @@ export function apply(ctx: Context): void {
   ctx.tools.register(
     defineTool<{ id: string }>({
       name: 'terminal_close',
+      deferred: true,
       description: description('terminal_close'),
       parameters: {
         type: 'object',
