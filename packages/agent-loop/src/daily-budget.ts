@@ -3,7 +3,8 @@
 // a tool step). Today's spend is the store's running sums of the other sessions updated since local
 // midnight (as `/usage` counts them: a session counts on the day of its last update), re-read at most
 // every 30 s, plus this session's requests logged since midnight, read from its log at each check. A
-// store that keeps no sums (SQLite, PostgreSQL) counts only the live session.
+// session a store keeps no sums for (written before a SQLite or PostgreSQL store's schema 2) counts
+// only while it is the live one.
 import type { Context } from '@dsh/kernel'
 import { type Session, sessionUsage, usageCostText } from '@dsh/session'
 import type {} from '@dsh/session/store'

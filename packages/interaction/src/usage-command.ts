@@ -76,7 +76,7 @@ export function registerUsageCommand(ctx: Context, now: () => number = Date.now)
       for (const [cwd, cost] of [...workspaces].sort((a, b) => b[1].usd - a[1].usd)) {
         lines.push(`  ${cwd}: ${usageCostText(cost)}`)
       }
-      if (uncounted > 0) lines.push(`(${uncounted} sessions in a store that keeps no cost are not counted)`)
+      if (uncounted > 0) lines.push(`(${uncounted} sessions written before the store kept costs are not counted)`)
       const data = {
         today,
         week,

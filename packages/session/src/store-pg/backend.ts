@@ -27,6 +27,7 @@ import {
   summaryOfRow,
   verifyRows,
 } from '../store/rows.js'
+import { addToSums, emptySums, parseSums, type SessionSums } from '../store/sums.js'
 import { bootId, holderAlive, type LeaseRow, leasedError, leaseRow, lostError, PgLease, takeLease } from './lease.js'
 import { inTransaction } from './transaction.js'
 
@@ -70,9 +71,11 @@ export class PgBackend implements SessionStore {
       const { header } = batch
       // The chain continues from the session row's last hash; a new session's starts at its header.
       let previous: string | undefined
+      let sums: SessionSums | undefined
       if (header) {
         const headerText = JSON.stringify(header)
         previous = chainHash(undefined, headerText)
+        sums = emptySums(header.seedLength)
         try {
           await client.query(
             `INSERT INTO dsh_sessions (id, header, cwd, created_at, parent, updated_at) VALUES ($1, $2, $3, $4, $5, $4)`,
@@ -83,12 +86,14 @@ export class PgBackend implements SessionStore {
           throw error
         }
       } else if (batch.events.length > 0) {
-        const row = await client.query<{ last_hash: string | null }>(
-          'SELECT last_hash FROM dsh_sessions WHERE id = $1',
+        const row = await client.query<{ last_hash: string | null; sums: string | null }>(
+          'SELECT last_hash, sums FROM dsh_sessions WHERE id = $1',
           [id],
         )
         previous = row.rows[0]?.last_hash ?? undefined
+        sums = parseSums(row.rows[0]?.sums)
       }
+      if (sums) addToSums(sums, batch.events)
       const events = batch.events
       const bodies = events.map((event) => JSON.stringify(event))
       const hashes = bodies.map((body) => {
@@ -104,7 +109,7 @@ export class PgBackend implements SessionStore {
       // Dense seqs: the batch must start where the durable log ends (a gap or overlap is a bug upstream).
       const touched = await client.query<{ event_count: number }>(
         `UPDATE dsh_sessions SET updated_at = COALESCE($2, updated_at), event_count = event_count + $3,
-           title = COALESCE($4, title, $5), last_hash = COALESCE($7, last_hash)
+           title = COALESCE($4, title, $5), last_hash = COALESCE($7, last_hash), sums = COALESCE($8, sums)
          WHERE id = $1 AND event_count = COALESCE($6, event_count) RETURNING event_count`,
         [
           id,
@@ -114,6 +119,7 @@ export class PgBackend implements SessionStore {
           firstTitle ?? null,
           events[0]?.seq ?? null,
           previous ?? null,
+          sums ? JSON.stringify(sums) : null,
         ],
       )
       if (touched.rowCount === 0) {
@@ -225,7 +231,7 @@ export class PgBackend implements SessionStore {
   /** Every session, newest first, each with the lease another process holds on it (see `holderOf`). */
   async summaries(): Promise<SessionSummary[]> {
     const rows = await this.pool.query<SessionRow & LeaseColumns>(
-      `SELECT s.id, s.cwd, s.created_at::text, s.parent, s.title, s.updated_at::text, s.event_count,
+      `SELECT s.id, s.cwd, s.created_at::text, s.parent, s.title, s.updated_at::text, s.event_count, s.sums,
          l.token::text, l.host, l.pid, l.boot_id, l.start_time::text, l.acquired_at, l.expires_at,
          l.expires_at > now() AS live
        FROM dsh_sessions s LEFT JOIN dsh_leases l ON l.session_id = s.id ORDER BY s.updated_at DESC`,

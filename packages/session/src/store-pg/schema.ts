@@ -30,8 +30,10 @@ CREATE TABLE IF NOT EXISTS dsh_events (
   PRIMARY KEY (session_id, seq)
 );
 CREATE INDEX IF NOT EXISTS dsh_events_tsv ON dsh_events USING gin (tsv);
--- Version 2: the hash chain (decision 480); the rows of a version 1 store stay unchained.
+-- Version 2: the hash chain (decision 480) and the session list's running sums; the rows of a
+-- version 1 store stay unchained and without sums.
 ALTER TABLE dsh_sessions ADD COLUMN IF NOT EXISTS last_hash text;
+ALTER TABLE dsh_sessions ADD COLUMN IF NOT EXISTS sums text;
 ALTER TABLE dsh_events ADD COLUMN IF NOT EXISTS hash text;
 CREATE OR REPLACE FUNCTION dsh_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

@@ -74,12 +74,12 @@ export interface SessionSummary {
   eventCount: number
   /**
    * The messages of the conversation: what the person sent and the model answered (not the context
-   * notes dsh adds). From stores that keep it (JSONL); absent from others.
+   * notes dsh adds). Kept by every store (`store/sums.ts`); absent for sessions a table store wrote before schema 2.
    */
   messageCount?: number
   /**
    * What its model requests cost (the fork seed excluded): `usd` sums the requests with a known price;
-   * `unknownRequests` had none. From stores that keep it (JSONL); absent from others.
+   * `unknownRequests` had none. Kept by every store; absent for sessions a table store wrote before schema 2.
    */
   cost?: SessionCost
   location: string

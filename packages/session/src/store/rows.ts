@@ -4,6 +4,7 @@
 import { HarnessError } from '@dsh/kernel'
 import type { ChainVerdict, SessionSummary } from './index.js'
 import { chainHash } from './line-seal.js'
+import { parseSums } from './sums.js'
 
 /** A row of the sessions table (a database may hand integers back as text). */
 export interface SessionRow {
@@ -14,10 +15,14 @@ export interface SessionRow {
   title: string | null
   updated_at: number | string
   event_count: number
+  /** The running sums (schema 2); null in rows written before. */
+  sums?: string | null
 }
 
 export function summaryOfRow(row: SessionRow, location: string): SessionSummary {
+  const sums = parseSums(row.sums)
   return {
+    ...(sums ? { messageCount: sums.messageCount, cost: sums.cost } : {}),
     id: row.id,
     cwd: row.cwd,
     createdAt: Number(row.created_at),

@@ -29,6 +29,7 @@ import {
   summaryOfRow,
   verifyRows,
 } from './rows.js'
+import { addToSums, emptySums, parseSums, type SessionSums } from './sums.js'
 
 /** The schema this build writes; a database with a higher `user_version` is refused. */
 export const SQLITE_SCHEMA_VERSION = 2
@@ -50,7 +51,8 @@ CREATE TABLE IF NOT EXISTS sessions (
   title TEXT,
   updated_at INTEGER NOT NULL,
   event_count INTEGER NOT NULL DEFAULT 0,
-  last_hash TEXT
+  last_hash TEXT,
+  sums TEXT
 );
 CREATE TABLE IF NOT EXISTS events (
   session_id TEXT NOT NULL,
@@ -61,9 +63,13 @@ CREATE TABLE IF NOT EXISTS events (
 ) WITHOUT ROWID;
 `
 
-/** Version 2: the hash chain (decision 480); columns added to a version 1 file, its rows left unchained. */
-const CHAIN_COLUMNS: Array<[table: string, column: string, type: string]> = [
+/**
+ * Version 2: the hash chain (decision 480) and the session list's running sums; columns added to a
+ * version 1 file, its rows left unchained and without sums.
+ */
+const V2_COLUMNS: Array<[table: string, column: string, type: string]> = [
   ['sessions', 'last_hash', 'TEXT'],
+  ['sessions', 'sums', 'TEXT'],
   ['events', 'hash', 'TEXT'],
 ]
 
@@ -143,7 +149,7 @@ export class SqliteBackend implements SessionStore {
       db.pragma('busy_timeout = 5000')
       if (version < SQLITE_SCHEMA_VERSION) {
         db.exec(SCHEMA)
-        for (const [table, column, type] of CHAIN_COLUMNS) {
+        for (const [table, column, type] of V2_COLUMNS) {
           const columns = db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>
           if (!columns.some((existing) => existing.name === column))
             db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`)
@@ -156,9 +162,9 @@ export class SqliteBackend implements SessionStore {
       )
       this.#insertEvent = db.prepare('INSERT INTO events (session_id, seq, body, hash) VALUES (?, ?, ?, ?)')
       this.#touch = db.prepare(
-        'UPDATE sessions SET updated_at = COALESCE(?, updated_at), event_count = event_count + ?, last_hash = ? WHERE id = ?',
+        'UPDATE sessions SET updated_at = COALESCE(?, updated_at), event_count = event_count + ?, last_hash = ?, sums = ? WHERE id = ?',
       )
-      this.#lastHashOf = db.prepare('SELECT last_hash FROM sessions WHERE id = ?')
+      this.#lastHashOf = db.prepare('SELECT last_hash, sums FROM sessions WHERE id = ?')
       this.#titleOf = db.prepare('SELECT title FROM sessions WHERE id = ?')
       this.#setTitle = db.prepare('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL')
       this.#writeTitle = db.prepare('UPDATE sessions SET title = ? WHERE id = ?')
@@ -178,9 +184,11 @@ export class SqliteBackend implements SessionStore {
       const { header } = batch
       // The chain continues from the session row's last hash; a new session's starts at its header.
       let previous: string | undefined
+      let sums: SessionSums | undefined
       if (header) {
         const headerText = JSON.stringify(header)
         previous = chainHash(undefined, headerText)
+        sums = emptySums(header.seedLength)
         try {
           this.#insertSession.run(
             id,
@@ -195,7 +203,12 @@ export class SqliteBackend implements SessionStore {
             throw sessionExists(id, this.locate(id))
           throw error
         }
-      } else previous = (this.#lastHashOf.get(id) as { last_hash: string | null } | undefined)?.last_hash ?? undefined
+      } else {
+        const row = this.#lastHashOf.get(id) as { last_hash: string | null; sums: string | null } | undefined
+        previous = row?.last_hash ?? undefined
+        sums = parseSums(row?.sums)
+      }
+      if (sums) addToSums(sums, batch.events)
       let title: string | undefined
       const needTitle = (this.#titleOf.get(id) as { title: string | null } | undefined)?.title == null
       for (const event of batch.events) {
@@ -207,7 +220,13 @@ export class SqliteBackend implements SessionStore {
         if (written) this.#writeTitle.run(written, id)
       }
       const last = batch.events.at(-1) as SessionEvent | undefined
-      const touched = this.#touch.run(last?.time ?? null, batch.events.length, previous ?? null, id)
+      const touched = this.#touch.run(
+        last?.time ?? null,
+        batch.events.length,
+        previous ?? null,
+        sums ? JSON.stringify(sums) : null,
+        id,
+      )
       if (touched.changes === 0) {
         throw new HarnessError('SESSION_NOT_FOUND', `session ${id} has no header in ${this.path}`, { id })
       }

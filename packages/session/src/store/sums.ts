@@ -11,10 +11,27 @@ export type SessionSums = {
   cost: SessionCost
   /** `provider:model` of the last request header: the model the next answer's cost belongs to. */
   requestModel?: string
+  /** A fork's seed length: the requests below it were the parent's. */
+  seedLength?: number
 }
 
-export function emptySums(): SessionSums {
-  return { messageCount: 0, cost: { usd: 0, requests: 0, unknownRequests: 0, models: {} } }
+export function emptySums(seedLength?: number): SessionSums {
+  return {
+    messageCount: 0,
+    cost: { usd: 0, requests: 0, unknownRequests: 0, models: {} },
+    ...(seedLength ? { seedLength } : {}),
+  }
+}
+
+/** The sums of a `sums` column, or undefined (a row of an older schema keeps none; it is not counted). */
+export function parseSums(text: string | null | undefined): SessionSums | undefined {
+  if (!text) return undefined
+  try {
+    const value = JSON.parse(text) as SessionSums
+    return typeof value?.messageCount === 'number' && typeof value.cost?.usd === 'number' ? value : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /**
@@ -78,15 +95,11 @@ export function addSpend(
   }
 }
 
-/** Folds `events` (written after a fork seed of `seedLength`) into `sums`. */
-export function addToSums(
-  sums: SessionSums,
-  events: readonly { seq: number; type: string; data: unknown }[],
-  seedLength = 0,
-): void {
+/** Folds `events` into `sums` (a fork's seed events cost nothing here: the parent paid). */
+export function addToSums(sums: SessionSums, events: readonly { seq: number; type: string; data: unknown }[]): void {
   for (const event of events) {
     if (isConversationMessage(event)) sums.messageCount++
-    if (event.seq >= seedLength) addSpend(sums.cost, event, sums.requestModel)
+    if (event.seq >= (sums.seedLength ?? 0)) addSpend(sums.cost, event, sums.requestModel)
     const next = requestModelAfter(event, sums.requestModel)
     if (next) sums.requestModel = next
   }

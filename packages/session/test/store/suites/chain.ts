@@ -2,7 +2,7 @@
 // and appends) verifies whole; an event changed in place (behind the store's back, its checksum redone
 // where it has one) or deleted is named by `verify`.
 import { describe, expect, it } from 'vitest'
-import { append, boot, type StoreFixture, tempDir, user } from '../helpers.js'
+import { append, assistant, boot, type StoreFixture, tempDir, user } from '../helpers.js'
 
 /** Changes event `seq` of session `id` as someone with the storage in hand would. */
 export interface Tamper {
@@ -35,6 +35,39 @@ export function chainSuite(fixture: StoreFixture, tamper: Tamper): void {
         expect(await ctx.sessionStore.verify?.('chained')).toMatchObject({ ok: false, seq: 4, kind: 'altered' })
       } finally {
         await ctx.dispose()
+      }
+    })
+
+    it('keeps the session list’s running sums: messages and cost per model, across processes', async () => {
+      using dir = tempDir()
+      const priced = (usd: number) => ({
+        message: {
+          ...assistant('ok'),
+          provider: 'p',
+          model: 'm',
+          usage: { inputTokens: 10, outputTokens: 2, totalTokens: 12 },
+        },
+        cost: { usd },
+      })
+      const a = await boot(fixture, dir.path)
+      const session = a.sessions.create({ id: 'summed' })
+      session.append('user/message', { message: user('one') }, append)
+      session.append('assistant/message', priced(0.25), append)
+      await a.sessionPersistence.close(session)
+      await a.dispose()
+      const b = await boot(fixture, dir.path)
+      try {
+        const resumed = await b.sessionPersistence.resume('summed')
+        resumed.append('user/message', { message: user('two') }, append)
+        resumed.append('assistant/message', priced(0.5), append)
+        await b.sessionPersistence.close(resumed)
+        const [summary] = (await b.sessionStore.summaries()).filter((row) => row.id === 'summed')
+        expect(summary).toMatchObject({
+          messageCount: 4,
+          cost: { usd: 0.75, requests: 2, unknownRequests: 0, models: { 'p:m': { usd: 0.75, requests: 2 } } },
+        })
+      } finally {
+        await b.dispose()
       }
     })
 
