@@ -232,14 +232,18 @@ ${exitCodeHelp()}`,
     )
   sessions
     .command('export')
-    .description('print a session as markdown or as its JSONL log')
+    .description('print a session as markdown, as its JSONL log, or as one self-contained HTML page')
     .argument('<id>', 'session id')
     .addOption(
-      new Option('--format <format>', 'md, jsonl, or bundle (the log with its attachment blobs, for import)')
-        .choices(['md', 'jsonl', 'bundle'])
+      new Option(
+        '--format <format>',
+        'md, jsonl (the stored lines, hash chain included), html (a page that renders the transcript as dsh web does, no network needed), or bundle (the log with its attachment blobs, for import)',
+      )
+        .choices(['md', 'jsonl', 'html', 'bundle'])
         .default('md'),
     )
-    .action(async (id: string, options: { format: 'md' | 'jsonl' | 'bundle' }) =>
+    .option('--no-tool-output', 'html: leave the tool outputs out (the calls stay)')
+    .action(async (id: string, options: { format: 'md' | 'jsonl' | 'html' | 'bundle'; toolOutput: boolean }) =>
       setCode(await (await import('./commands/sessions.js')).sessionsExport(request('sessions'), id, options, io)),
     )
   sessions

@@ -1,6 +1,6 @@
 // The client's only link to the host: unary JSON calls under /api and the two downlink streams,
 // reconnected with backoff. A session stream resumes from the next seq the projection lacks.
-import type { HostFrame, SessionFrame } from '@dsh/surfaces/wire'
+import type { EventEnvelope, HostFrame, SessionFrame } from '@dsh/surfaces/wire'
 
 export class ApiFailure extends Error {
   constructor(
@@ -67,6 +67,8 @@ export function openStream<F extends HostFrame | SessionFrame>(
   onFrame: (frame: F) => void,
   onState: (connected: boolean) => void = () => {},
 ): Stream {
+  // An exported page (`dsh sessions export --format html`) has no host to talk to.
+  if (exportedSession()) return { close() {} }
   let socket: WebSocket | undefined
   let closed = false
   let delay = 250
@@ -96,4 +98,16 @@ export function openStream<F extends HostFrame | SessionFrame>(
       socket?.close()
     },
   }
+}
+
+/** What an exported page embeds (`window.__DSH_EXPORT__`): the session's header and events. */
+export interface ExportedSession {
+  header: { id: string; cwd: string; createdAt: number; parentSession?: string; seedLength?: number }
+  events: EventEnvelope[]
+  exportedAt: string
+  toolOutput: boolean
+}
+
+export function exportedSession(): ExportedSession | undefined {
+  return (globalThis as { __DSH_EXPORT__?: ExportedSession }).__DSH_EXPORT__
 }

@@ -2,13 +2,14 @@
 // every entity; this page keeps projections fed by the downlink streams and sends unary calls.
 import { render } from 'preact'
 import { useMemo, useState } from 'preact/hooks'
-import { api } from './connection'
+import { api, exportedSession } from './connection'
 import { failed, host, showErrorsWith, useRoute } from './host-state'
 import { NavToggle } from './layout'
 import { projections } from './session-stream'
 import './subagent-view'
 import { type ShortcutActions, useShortcuts } from './shortcuts'
 import { CompareView } from './views/compare'
+import { ExportedView } from './views/exported'
 import { SessionView } from './views/session'
 import { ConfigBanner, SettingsPage } from './views/settings'
 import { Sidebar } from './views/sidebar'
@@ -85,4 +86,5 @@ function App() {
   )
 }
 
-render(<App />, document.getElementById('app') as HTMLElement)
+const exported = exportedSession()
+render(exported ? <ExportedView data={exported} /> : <App />, document.getElementById('app') as HTMLElement)

@@ -8,7 +8,7 @@ export function SessionActions(props: { sessionId: string; title?: string; faile
   const { sessionId, failed } = props
   const [renaming, setRenaming] = useState<string | undefined>()
   const [confirming, setConfirming] = useState(false)
-  const exportUrl = (format: 'md' | 'jsonl') => `/api/sessions/${sessionId}/export?format=${format}`
+  const exportUrl = (format: 'md' | 'jsonl' | 'html') => `/api/sessions/${sessionId}/export?format=${format}`
   if (renaming !== undefined)
     return (
       <form
@@ -47,6 +47,14 @@ export function SessionActions(props: { sessionId: string; title?: string; faile
       </a>
       <a class="link export" href={exportUrl('jsonl')} download={`dsh-${sessionId}.jsonl`}>
         .jsonl
+      </a>
+      <a
+        class="link export share"
+        href={exportUrl('html')}
+        download={`dsh-${sessionId}.html`}
+        title="one self-contained page to share: opens anywhere, no network"
+      >
+        .html
       </a>
       <a
         class="link steps"

@@ -97,13 +97,16 @@ export async function sessionsShow(request: ComposeRequest, id: string, io: Io):
 export async function sessionsExport(
   request: ComposeRequest,
   id: string,
-  options: { format: 'md' | 'jsonl' | 'bundle' },
+  options: { format: 'md' | 'jsonl' | 'html' | 'bundle'; toolOutput?: boolean },
   io: Io,
 ): Promise<number> {
   return withRuntime(request, io, async ({ runtime }) => {
     id = await fullId(runtime, id)
     const store = runtime.root.sessionStore
-    if (options.format === 'bundle') {
+    if (options.format === 'html') {
+      const { sessionHtml } = await import('@dsh/surfaces/web/html-export')
+      io.out(sessionHtml(await query(runtime).read(id), { dropToolOutput: options.toolOutput === false }))
+    } else if (options.format === 'bundle') {
       await sessionsExportBundle(runtime, id, io)
     } else if (options.format === 'jsonl' && store.kind === 'jsonl') {
       // The stored lines as they are, checksums and hash chain included: `dsh sessions verify FILE`

@@ -122,6 +122,12 @@ describe('session management in the page', () => {
       stored.map((event) => [event.seq, event.type]),
     )
     expect(exported.at(-1)?.data).toEqual({ title: 'Landmarks', by: 'user' })
+    // ".html": one page to share, the transcript embedded (issue 39; html-export.e2e opens one offline).
+    const [html] = await Promise.all([page.waitForEvent('download'), page.click('.session-actions a.share')])
+    const shared = readFileSync((await html.path()) as string, 'utf8')
+    expect(shared).toMatch(/^<!doctype html>/i)
+    expect(shared).toContain('window.__DSH_EXPORT__ = {"header":{"type":"session"')
+    expect(shared).toContain(`"id":"${found}"`)
   })
 
   it('copies a message and forks from an answer into a new session that ends at its turn', async () => {

@@ -209,6 +209,11 @@ export class SessionHost {
     }
   }
 
+  /** A session as it is now: the attached one, or read from the store. */
+  async read(sessionId: string): Promise<Session> {
+    return this.attachedSessions.get(sessionId)?.agent.session ?? (await this.persistence().read(sessionId))
+  }
+
   /** A session's model requests as steps (each request as sent, its answer, calls and results); live or stored. */
   async steps(sessionId: string): Promise<SessionStep[]> {
     const live = this.attachedSessions.get(sessionId)?.agent.session

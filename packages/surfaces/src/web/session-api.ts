@@ -5,6 +5,7 @@ import { type Context, HarnessError } from '@dsh/kernel'
 import type {} from '@dsh/session/store/query'
 import type { ExportFormat, SessionHost } from '../host/index.js'
 import type { SearchHitView, WireFile, WorkspacesView } from '../wire/types.js'
+import { sessionHtml } from './html-export.js'
 
 const MAX_HITS = 50
 const MAX_WORKSPACES = 20
@@ -46,7 +47,18 @@ export async function workspacesView(host: SessionHost, canChoose: boolean): Pro
 }
 
 /** The file `dsh sessions export` prints. */
-export async function exportFile(host: SessionHost, sessionId: string, format: ExportFormat): Promise<WireFile> {
+export async function exportFile(
+  host: SessionHost,
+  sessionId: string,
+  format: ExportFormat | 'html',
+  options: { toolOutput?: boolean } = {},
+): Promise<WireFile> {
+  if (format === 'html')
+    return {
+      name: `dsh-${sessionId}.html`,
+      type: 'text/html; charset=utf-8',
+      text: sessionHtml(await host.read(sessionId), { dropToolOutput: options.toolOutput === false }),
+    }
   return {
     name: `dsh-${sessionId}.${format}`,
     type: format === 'md' ? 'text/markdown; charset=utf-8' : 'application/x-ndjson; charset=utf-8',

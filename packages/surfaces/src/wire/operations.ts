@@ -6,7 +6,7 @@
 import type { Agent } from '@dsh/agent'
 import { HarnessError, toJsonSafe } from '@dsh/kernel'
 import { contentText, type SessionStep } from '@dsh/session'
-import { type AttachmentInput, EXPORT_FORMATS, parseAttachments, type SessionHost } from '../host/index.js'
+import { type AttachmentInput, parseAttachments, type SessionHost } from '../host/index.js'
 import { exportFile, searchSessions, workspacesView } from '../web/session-api.js'
 import { credentialsOf, modelsView, settingsOf, settingsView } from '../web/settings-api.js'
 import { type Operation, op, type WebRoute, type WireScope } from './operation.js'
@@ -353,12 +353,23 @@ export const operations = {
     },
   }),
   'session/export': op({
-    summary: 'A session as a file: the Markdown transcript or the JSONL log.',
-    params: S.object({ sessionId, format: S.oneOf(EXPORT_FORMATS as readonly ['md', 'jsonl']) }, ['sessionId']),
+    summary:
+      'A session as a file: the Markdown transcript, the JSONL log, or one self-contained HTML page that renders the transcript (toolOutput: drop leaves the tool outputs out).',
+    params: S.object(
+      {
+        sessionId,
+        format: S.oneOf(['md', 'jsonl', 'html'] as const),
+        toolOutput: S.oneOf(['keep', 'drop'] as const, 'html: drop leaves the tool outputs out (the calls stay)'),
+      },
+      ['sessionId'],
+    ),
     errors: ['SESSION_NOT_FOUND', 'NOT_AVAILABLE'],
     rpc: true,
     web: { method: 'GET', path: '/api/sessions/:sessionId/export', file: true },
-    handler: (host, params): Promise<WireFile> => exportFile(host, params.sessionId, params.format ?? 'md'),
+    handler: (host, params): Promise<WireFile> =>
+      exportFile(host, params.sessionId, params.format ?? 'md', {
+        ...(params.toolOutput === 'drop' ? { toolOutput: false } : {}),
+      }),
   }),
   'session/search': op({
     summary: 'Full-text search over the events of every durable session.',
