@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { HarnessError } from '@dsh/kernel'
-import type { Session } from '@dsh/session'
+import { isEvent, type Session } from '@dsh/session'
 
 export interface HtmlExportOptions {
   /** Replace every tool result's text with a note (the calls stay). */
@@ -35,8 +35,8 @@ function scriptSafe(text: string): string {
 /** Events as the page gets them, with tool outputs replaced when asked. */
 function eventsOf(session: Session, dropToolOutput: boolean): unknown[] {
   return session.events.map((event) => {
-    if (!dropToolOutput || event.type !== 'tool/result') return event
-    const data = event.data as { message: { content: unknown[] } }
+    if (!dropToolOutput || !isEvent(event, 'tool/result')) return event
+    const { data } = event
     return {
       ...event,
       data: {
