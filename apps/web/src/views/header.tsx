@@ -38,6 +38,7 @@ export function SessionHead({ projection }: { projection: SessionProjection }) {
         title={useHost().sessions.find((row) => row.sessionId === sessionId)?.title}
         failed={failed}
       />
+      <ContinueInTerminal projection={projection} />
       <button
         type="button"
         class="id link"
@@ -48,6 +49,32 @@ export function SessionHead({ projection }: { projection: SessionProjection }) {
         {sessionId.slice(0, 8)}
       </button>
     </header>
+  )
+}
+
+/**
+ * The exact command that picks this session up in a terminal (issue 39): shown as the title and copied
+ * on click. With a shared PostgreSQL store it works from another machine once the lease is free.
+ */
+function ContinueInTerminal({ projection }: { projection: SessionProjection }) {
+  const [copied, setCopied] = useState(false)
+  const cwd = projection.header?.cwd
+  const command = `${cwd ? `cd ${JSON.stringify(cwd)} && ` : ''}dsh --resume ${projection.sessionId}`
+  return (
+    <button
+      type="button"
+      class="link continue-terminal"
+      title={command}
+      data-command={command}
+      onClick={() =>
+        void navigator.clipboard
+          ?.writeText(command)
+          .then(() => setCopied(true))
+          .catch(() => undefined)
+      }
+    >
+      {copied ? 'command copied' : 'continue in terminal'}
+    </button>
   )
 }
 

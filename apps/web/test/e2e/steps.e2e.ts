@@ -59,9 +59,12 @@ it('walks the model requests of a session and shows the exact request', async ()
   await page.locator('.steps-head input[type=checkbox]').check()
   await expect.poll(() => page.locator('pre.system-prompt').textContent()).toContain('You are dsh')
   expect(await page.locator('.step-messages li').last().textContent()).toContain('ship it')
-  // Back to the session, as it was.
+  // Back to the session, as it was; its header names the command that continues it in a terminal.
   await page.locator('.steps-head a', { hasText: 'back to the session' }).click()
   await page.locator('.node.assistant', { hasText: 'The plan says ship it.' }).waitFor()
+  expect(await page.locator('button.continue-terminal').getAttribute('data-command')).toBe(
+    `cd ${JSON.stringify(work)} && dsh --resume ${sessionId}`,
+  )
 })
 
 it('compares a fork with the session it came from, branch beside branch', async () => {
