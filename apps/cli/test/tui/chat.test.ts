@@ -54,7 +54,7 @@ describe('dsh (the terminal chat)', () => {
       completionResponse({ text: 'Wrote one of them.' }),
     )
     const screen = f.open(['--permission-mode', 'read-only', 'write', 'two', 'files'])
-    await screen.waitFor('? approve:')
+    await screen.waitFor('Esc stop the turn') // the prompt's last line: the whole prompt is drawn
     expect(screen.text()).toContain('y allow once')
     expect(screen.text()).toMatch(/○ Write yes\.txt/) // the call's line, still running
     await screen.press('y', /approve: .*no\.txt/)
@@ -83,8 +83,7 @@ describe('dsh (the terminal chat)', () => {
       completionResponse({ text: 'Wrote both.' }),
     )
     const screen = f.open(['write', 'two', 'files'])
-    await screen.waitFor('? approve:')
-    expect(screen.text()).toContain('always allow similar (your settings): Edit(.vscode/**)')
+    await screen.waitFor('always allow similar (your settings): Edit(.vscode/**)')
     await screen.press('r', 'Wrote both.')
     screen.type('\x04')
     expect(await screen.exited).toBe(0)
@@ -107,8 +106,8 @@ describe('dsh (the terminal chat)', () => {
       completionResponse({ toolCalls: [call(id, 'write', { path, content: 'x\n' })] })
     f.server.enqueue(write('c1', '.vscode/a.json'), completionResponse({ text: 'Understood, skipped.' }))
     const screen = f.open(['write', 'files'])
-    await screen.waitFor('? approve:')
-    expect(screen.text()).toContain('Esc stop the turn')
+    await screen.waitFor('Esc stop the turn')
+    expect(screen.text()).toContain('? approve: Write')
     await screen.press('keep my editor config\r', 'Understood, skipped.')
     const rejected = f.log().flatMap((e) => (e.type === 'tool/result' ? [e.data] : []))
     expect(rejected.at(-1)).toMatchObject({ code: 'FS_PROTECTED_PATH' }) // the protected write, refused
@@ -186,7 +185,7 @@ describe('dsh (the terminal chat)', () => {
       completionResponse({ toolCalls: [call(id, 'write', { path, content: `${path}\n`, ...escalate })] })
     f.server.enqueue(write('c1', 'one.txt'), write('c2', 'two.txt'), completionResponse({ text: 'Wrote both.' }))
     const screen = f.open(['--permission-mode', 'read-only', 'write', 'two', 'files'])
-    await screen.waitFor('? approve:')
+    await screen.waitFor('Esc stop the turn')
     await screen.press('a', 'Wrote both.')
     screen.type('\x04')
     expect(await screen.exited).toBe(0)
