@@ -33,7 +33,7 @@ const EXIT_CODES = {
   NOT_VERIFIED: {
     code: 14,
     meaning:
-      '`sessions verify`, `sessions sign`: the hash chain or the signature does not check (the report names the event)',
+      '`sessions verify`, `sessions sign`, `sessions import`: the hash chain or the signature does not check (the report names the event)',
   },
   SIGINT: { code: 130, meaning: 'interrupted by SIGINT (the session is saved and resumable)' },
   SIGTERM: { code: 143, meaning: 'stopped by SIGTERM (the session is saved and resumable)' },
@@ -69,6 +69,8 @@ export function exitCodeFor(code: string | undefined): number {
     return ExitCode.USAGE
   if (code === 'SESSION_LEASED') return ExitCode.SESSION_BUSY
   if (code === 'SESSION_CORRUPT') return ExitCode.SESSION_CORRUPT
+  if (code === 'SESSION_NOT_VERIFIED') return ExitCode.NOT_VERIFIED
+  if (code === 'SESSION_EXISTS') return ExitCode.USAGE
   return CONFIG_CODES.test(code) ? ExitCode.CONFIG : ExitCode.ERROR
 }
 

@@ -237,7 +237,7 @@ ${exitCodeHelp()}`,
     .addOption(
       new Option(
         '--format <format>',
-        'md, jsonl (the stored lines, hash chain included), html (a page that renders the transcript as dsh web does, no network needed), or bundle (the log with its attachment blobs, for import)',
+        'md, jsonl (the stored lines, hash chain included), html (a page that renders the transcript as dsh web does, no network needed), or bundle (the log with its hash chain, attachment blobs and workspace checkpoints, for dsh sessions import on another machine)',
       )
         .choices(['md', 'jsonl', 'html', 'bundle'])
         .default('md'),
@@ -322,10 +322,19 @@ ${exitCodeHelp()}`,
     )
   sessions
     .command('import')
-    .description('import a session bundle (dsh sessions export ID --format bundle) with its attachments')
+    .description(
+      'import a session bundle (dsh sessions export ID --format bundle) with its attachments and workspace checkpoints; every event is checked against the hash chain first, and a damaged bundle is refused naming the event',
+    )
     .argument('<file>', 'the bundle, or - for stdin')
-    .action(async (file: string) =>
-      setCode(await (await import('./commands/sessions.js')).sessionsImport(request('sessions'), file, io)),
+    .option('--as <id>', "import under this id (the bundle's is taken, or a second copy is wanted)")
+    .option(
+      '--cwd <dir>',
+      'the workspace the session continues in here (when its recorded one does not exist on this machine)',
+    )
+    .action(async (file: string, options: { as?: string; cwd?: string }) =>
+      setCode(
+        await (await import('./commands/session-bundle.js')).sessionsImport(request('sessions'), file, options, io),
+      ),
     )
   sessions
     .command('repair')

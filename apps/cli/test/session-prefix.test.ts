@@ -28,8 +28,8 @@ beforeAll(async () => {
   // A second session sharing the first four characters: the same log imported under another id.
   copy = `${id.slice(0, 4)}zz-copy`
   const bundle = await dsh('sessions', 'export', id, '--format', 'bundle')
-  writeFileSync(join(home, 'copy.jsonl'), bundle.stdout.replaceAll(id, copy))
-  expect((await dsh('sessions', 'import', join(home, 'copy.jsonl'))).code).toBe(0)
+  writeFileSync(join(home, 'copy.jsonl'), bundle.stdout)
+  expect((await dsh('sessions', 'import', '--as', copy, join(home, 'copy.jsonl'))).code).toBe(0)
 }, 60_000)
 afterAll(async () => {
   await server.close()

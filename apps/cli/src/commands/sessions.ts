@@ -1,10 +1,9 @@
 // `dsh sessions ls|show|export|fork`: the durable sessions, read through ctx.sessionQuery and
 // ctx.sessions of the booted profile (never by parsing files here).
 import { readFile } from 'node:fs/promises'
-import { refsIn } from '@dsh/attachments'
 import { pointLine, type RewindMode } from '@dsh/interaction/rewind'
 import { HarnessError } from '@dsh/kernel'
-import { checkSessionId, type SessionEvent, sessionUsage, usageCostText } from '@dsh/session'
+import { checkSessionId, sessionUsage, usageCostText } from '@dsh/session'
 import { isConversationMessage, leaseSession, resolveSessionId, type SessionSummary } from '@dsh/session/store'
 import type {} from '@dsh/session/store/query'
 import { exportLines, removeSessions, renderTranscript, SessionHost } from '@dsh/surfaces/host'
@@ -107,6 +106,7 @@ export async function sessionsExport(
       const { sessionHtml } = await import('@dsh/surfaces/web/html-export')
       io.out(sessionHtml(await query(runtime).read(id), { dropToolOutput: options.toolOutput === false }))
     } else if (options.format === 'bundle') {
+      const { sessionsExportBundle } = await import('./session-bundle.js')
       await sessionsExportBundle(runtime, id, io)
     } else if (options.format === 'jsonl' && store.kind === 'jsonl') {
       // The stored lines as they are, checksums and hash chain included: `dsh sessions verify FILE`
@@ -256,100 +256,4 @@ export async function sessionsRemove(request: ComposeRequest, ids: string[], io:
     io.err(`dsh: removed ${report.removed.join(', ')}${blobs}`)
     return ExitCode.OK
   })
-}
-
-interface BundleHead {
-  type: 'dsh/session-bundle'
-  version: 1
-  session: string
-}
-
-/** `dsh sessions export ID --format bundle`: one JSONL stream with the session's blobs, then its log. */
-export async function sessionsExportBundle(runtime: Runtime, id: string, io: Io): Promise<void> {
-  const session = await query(runtime).read(id)
-  const attachments = runtime.root.get('attachments')
-  io.out(JSON.stringify({ type: 'dsh/session-bundle', version: 1, session: session.id } satisfies BundleHead))
-  for (const ref of refsIn(session.events)) {
-    if (!attachments)
-      throw new HarnessError(
-        'CONFIG_NO_ATTACHMENTS',
-        'the session has attachments and the attachments row is disabled',
-        {},
-      )
-    const bytes = await attachments.get(ref)
-    io.out(JSON.stringify({ type: 'blob', ref, data: Buffer.from(bytes).toString('base64') }))
-  }
-  io.out(JSON.stringify(session.header))
-  for (const event of session.events) io.out(JSON.stringify(event))
-}
-
-/**
- * `dsh sessions import FILE`: blobs first (each checked against its hash), then the session, written
- * whole and synced; an id that exists is refused (SESSION_EXISTS).
- */
-export async function sessionsImport(request: ComposeRequest, file: string, io: Io): Promise<number> {
-  return withRuntime(request, io, async ({ runtime }) => {
-    const lines = (file === '-' ? await readStdin(io) : await readFile(file, 'utf8'))
-      .split('\n')
-      .filter((line) => line.trim())
-    const records = lines.map((line, index) => {
-      try {
-        return JSON.parse(line) as Record<string, unknown>
-      } catch {
-        throw new HarnessError(
-          'USAGE',
-          `${file}: line ${index + 1} is not JSON; give a file from \`dsh sessions export ID --format bundle\``,
-          {},
-        )
-      }
-    })
-    const head = records[0] as Partial<BundleHead> | undefined
-    if (head?.type !== 'dsh/session-bundle' || head.version !== 1 || typeof head.session !== 'string') {
-      throw new HarnessError(
-        'USAGE',
-        `${file} is not a dsh session bundle (version 1); make one with \`dsh sessions export ID --format bundle\``,
-        {},
-      )
-    }
-    const id = checkSessionId(head.session)
-    const store = runtime.root.sessionStore
-    if (await store.read(id)) {
-      throw new HarnessError(
-        'SESSION_EXISTS',
-        `session ${id} already exists at ${store.locate(id)}; remove it first (dsh sessions rm ${id})`,
-        { id },
-      )
-    }
-    const blobs = records.filter((record) => record.type === 'blob')
-    const attachments = runtime.root.get('attachments')
-    if (blobs.length > 0 && !attachments) {
-      throw new HarnessError(
-        'CONFIG_NO_ATTACHMENTS',
-        'the bundle has attachments and the attachments row is disabled; enable it',
-        {},
-      )
-    }
-    for (const blob of blobs) await attachments?.adopt(String(blob.ref), Buffer.from(String(blob.data), 'base64'))
-    const rest = records.slice(1 + blobs.length)
-    // Validated like any stored session before anything is written.
-    const session = runtime.root.sessions.build(rest[0], rest.slice(1), file, id)
-    const lease = await leaseSession(store, id)
-    try {
-      await store.write(id, { header: session.header, events: session.events as SessionEvent[], sync: true })
-      await store.release(id)
-    } finally {
-      await lease.release()
-    }
-    io.out(id)
-    io.err(
-      `dsh: imported ${id} (${session.events.length} events, ${blobs.length} attachment blob(s)); continue it with: dsh run --resume ${id} "<message>"`,
-    )
-    return ExitCode.OK
-  })
-}
-
-async function readStdin(io: Io): Promise<string> {
-  let text = ''
-  for await (const chunk of io.stdin) text += chunk.toString()
-  return text
 }

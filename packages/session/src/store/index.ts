@@ -275,3 +275,4 @@ function textBlocks(message: unknown, types: readonly string[]): string[] {
 }
 
 export { verifyLines } from './chain.js'
+export { chainLine } from './line-seal.js'

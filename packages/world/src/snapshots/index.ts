@@ -82,4 +82,11 @@ export interface Snapshots {
   restore(request: RestoreRequest): Promise<RestoreResult>
   /** Writes every file of snapshot `id` of workspace `cwd` into the empty folder `dir` (a scratch copy). */
   materialize(cwd: string, id: string, dir: string): Promise<void>
+  /**
+   * The snapshots `ids` of `cwd` as one self-contained blob another store's `unpack` takes (what a
+   * session bundle carries to another machine). Optional: a provider without it cannot carry checkpoints.
+   */
+  pack?(cwd: string, ids: readonly string[]): Promise<Buffer>
+  /** Adds the snapshots of a `pack` blob to the store of `cwd`; returns the ids it now holds from it. */
+  unpack?(cwd: string, blob: Buffer, ids: readonly string[]): Promise<string[]>
 }

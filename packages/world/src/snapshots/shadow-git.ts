@@ -459,6 +459,36 @@ export class ShadowGitSnapshots extends Service implements Snapshots {
     }
   }
 
+  async pack(cwd: string, ids: readonly string[]): Promise<Buffer> {
+    const wanted = [...new Set(ids)].filter((id) => id !== EMPTY_TREE)
+    let env: NodeJS.ProcessEnv | undefined
+    for (const id of wanted) env = (await this._known(cwd, id)).env
+    if (!env) return Buffer.alloc(0)
+    // A tree names every blob and subtree under it: git packs the whole snapshot from its id alone.
+    return (
+      await this._run(['pack-objects', '--revs', '--stdout', '--quiet'], env, { input: `${wanted.join('\n')}\n` })
+    ).stdout
+  }
+
+  async unpack(cwd: string, blob: Buffer, ids: readonly string[]): Promise<string[]> {
+    const real = await realpath(cwd)
+    const env = this._env(await this._repo(real), real)
+    // index-pack checks every object's hash as it stores it: a damaged pack is refused whole.
+    if (blob.length > 0) await this._run(['index-pack', '--stdin'], env, { input: blob })
+    const held: string[] = []
+    for (const id of ids) {
+      if (id === EMPTY_TREE) held.push(id)
+      else if (
+        await this._known(real, id).then(
+          () => true,
+          () => false,
+        )
+      )
+        held.push(id)
+    }
+    return held
+  }
+
   /** The absolute path of `path`, refused when a symlinked folder would carry the write outside `cwd`. */
   private async _inside(cwd: string, path: string): Promise<string> {
     const abs = join(cwd, ...path.split('/'))

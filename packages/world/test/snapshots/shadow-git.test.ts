@@ -195,4 +195,38 @@ describe('materialize', () => {
     expect(readdirSync(out).sort()).toEqual(['a.txt', 'd'])
     rmSync(out, { recursive: true })
   })
+
+  it('packs snapshots for another store (another machine), which then diffs and restores them; a damaged pack is refused', async () => {
+    writeFileSync(join(ws, 'a.txt'), 'one\n')
+    const first = await take()
+    writeFileSync(join(ws, 'a.txt'), 'two\n')
+    mkdirSync(join(ws, 'src'))
+    writeFileSync(join(ws, 'src', 'b.txt'), 'bee\n')
+    const second = await take()
+    const blob = await snapshots.pack?.(ws, [first.id, second.id])
+    expect(blob?.length).toBeGreaterThan(0)
+    // Another home: its own checkpoint store, which has never seen this workspace.
+    const otherHome = mkdtempSync(join(tmpdir(), 'dsh-snap-other-'))
+    const other = new Context()
+    const plugin = other.plugin(ShadowGitSnapshots, { dir: join(otherHome, 'checkpoints') })
+    await plugin
+    try {
+      const there = other.get('snapshots') as Snapshots
+      await expect(there.changes(ws, first.id, second.id)).rejects.toMatchObject({ code: 'SNAPSHOT_NOT_FOUND' })
+      const damaged = Buffer.from(blob as Buffer)
+      damaged[damaged.length - 30] = (damaged[damaged.length - 30] as number) ^ 0xff
+      await expect(there.unpack?.(ws, damaged, [first.id])).rejects.toMatchObject({ code: 'SNAPSHOT_FAILED' })
+      expect(await there.unpack?.(ws, blob as Buffer, [first.id, second.id])).toEqual([first.id, second.id])
+      expect(await there.changes(ws, first.id, second.id)).toMatchObject([
+        { path: 'a.txt', kind: 'modified' },
+        { path: 'src/b.txt', kind: 'added' },
+      ])
+      await there.restore({ cwd: ws, to: first.id, paths: ['a.txt', 'src/b.txt'] })
+      expect(readFileSync(join(ws, 'a.txt'), 'utf8')).toBe('one\n')
+      expect(existsSync(join(ws, 'src', 'b.txt'))).toBe(false)
+    } finally {
+      await plugin.dispose()
+      rmSync(otherHome, { recursive: true, force: true })
+    }
+  })
 })
