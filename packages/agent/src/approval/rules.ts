@@ -46,6 +46,7 @@ const ALIASES: Record<string, readonly string[]> = {
   webfetch: ['web_fetch'],
   web_fetch: ['web_fetch'],
   websearch: ['web_search'],
+  web_search: ['web_search'],
   task: ['task'],
 }
 
@@ -188,6 +189,7 @@ export function suggestRule(subject: RuleSubject): string {
       return `WebFetch(domain:${new URL(args.url).hostname})`
     } catch {}
   }
+  if (toolName === 'web_search') return 'WebSearch'
   const path = args.path ?? args.file_path ?? args.file
   if (FILE_TOOLS.has(toolName) && typeof path === 'string') {
     const word = FILE_EDIT.includes(toolName)

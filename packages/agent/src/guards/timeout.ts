@@ -32,6 +32,7 @@ export const DEFAULT_TOOL_TIMEOUTS: Readonly<Record<string, number>> = Object.fr
   ask_user: 0,
   run_code: 0,
   web_fetch: 120_000,
+  web_search: 60_000,
   code_nav: 60_000,
 })
 

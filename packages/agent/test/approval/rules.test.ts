@@ -45,6 +45,9 @@ const table: Array<[rule: string, subject: RuleSubject, covered: boolean]> = [
   ['WebFetch(domain:example.com)', fetch('https://docs.example.com/a'), true],
   ['WebFetch(domain:example.com)', fetch('https://example.com.evil.net/a'), false],
   ['WebFetch(domain:example.com)', fetch('not a url'), false],
+  ['WebSearch', { toolName: 'web_search', args: { query: 'x' }, cwd }, true],
+  ['web_search', { toolName: 'web_search', args: { query: 'x' }, cwd }, true],
+  ['WebFetch', { toolName: 'web_search', args: { query: 'x' }, cwd }, false],
   ['mcp__github', mcp('mcp__github__create_issue'), true],
   ['mcp__github', mcp('mcp__githubx__create_issue'), false],
   ['mcp__github__create_issue', mcp('mcp__github__create_issue'), true],
@@ -90,6 +93,7 @@ describe('allow similar: the narrowest rule that covers a call', () => {
     [file('read', '/etc/hosts'), 'Read(//etc/**)'],
     [fetch('https://docs.example.com/a?b'), 'WebFetch(domain:docs.example.com)'],
     [mcp('mcp__github__create_issue'), 'mcp__github__create_issue'],
+    [{ toolName: 'web_search', args: { query: 'dsh' }, cwd }, 'WebSearch'],
     [{ toolName: 'task', args: { prompt: 'x' }, cwd }, 'task'],
   ]
   it.each(suggestions)('%j -> %s, which covers the call', (subject, rule) => {

@@ -75,6 +75,7 @@ const CLAUDE_NAMES: Record<string, string> = {
   grep: 'Grep',
   ls: 'LS',
   web_fetch: 'WebFetch',
+  web_search: 'WebSearch',
 }
 
 type Verdict = Exclude<HookRunEvent['decision'], 'error'>

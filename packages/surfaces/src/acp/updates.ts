@@ -19,6 +19,7 @@ const KIND_BY_NAME: Record<string, acp.ToolKind> = {
   search: 'search',
   fetch: 'fetch',
   web_fetch: 'fetch',
+  web_search: 'fetch',
   todo_write: 'think',
 }
 
