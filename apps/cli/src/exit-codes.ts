@@ -35,6 +35,7 @@ const EXIT_CODES = {
     meaning:
       '`sessions verify`, `sessions sign`, `sessions import`: the hash chain or the signature does not check (the report names the event)',
   },
+  FINDINGS: { code: 15, meaning: '`review --fail-on S`: a finding of severity S or worse was reported' },
   SIGINT: { code: 130, meaning: 'interrupted by SIGINT (the session is saved and resumable)' },
   SIGTERM: { code: 143, meaning: 'stopped by SIGTERM (the session is saved and resumable)' },
 } as const satisfies Record<string, { code: number; meaning: string }>

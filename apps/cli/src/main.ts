@@ -207,8 +207,39 @@ ${exitCodeHelp()}`,
         'attach a file to the task: an image (png, jpeg, gif, webp) or text (repeatable)',
       ).argParser(collect),
     )
+    .option('--task-file <file>', 'read the task from a file (e.g. an issue body in CI), after the words given')
+    .option('--summary <file>', 'append a Markdown summary of the run to this file (e.g. $GITHUB_STEP_SUMMARY)')
     .action(async (args: string[], options: RunOptions) =>
       setCode(await (await import('./commands/run.js')).run(request('run', args), options, io)),
+    )
+
+  program
+    .command('review')
+    .description(
+      'review a change headless with the review preset: findings (file, line, severity, message) as Markdown, JSON or GitHub annotations',
+    )
+    .argument('[range]', 'a git diff range, e.g. origin/main...HEAD (default: HEAD, the uncommitted changes)')
+    .option('--diff <file>', "review this diff or patch file (a pull request's .diff or .patch) instead; - reads stdin")
+    .addOption(
+      new Option('--output <format>', 'text (Markdown), json, or github (workflow annotations)')
+        .choices(['text', 'json', 'github'])
+        .default('text'),
+    )
+    .addOption(
+      new Option('--fail-on <severity>', 'exit 15 when a finding is this severe or worse').choices([
+        'error',
+        'warning',
+        'note',
+      ]),
+    )
+    .option('--summary <file>', 'append the Markdown review to this file (e.g. $GITHUB_STEP_SUMMARY)')
+    .option('--model <model>', 'provider:model, or a model name (default: the model setting)')
+    .option('--provider <name>', 'model provider (default: deepseek)')
+    .option('--cwd <dir>', 'the repository (default: the current directory)')
+    .option('--preset <name>', 'a preset of your own that allows report_finding (default: review)')
+    .addOption(new Option('--max-cost <usd>', 'cost budget in US dollars (exit 8 when reached)').argParser(dollars))
+    .action(async (range: string | undefined, options: import('./commands/review.js').ReviewOptions) =>
+      setCode(await (await import('./commands/review.js')).review(request('run'), range, options, io)),
     )
 
   const sessions = program

@@ -94,7 +94,7 @@ const call = (query: string, count?: number) => ({
   arguments: count === undefined ? { query } : { query, count },
 })
 const signal = () => new AbortController().signal
-const textOf = (result: { content: { type: string; text?: string }[] }) =>
+const textOf = (result: { content: readonly { type: string; text?: string }[] }) =>
   result.content[0]?.type === 'text' ? (result.content[0].text ?? '') : ''
 
 describe('web search providers speak their real APIs', () => {

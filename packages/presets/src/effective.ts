@@ -3,7 +3,7 @@
 // `dsh presets show` prints it; the lookup order is the one agents are composed with.
 import type {} from '@dsh/agent'
 import type {} from '@dsh/agent/system-prompt'
-import { permitted } from '@dsh/agent/tools'
+import { namedExactly, permitted } from '@dsh/agent/tools'
 import type { Context } from '@dsh/kernel'
 import type { LlmCallConfig } from '@dsh/llm'
 import type {} from '@dsh/world/sandbox'
@@ -68,9 +68,13 @@ export async function describePreset(
     ? { value: preset.permissionMode, from: 'preset', where: file }
     : { value: policy ? policy.mode() : null, from: 'global', where: 'sandbox-policy row (profile)' }
 
-  const all = (home.get('tools')?.tools() ?? []).map((tool) => tool.name)
+  const registered = home.get('tools')?.tools() ?? []
+  const all = registered.map((tool) => tool.name)
   const policyOf = preset.tools ?? {}
-  const visible = all.filter((name) => permitted(name, policyOf))
+  const optIn = new Set(registered.filter((tool) => tool.optIn).map((tool) => tool.name))
+  const visible = all.filter(
+    (name) => permitted(name, policyOf) && (!optIn.has(name) || namedExactly(name, [policyOf])),
+  )
   const tools: EffectiveAgentConfig['tools'] = {
     value: {
       visible,

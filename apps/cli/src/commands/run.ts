@@ -1,5 +1,6 @@
 // `dsh run "<task>"`: boot the profile (headless by default), run one task to whole-agent idle through
 // `ctx.headless`, print the answer, exit with a code that says how the turn ended.
+import { appendFile, readFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import type {} from '@dsh/context'
 import { describeGiveUp, describeRetry } from '@dsh/context/recovery-text'
@@ -33,6 +34,10 @@ export interface RunOptions {
   attach?: string[]
   /** `user@host:/path`: run every tool on that machine over SSH. */
   remote?: string
+  /** `--task-file FILE`: the task (e.g. an issue body) from a file, after the words given as arguments. */
+  taskFile?: string
+  /** `--summary FILE`: append a Markdown summary of the run (e.g. $GITHUB_STEP_SUMMARY). */
+  summary?: string
 }
 
 /** Reads the task: the arguments joined, or stdin when the only argument is `-`. */
@@ -78,13 +83,13 @@ function refusedLines(refused: RefusedCall[]): string[] {
 }
 
 /** What a person waiting on `dsh run` must see even when stderr is not a terminal: the run is retrying. */
-function retryLine(event: SessionEvent): string | undefined {
+export function retryLine(event: SessionEvent): string | undefined {
   if (isEvent(event, 'recovery/retry')) return `dsh: ${describeRetry(event.data)}`
   if (isEvent(event, 'recovery/give-up')) return `dsh: ${describeGiveUp(event.data)}`
   return undefined
 }
 
-function progressLine(event: SessionEvent): string | undefined {
+export function progressLine(event: SessionEvent): string | undefined {
   if (event.type === 'tool/call') {
     const call = event.data.call
     const args = JSON.stringify(call.arguments)
@@ -98,7 +103,17 @@ function progressLine(event: SessionEvent): string | undefined {
 }
 
 export async function run(request: ComposeRequest, options: RunOptions, io: Io): Promise<number> {
-  const task = await readTask(request.args ?? [], io.stdin)
+  let task = await readTask(request.args ?? [], io.stdin)
+  if (options.taskFile !== undefined) {
+    const body = await readFile(options.taskFile, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      throw new HarnessError(
+        'USAGE',
+        `cannot read the task file ${options.taskFile}: ${error.code ?? error.message}`,
+        {},
+      )
+    })
+    task = [task, body.trim()].filter(Boolean).join('\n\n')
+  }
   if (!task && !options.continue && !options.resume) {
     throw new HarnessError('USAGE', 'no task given: dsh run "<task>" (or `-` to read it from stdin)', {})
   }
@@ -190,6 +205,11 @@ async function runTask(root: Context, task: string, options: RunOptions, io: Io,
       io.err(`dsh: ${turnEndedText(result.reason)}: ${why}`)
     }
     for (const line of refusedLines(result.refused)) io.err(line)
+    if (options.summary && !result.discarded) {
+      const status = result.reason === 'completed' ? 'completed' : turnEndedText(result.reason)
+      const page = `## dsh run\n\n${result.text?.trim() || '(no answer)'}\n\n_session ${result.sessionId} · ${status} · cost ${result.cost.text}_\n\n`
+      await appendFile(options.summary, page)
+    }
     const code = signalCode ?? exitCodeForRun(result.reason, result.error?.code, result.error?.message)
     if (result.discarded) {
       if (options.output === 'text') io.err('dsh: no model answered, so no session was kept')

@@ -76,6 +76,11 @@ export interface ToolSpec<Args = Record<string, unknown>> {
    */
   deferred?: boolean
   /**
+   * A tool for one job (review's `report_finding`): offered only in a scope whose restrictions name it
+   * exactly in an `allow` list (a preset made for the job), never through "every tool" or a glob.
+   */
+  optIn?: boolean
+  /**
    * The last word on the content of every result of this tool (success or error, after
    * `tools/post-execute`). Content only: it cannot change `isError` or anything else.
    */

@@ -7,7 +7,7 @@ import type { ToolCallBlock, ToolSchema } from '@dsh/llm'
 import type {} from '../approval/index.js'
 import type { ToolDefinition } from './define.js'
 import { abortedBeforeDispatch, gate, type PipelineDeps, runBody } from './pipeline.js'
-import { permittedAll } from './restriction.js'
+import { namedExactly, permittedAll } from './restriction.js'
 import { type ExecuteCallsOptions, executeCalls } from './scheduler.js'
 import type {
   ToolCallInput,
@@ -169,6 +169,7 @@ export class ToolsService extends Service {
     for (const { key, filtered } of this.scopeKeys(scope)) {
       if (filtered && !permittedAll(name, scope.restrictions)) continue
       const entry = this.layers.get(key)?.get(name)
+      if (entry && filtered && entry.tool.optIn && !namedExactly(name, scope.restrictions)) continue
       if (entry) return entry.tool
     }
     return undefined
@@ -180,6 +181,7 @@ export class ToolsService extends Service {
     for (const { key, filtered } of this.scopeKeys(scope)) {
       for (const [name, entry] of this.layers.get(key) ?? []) {
         if (seen.has(name) || (filtered && !permittedAll(name, scope.restrictions))) continue
+        if (filtered && entry.tool.optIn && !namedExactly(name, scope.restrictions)) continue
         seen.set(name, entry.tool)
       }
     }
@@ -271,7 +273,7 @@ export type {
 } from './define.js'
 export { defineTool, ToolError } from './define.js'
 export { presentationOf } from './pipeline.js'
-export { matchesToolPattern, permitted, permittedAll } from './restriction.js'
+export { matchesToolPattern, namedExactly, permitted, permittedAll } from './restriction.js'
 export type { ExecuteCallsOptions } from './scheduler.js'
 export type {
   ToolCallInput,

@@ -30,3 +30,8 @@ export function permitted(name: string, restriction: ToolRestriction): boolean {
 export function permittedAll(name: string, restrictions: readonly ToolRestriction[] | undefined): boolean {
   return (restrictions ?? []).every((restriction) => permitted(name, restriction))
 }
+
+/** Whether a restriction names `name` exactly in its allow list (how an opt-in tool is let in). */
+export function namedExactly(name: string, restrictions: readonly ToolRestriction[] | undefined): boolean {
+  return (restrictions ?? []).some((restriction) => restriction.allow?.includes(name) === true)
+}

@@ -11,6 +11,13 @@ const named = (name: string, description = `the ${name} tool`) =>
     execute: () => 'ok',
   })
 
+const optInSpec = {
+  description: 'a tool for one job',
+  parameters: { type: 'object', properties: {} },
+  optIn: true,
+  execute: () => 'done',
+} as const
+
 function codeOf(fn: () => unknown): string | undefined {
   try {
     fn()
@@ -117,6 +124,21 @@ describe('ctx.tools registry', () => {
       { ...scope, signal: new AbortController().signal },
     )
     expect(unknown.errorCode).toBe('UNKNOWN_TOOL')
+  })
+
+  it('an opt-in tool is offered only where an allow list names it exactly, never by default or a glob', async () => {
+    const { root } = await setup()
+    root.tools.register(named('read'))
+    root.tools.register(defineTool({ ...optInSpec, name: 'report_finding' }))
+    expect(root.tools.list({}).map((s) => s.name)).toEqual(['read'])
+    expect(root.tools.list({ restrictions: [{ allow: ['*'] }] }).map((s) => s.name)).toEqual(['read'])
+    const review = { restrictions: [{ allow: ['read', 'report_finding'] }] }
+    expect(root.tools.list(review).map((s) => s.name)).toEqual(['read', 'report_finding'])
+    const call = { type: 'tool-call', id: 'c', name: 'report_finding', arguments: {} } as const
+    const refused = await root.tools.executeCall(call, { signal: new AbortController().signal })
+    expect(refused.bodyInvoked).toBe(false)
+    const ran = await root.tools.executeCall(call, { ...review, signal: new AbortController().signal })
+    expect(ran.bodyInvoked).toBe(true)
   })
 
   it('refuses a duplicate name within one layer', async () => {
