@@ -106,6 +106,15 @@ export interface ExportedSession {
   events: EventEnvelope[]
   exportedAt: string
   toolOutput: boolean
+  /** Attached images by blob ref, as `data:` URLs. */
+  images?: Record<string, string>
+}
+
+/** Where an attached image is read from: the page's own copy in an export, else the host's blob route. */
+export function blobSrc(ref: string): string | undefined {
+  const exported = exportedSession()
+  if (exported) return exported.images?.[ref]
+  return `/api/blobs/${ref}`
 }
 
 export function exportedSession(): ExportedSession | undefined {

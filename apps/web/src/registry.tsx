@@ -5,6 +5,7 @@
 import { contextChip } from '@dsh/attachments/chip'
 import type { EventEnvelope, PendingApproval } from '@dsh/surfaces/wire'
 import type { ComponentChildren, VNode } from 'preact'
+import { blobSrc } from './connection'
 import { Markdown } from './markdown'
 import { MessageActions } from './message-actions'
 import type { ConversationNode, ToolNode } from './projection'
@@ -50,11 +51,18 @@ registerNodeRenderer('user', (node, ctx) => {
       <div class="bubble">{String(node.text)}</div>
       {images.length > 0 ? (
         <div class="thumbs">
-          {images.map((image) => (
-            <a key={image.ref} href={`/api/blobs/${image.ref}`} target="_blank" rel="noreferrer">
-              <img class="thumb" src={`/api/blobs/${image.ref}`} alt={`attached ${image.mimeType}`} />
-            </a>
-          ))}
+          {images.map((image) => {
+            const src = blobSrc(image.ref)
+            return src ? (
+              <a key={image.ref} href={src} target="_blank" rel="noreferrer">
+                <img class="thumb" src={src} alt={`attached ${image.mimeType}`} />
+              </a>
+            ) : (
+              <span key={image.ref} class="thumb missing">
+                attached {image.mimeType} (not in this export)
+              </span>
+            )
+          })}
         </div>
       ) : null}
       {Array.isArray(node.attached)

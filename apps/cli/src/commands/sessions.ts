@@ -103,8 +103,11 @@ export async function sessionsExport(
     id = await fullId(runtime, id)
     const store = runtime.root.sessionStore
     if (options.format === 'html') {
-      const { sessionHtml } = await import('@dsh/surfaces/web/html-export')
-      io.out(sessionHtml(await query(runtime).read(id), { dropToolOutput: options.toolOutput === false }))
+      const { embeddedImages, sessionHtml } = await import('@dsh/surfaces/web/html-export')
+      const session = await query(runtime).read(id)
+      const attachments = runtime.root.get('attachments')
+      const images = await embeddedImages(session, async (ref) => attachments?.get(ref))
+      io.out(sessionHtml(session, { dropToolOutput: options.toolOutput === false, images }))
     } else if (options.format === 'bundle') {
       const { sessionsExportBundle } = await import('./session-bundle.js')
       await sessionsExportBundle(runtime, id, io)

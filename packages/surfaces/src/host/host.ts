@@ -214,6 +214,14 @@ export class SessionHost {
     return this.attachedSessions.get(sessionId)?.agent.session ?? (await this.persistence().read(sessionId))
   }
 
+  /** The bytes of an attachment blob, or undefined when there is no attachments row or no such blob. */
+  async blob(ref: string): Promise<Uint8Array | undefined> {
+    return this.ctx
+      .get('attachments')
+      ?.get(ref)
+      .catch(() => undefined)
+  }
+
   /** A session's model requests as steps (each request as sent, its answer, calls and results); live or stored. */
   async steps(sessionId: string): Promise<SessionStep[]> {
     const live = this.attachedSessions.get(sessionId)?.agent.session

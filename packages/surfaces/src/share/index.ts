@@ -11,7 +11,7 @@ import type {} from '@dsh/composition'
 import type { CommandReturn } from '@dsh/interaction'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type {} from '@dsh/settings'
-import { sessionHtml } from '../web/html-export.js'
+import { embeddedImages, sessionHtml } from '../web/html-export.js'
 
 declare module '@dsh/settings' {
   interface SettingsMap {
@@ -66,7 +66,11 @@ export function apply(ctx: Context): void {
       const dir = join(homeOf(ctx), 'shares')
       mkdirSync(dir, { recursive: true, mode: 0o700 })
       const file = join(dir, `dsh-${session.id}.html`)
-      writeFileSync(file, sessionHtml(session, { dropToolOutput: words.includes('no-tools') }), { mode: 0o600 })
+      const attachments = ctx.get('attachments')
+      const images = await embeddedImages(session, async (ref) => attachments?.get(ref))
+      writeFileSync(file, sessionHtml(session, { dropToolOutput: words.includes('no-tools'), images }), {
+        mode: 0o600,
+      })
       const command = ctx.settings.has('share.command') ? ctx.settings.get('share.command') : ''
       if (!command?.trim())
         return { text: `wrote ${file} (one page, opens anywhere without a network)`, data: { file } }

@@ -1,7 +1,7 @@
 // A session as one self-contained HTML file (issue 39, share): the built web client (its script and
 // styles inlined) with the session's header and events embedded, so the page renders the transcript as
-// `dsh web` does (Markdown, tool cards, diffs, subagent calls) with no server and no network. Tool
-// outputs can be left out. Attached images are not embedded (their blobs stay on this machine).
+// `dsh web` does (Markdown, tool cards, diffs, subagent calls, attached images as data: URLs) with no
+// server and no network. Tool outputs can be left out.
 import { readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
@@ -13,6 +13,47 @@ export interface HtmlExportOptions {
   dropToolOutput?: boolean
   /** The web client's build directory (default: `@dsh/web`'s `dist`). */
   clientDir?: string
+  /** Attached images by blob ref, as `data:` URLs (`embeddedImages`). */
+  images?: Record<string, string>
+}
+
+/** Past this many bytes of images, the rest are left out of a page (it says so where each one was). */
+const MAX_IMAGE_BYTES = 16 * 1024 * 1024
+
+/** The attached images of a session's events: each `{ type: 'image', ref, mimeType }` block. */
+function imageBlocks(value: unknown, into = new Map<string, string>()): Map<string, string> {
+  const stack: unknown[] = [value]
+  while (stack.length > 0) {
+    const item = stack.pop()
+    if (Array.isArray(item)) stack.push(...item)
+    else if (item && typeof item === 'object') {
+      const record = item as Record<string, unknown>
+      if (record.type === 'image' && typeof record.ref === 'string' && typeof record.mimeType === 'string')
+        into.set(record.ref, record.mimeType)
+      else stack.push(...Object.values(record))
+    }
+  }
+  return into
+}
+
+/**
+ * The session's attached images as `data:` URLs for `sessionHtml`, read through `get` (the
+ * attachments service); a blob that cannot be read, or past the page's image budget, is left out.
+ */
+export async function embeddedImages(
+  session: Session,
+  get: (ref: string) => Promise<Uint8Array | undefined>,
+): Promise<Record<string, string>> {
+  const images: Record<string, string> = {}
+  let bytes = 0
+  for (const [ref, mimeType] of imageBlocks(session.events)) {
+    if (!mimeType.startsWith('image/')) continue
+    const data = await get(ref).catch(() => undefined)
+    if (!data || bytes + data.byteLength > MAX_IMAGE_BYTES) continue
+    bytes += data.byteLength
+    images[ref] = `data:${mimeType};base64,${Buffer.from(data).toString('base64')}`
+  }
+  return images
 }
 
 function clientDir(): string {
@@ -70,6 +111,7 @@ export function sessionHtml(session: Session, options: HtmlExportOptions = {}): 
     events: eventsOf(session, options.dropToolOutput === true),
     exportedAt: new Date().toISOString(),
     toolOutput: options.dropToolOutput !== true,
+    images: options.images ?? {},
   }
   const title = `dsh session ${session.id.slice(0, 8)}`
   const head = [

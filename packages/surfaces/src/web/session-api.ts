@@ -5,7 +5,7 @@ import { type Context, HarnessError } from '@dsh/kernel'
 import type {} from '@dsh/session/store/query'
 import type { ExportFormat, SessionHost } from '../host/index.js'
 import type { SearchHitView, WireFile, WorkspacesView } from '../wire/types.js'
-import { sessionHtml } from './html-export.js'
+import { embeddedImages, sessionHtml } from './html-export.js'
 
 const MAX_HITS = 50
 const MAX_WORKSPACES = 20
@@ -53,12 +53,15 @@ export async function exportFile(
   format: ExportFormat | 'html',
   options: { toolOutput?: boolean } = {},
 ): Promise<WireFile> {
-  if (format === 'html')
+  if (format === 'html') {
+    const session = await host.read(sessionId)
+    const images = await embeddedImages(session, (ref) => host.blob(ref))
     return {
       name: `dsh-${sessionId}.html`,
       type: 'text/html; charset=utf-8',
-      text: sessionHtml(await host.read(sessionId), { dropToolOutput: options.toolOutput === false }),
+      text: sessionHtml(session, { dropToolOutput: options.toolOutput === false, images }),
     }
+  }
   return {
     name: `dsh-${sessionId}.${format}`,
     type: format === 'md' ? 'text/markdown; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
