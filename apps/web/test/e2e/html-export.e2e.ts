@@ -123,7 +123,9 @@ it('embeds the attached image and renders a table and a diff; a 5,000-event sess
   const image = page.locator('.node.user img.thumb')
   await image.waitFor()
   expect(await image.getAttribute('src')).toMatch(/^data:image\/png;base64,/)
-  await expect.poll(() => image.evaluate((element: HTMLImageElement) => element.naturalWidth)).toBe(24)
+  await expect
+    .poll(() => image.evaluate((element) => (element as unknown as { naturalWidth: number }).naturalWidth))
+    .toBe(24)
   expect(await page.locator('.node.assistant table td', { hasText: 'notes.md' }).count()).toBe(1)
   await page.locator('pre.diff .add', { hasText: 'new line' }).first().waitFor({ state: 'attached' })
   expect(requests).toEqual([])
