@@ -108,6 +108,8 @@ export interface ExportedSession {
   toolOutput: boolean
   /** Attached images by blob ref, as `data:` URLs. */
   images?: Record<string, string>
+  /** The subagents' own sessions by id. */
+  children?: Record<string, { header: ExportedSession['header']; events: EventEnvelope[] }>
 }
 
 /** Where an attached image is read from: the page's own copy in an export, else the host's blob route. */

@@ -5,7 +5,7 @@
 
 import type { SessionFrame } from '@dsh/surfaces/wire'
 import { useEffect, useMemo, useState } from 'preact/hooks'
-import { api, openStream } from './connection'
+import { api, exportedSession, openStream } from './connection'
 import { SessionProjection, type ToolNode } from './projection'
 import { nodeRenderers, type RenderContext, registerToolCard } from './registry'
 import { type SubagentView, subagentOf } from './subagent-fold'
@@ -75,7 +75,22 @@ function ChildTranscript({ childSession }: { childSession: string }) {
   const projection = useMemo(() => new SessionProjection(childSession), [childSession])
   const [, setTick] = useState(0)
   const [failure, setFailure] = useState('')
+  // An exported page carries the child's log (when it could be read): folded once, nothing to follow.
+  const embedded = exportedSession()?.children?.[childSession]
+  useMemo(() => {
+    if (embedded)
+      projection.applyFrame({
+        type: 'session/baseline',
+        header: embedded.header,
+        since: 0,
+        events: embedded.events,
+        status: 'detached',
+        inbox: { 'next-step': [], 'next-turn': [] },
+        jobs: [],
+      })
+  }, [projection, embedded])
   useEffect(() => {
+    if (exportedSession()) return
     let frame = 0
     const stream = openStream<SessionFrame>(
       () => `/api/streams/session/${childSession}?since=${projection.nextSeq}`,
@@ -111,6 +126,7 @@ function ChildTranscript({ childSession }: { childSession: string }) {
       <div class="child-head">
         read-only · <code>{childSession}</code>
         {projection.error || failure ? <span class="child-error"> · {projection.error ?? failure}</span> : null}
+        {exportedSession() && !embedded ? <span class="child-error"> · not in this export</span> : null}
       </div>
       {nodes.map((node) => {
         const render = nodeRenderers.get(node.kind)

@@ -103,11 +103,12 @@ export async function sessionsExport(
     id = await fullId(runtime, id)
     const store = runtime.root.sessionStore
     if (options.format === 'html') {
-      const { embeddedImages, sessionHtml } = await import('@dsh/surfaces/web/html-export')
+      const { embeddedChildren, embeddedImages, sessionHtml } = await import('@dsh/surfaces/web/html-export')
       const session = await query(runtime).read(id)
       const attachments = runtime.root.get('attachments')
       const images = await embeddedImages(session, async (ref) => attachments?.get(ref))
-      io.out(sessionHtml(session, { dropToolOutput: options.toolOutput === false, images }))
+      const children = await embeddedChildren(session, (child) => query(runtime).read(child))
+      io.out(sessionHtml(session, { dropToolOutput: options.toolOutput === false, images, children }))
     } else if (options.format === 'bundle') {
       const { sessionsExportBundle } = await import('./session-bundle.js')
       await sessionsExportBundle(runtime, id, io)

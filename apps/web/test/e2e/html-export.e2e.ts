@@ -160,3 +160,48 @@ it('embeds the attached image and renders a table and a diff; a 5,000-event sess
   await bigPage.locator('.node.user', { hasText: 'update the notes' }).first().waitFor()
   await bigPage.close()
 })
+
+it("carries a subagent's own transcript: the task card opens it from the page, with no host", async () => {
+  server.enqueue(
+    completionResponse({
+      toolCalls: [
+        {
+          id: 't1',
+          name: 'task',
+          arguments: JSON.stringify({ prompt: 'count the text files', description: 'count files' }),
+        },
+      ],
+    }),
+    completionResponse({ text: 'The child counted **three** files.' }),
+    completionResponse({ text: 'The subagent says three.' }),
+  )
+  const recorded = await run(process.execPath, [bin, 'run', '--output', 'json', 'delegate the count'], {
+    cwd: work,
+    env: env(),
+  })
+  const id = JSON.parse(recorded.stdout).sessionId as string
+  const exported = await run(process.execPath, [bin, 'sessions', 'export', id, '--format', 'html'], {
+    cwd: work,
+    env: env(),
+    maxBuffer: 64 * 1024 * 1024,
+  })
+  const file = join(home, 'subagent.html')
+  writeFileSync(file, exported.stdout)
+  const page = await browser.newPage()
+  const requests: string[] = []
+  await page.route('**/*', (route) => {
+    const url = route.request().url()
+    if (url.startsWith('file:')) return route.continue()
+    requests.push(url)
+    return route.abort()
+  })
+  await page.goto(`file://${file}`)
+  await page.locator('.task-card', { hasText: 'count files' }).waitFor()
+  await page.locator('.task-card button.task-open').click()
+  const child = page.locator('.child-transcript')
+  await child.locator('.node.assistant strong', { hasText: 'three' }).waitFor()
+  expect(await child.locator('.node.user').first().textContent()).toContain('count the text files')
+  expect(await child.textContent()).not.toContain('not in this export')
+  expect(requests).toEqual([])
+  await page.close()
+})

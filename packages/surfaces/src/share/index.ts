@@ -10,8 +10,9 @@ import { join, resolve } from 'node:path'
 import type {} from '@dsh/composition'
 import type { CommandReturn } from '@dsh/interaction'
 import { type Context, HarnessError } from '@dsh/kernel'
+import type {} from '@dsh/session/store/query'
 import type {} from '@dsh/settings'
-import { embeddedImages, sessionHtml } from '../web/html-export.js'
+import { embeddedChildren, embeddedImages, sessionHtml } from '../web/html-export.js'
 
 declare module '@dsh/settings' {
   interface SettingsMap {
@@ -68,7 +69,9 @@ export function apply(ctx: Context): void {
       const file = join(dir, `dsh-${session.id}.html`)
       const attachments = ctx.get('attachments')
       const images = await embeddedImages(session, async (ref) => attachments?.get(ref))
-      writeFileSync(file, sessionHtml(session, { dropToolOutput: words.includes('no-tools'), images }), {
+      const query = ctx.get('sessionQuery')
+      const children = await embeddedChildren(session, async (id) => query?.read(id))
+      writeFileSync(file, sessionHtml(session, { dropToolOutput: words.includes('no-tools'), images, children }), {
         mode: 0o600,
       })
       const command = ctx.settings.has('share.command') ? ctx.settings.get('share.command') : ''

@@ -1,7 +1,7 @@
 // A session as one self-contained HTML file (issue 39, share): the built web client (its script and
 // styles inlined) with the session's header and events embedded, so the page renders the transcript as
-// `dsh web` does (Markdown, tool cards, diffs, subagent calls, attached images as data: URLs) with no
-// server and no network. Tool outputs can be left out.
+// `dsh web` does (Markdown, tool cards, diffs, attached images as data: URLs, subagents with their own
+// transcripts) with no server and no network. Tool outputs can be left out.
 import { readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
@@ -15,6 +15,49 @@ export interface HtmlExportOptions {
   clientDir?: string
   /** Attached images by blob ref, as `data:` URLs (`embeddedImages`). */
   images?: Record<string, string>
+  /** The subagents' own sessions by id (`embeddedChildren`), for their transcripts on the page. */
+  children?: Record<string, Session>
+}
+
+/** How deep and how many subagent sessions a page carries (a workflow can start hundreds). */
+const MAX_CHILD_DEPTH = 3
+const MAX_CHILDREN = 50
+
+/** The child sessions a log's `subagent/started` events name, in order. */
+function childIds(session: Session): string[] {
+  const ids: string[] = []
+  for (const event of session.events) {
+    if (event.type !== 'subagent/started') continue
+    const data: unknown = event.data
+    if (data && typeof data === 'object' && 'childSession' in data && typeof data.childSession === 'string')
+      ids.push(data.childSession)
+  }
+  return ids
+}
+
+/**
+ * The sessions of the subagents `session` started, and theirs (3 levels, 50 sessions at most), read
+ * through `read`; one that cannot be read is left out (its card says the transcript is not in the page).
+ */
+export async function embeddedChildren(
+  session: Session,
+  read: (id: string) => Promise<Session | undefined>,
+): Promise<Record<string, Session>> {
+  const children: Record<string, Session> = {}
+  let level = [session]
+  for (let depth = 0; depth < MAX_CHILD_DEPTH && level.length > 0; depth++) {
+    const next: Session[] = []
+    for (const parent of level)
+      for (const id of childIds(parent)) {
+        if (children[id] || Object.keys(children).length >= MAX_CHILDREN) continue
+        const child = await read(id).catch(() => undefined)
+        if (!child) continue
+        children[id] = child
+        next.push(child)
+      }
+    level = next
+  }
+  return children
 }
 
 /** Past this many bytes of images, the rest are left out of a page (it says so where each one was). */
@@ -112,6 +155,12 @@ export function sessionHtml(session: Session, options: HtmlExportOptions = {}): 
     exportedAt: new Date().toISOString(),
     toolOutput: options.dropToolOutput !== true,
     images: options.images ?? {},
+    children: Object.fromEntries(
+      Object.entries(options.children ?? {}).map(([id, child]) => [
+        id,
+        { header: child.header, events: eventsOf(child, options.dropToolOutput === true) },
+      ]),
+    ),
   }
   const title = `dsh session ${session.id.slice(0, 8)}`
   const head = [

@@ -5,7 +5,7 @@ import { type Context, HarnessError } from '@dsh/kernel'
 import type {} from '@dsh/session/store/query'
 import type { ExportFormat, SessionHost } from '../host/index.js'
 import type { SearchHitView, WireFile, WorkspacesView } from '../wire/types.js'
-import { embeddedImages, sessionHtml } from './html-export.js'
+import { embeddedChildren, embeddedImages, sessionHtml } from './html-export.js'
 
 const MAX_HITS = 50
 const MAX_WORKSPACES = 20
@@ -56,10 +56,11 @@ export async function exportFile(
   if (format === 'html') {
     const session = await host.read(sessionId)
     const images = await embeddedImages(session, (ref) => host.blob(ref))
+    const children = await embeddedChildren(session, (id) => host.read(id))
     return {
       name: `dsh-${sessionId}.html`,
       type: 'text/html; charset=utf-8',
-      text: sessionHtml(session, { dropToolOutput: options.toolOutput === false, images }),
+      text: sessionHtml(session, { dropToolOutput: options.toolOutput === false, images, children }),
     }
   }
   return {
