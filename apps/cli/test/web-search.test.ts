@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { eventData } from '@dsh/session'
 import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { ExitCode } from '../src/exit-codes.js'
 import { durableEvents, runDsh } from './dsh-child.js'
 
 let home: string
@@ -93,5 +94,16 @@ describe('web_search through dsh run', () => {
     expect(result.code, result.stderr).toBe(0)
     expect(offered(0)).toContain('web_fetch')
     expect(offered(0)).not.toContain('web_search')
+  })
+
+  it('dsh doctor says why a chosen provider is not there, and which one serves web_search', async () => {
+    writeFileSync(join(home, 'settings.yaml'), 'webSearch:\n  provider: brave\n')
+    const missing = await runDsh(['doctor'], { home, modelUrl: model.url, env: { BRAVE_API_KEY: undefined } })
+    expect(missing.code).toBe(ExitCode.CONFIG)
+    expect(missing.stdout).toMatch(
+      /FAIL {2}web search {3}web search provider "brave" is not registered .*no BRAVE_API_KEY credential/,
+    )
+    const keyed = await runDsh(['doctor'], { home, modelUrl: model.url, env: { BRAVE_API_KEY: 'bk-test' } })
+    expect(keyed.stdout).toContain('ok    web search   web_search through brave')
   })
 })

@@ -1,7 +1,8 @@
 // `dsh doctor`: what works on this machine and what to do about what does not: Node, the sandbox
 // (mechanism, why it is unusable, the fix), process containment, the default model's provider (its key
-// and endpoint) and every configured endpoint, and
+// and endpoint) and every configured endpoint, the web search provider, and
 // which of this folder's configuration waits for `dsh trust`.
+import type {} from '@dsh/coding-tools/web-search'
 import type {} from '@dsh/llm'
 import { projectTrust } from '@dsh/settings/trust'
 import type {} from '@dsh/world/sandbox'
@@ -142,6 +143,28 @@ export async function doctor(request: ComposeRequest, io: Io): Promise<number> {
       })
     }
     checks.push(...(await modelChecks(runtime)))
+    const search = runtime.root.get('webSearch')
+    if (search) {
+      const registered = search.providers()
+      const problems = search.unavailable()
+      if (problems.length > 0)
+        for (const problem of problems)
+          checks.push({
+            name: 'web search',
+            ok: false,
+            detail: problem.why,
+            fix: 'give it what it names, or choose another: dsh config set webSearch.provider searxng|brave|tavily|exa',
+          })
+      else
+        checks.push({
+          name: 'web search',
+          ok: true,
+          detail:
+            registered.length > 0
+              ? `web_search through ${registered.join(', ')}`
+              : 'off: no provider chosen (dsh config set webSearch.provider searxng|brave|tavily|exa)',
+        })
+    }
     // Not a failure: an untrusted folder is the safe default. Said here because "my .mcp.json does
     // nothing" is the question it answers.
     const folder = request.cwd ?? process.cwd()

@@ -160,6 +160,7 @@ export class WebSearchService extends Service {
   readonly count: number
   // TS-private, not #private: Cordis hands callers a proxy of the service.
   private readonly registered = new Map<string, WebSearchProvider>()
+  private readonly problems = new Map<string, string>()
 
   constructor(ctx: Context, config: WebSearchConfig = {}) {
     const c = config ?? {}
@@ -208,6 +209,25 @@ export class WebSearchService extends Service {
         this.ctx.emit('web-search/providers', this.providers())
       }
     }, `webSearch.registerProvider(${provider.name})`)
+  }
+
+  /**
+   * Says why provider `name` is chosen but not registered (a missing key or base URL) for the caller's
+   * lifetime or until the returned disposer runs: `dsh doctor` shows it, since a warning in the log
+   * is easy to miss.
+   */
+  reportUnavailable(name: string, why: string): () => void {
+    return this.ctx.effect(() => {
+      this.problems.set(name, why)
+      return () => {
+        if (this.problems.get(name) === why) this.problems.delete(name)
+      }
+    }, `webSearch.reportUnavailable(${name})`)
+  }
+
+  /** Chosen providers that could not register, with why. */
+  unavailable(): { name: string; why: string }[] {
+    return [...this.problems].map(([name, why]) => ({ name, why }))
   }
 
   /** Registered provider names, sorted. */

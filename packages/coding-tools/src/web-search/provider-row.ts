@@ -148,6 +148,7 @@ export function providerRow(spec: ProviderSpec) {
         if ('warn' in next) {
           if (next.warn !== warned) log.warn(next.warn)
           warned = next.warn
+          off = ctx.webSearch.reportUnavailable(spec.name, next.warn)
           return
         }
         warned = undefined
