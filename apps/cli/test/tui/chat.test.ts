@@ -145,8 +145,18 @@ describe('dsh (the terminal chat)', () => {
     await screen.waitFor(/turn (stopped|interrupted)/)
     expect(screen.text()).toContain('draft')
     await expect.poll(() => f.log().flatMap((e) => (e.type === 'turn/end' ? [e.data.reason] : []))).toEqual(['aborted'])
-    screen.type('\x03') // clears the editor
-    screen.type('\x03')
+    // Ctrl-C clears the editor once the turn is over (a press that lands while it is still winding
+    // down cancels again instead, so press until the draft is gone), then twice on the empty editor exits.
+    await expect
+      .poll(
+        () => {
+          if (screen.text().includes('draft')) screen.type('\x03')
+          return screen.text().includes('draft')
+        },
+        { interval: 250, timeout: 10_000 },
+      )
+      .toBe(false)
+    await screen.press('\x03', 'press Ctrl-C again to exit')
     screen.type('\x03')
     expect(await screen.exited).toBe(0)
   })

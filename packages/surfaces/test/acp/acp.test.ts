@@ -243,7 +243,7 @@ describe('dsh acp with the ACP SDK client', { timeout: 90_000 }, () => {
       })
       // The session keeps the preset it was created with (the default), offered as its current mode.
       expect(loaded.modes?.currentModeId).toBe('code')
-      expect(loaded.modes?.availableModes.map((mode) => mode.id)).toEqual(['ask', 'code', 'minimal', 'plan'])
+      expect(loaded.modes?.availableModes.map((mode) => mode.id)).toEqual(['ask', 'code', 'minimal', 'plan', 'review'])
       await until(() => (second.updates.get(sessionId)?.length ?? 0) >= 11)
       const replay = second.updates.get(sessionId) ?? []
       expect(replay.map((u) => u.sessionUpdate)).toEqual([

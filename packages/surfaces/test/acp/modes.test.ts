@@ -36,7 +36,7 @@ it('advertises presets as modes, switches before the first prompt and refuses af
     await client.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION })
     const created = await client.agent.request(acp.methods.agent.session.new, { cwd: home, mcpServers: [] })
     expect(created.modes?.currentModeId).toBe('code')
-    expect(created.modes?.availableModes.map((mode) => mode.id)).toEqual(['ask', 'code', 'minimal', 'plan'])
+    expect(created.modes?.availableModes.map((mode) => mode.id)).toEqual(['ask', 'code', 'minimal', 'plan', 'review'])
     expect(created.modes?.availableModes.find((mode) => mode.id === 'plan')?.description).toMatch(/plan/)
     const { sessionId } = created
 

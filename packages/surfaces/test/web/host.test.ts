@@ -299,7 +299,7 @@ describe('web host', () => {
     await h.opened
     await h.until((frames) => frames[0]?.type === 'host/baseline')
     expect(h.frames[0]).toMatchObject({
-      presets: [{ name: 'ask' }, { name: 'code' }, { name: 'minimal' }, { name: 'plan' }],
+      presets: [{ name: 'ask' }, { name: 'code' }, { name: 'minimal' }, { name: 'plan' }, { name: 'review' }],
       defaultPreset: 'code',
     })
     const unknown = await call(host.base, 'POST', '/api/sessions', { cwd: host.cwd, preset: 'nope' })

@@ -171,7 +171,8 @@ describe('ctx.subprocess (local)', () => {
             return false
           }
         })
-      for (let i = 0; i < 100 && grandchild().length === 0; i++) await new Promise((r) => setTimeout(r, 20))
+      // Up to 10 s: on a loaded machine the grandchild bash can take seconds to start.
+      for (let i = 0; i < 500 && grandchild().length === 0; i++) await new Promise((r) => setTimeout(r, 20))
       const [pid] = grandchild()
       expect(pid).toBeDefined()
       await handle.terminate('cancelled')
