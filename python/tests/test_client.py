@@ -190,7 +190,7 @@ class DshClientTest(unittest.TestCase):
     def test_1d_preset_chosen_at_creation(self):
         presets = self.dsh.list_presets()
         self.assertEqual(presets["default"], "code")
-        self.assertEqual([p["name"] for p in presets["data"]], ["ask", "code", "minimal", "plan"])
+        self.assertEqual([p["name"] for p in presets["data"]], ["ask", "code", "minimal", "plan", "review"])
         target = os.path.join(self.home, "py-plan.txt")
         self.model.enqueue(
             {"toolCalls": [tool_call("p1", "write_file", {"path": target, "content": "no"})]},

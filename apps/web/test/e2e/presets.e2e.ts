@@ -41,7 +41,7 @@ it('creates a session with the plan preset from the page; the plan session canno
   const picker = page.locator('#new-session-preset')
   await picker.waitFor()
   expect(await picker.inputValue()).toBe('code')
-  expect(await picker.locator('option').allTextContents()).toEqual(['ask', 'code', 'minimal', 'plan'])
+  expect(await picker.locator('option').allTextContents()).toEqual(['ask', 'code', 'minimal', 'plan', 'review'])
   await picker.selectOption('plan')
   await page.click('#new-session')
   await page.waitForURL(/#\/s\//)
