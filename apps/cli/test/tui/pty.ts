@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import type { AnySessionEvent } from '@dsh/session'
 import { type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import xterm from '@xterm/headless'
-import { type IPty, spawn } from 'node-pty'
+import { type IPty, spawn } from '@lydell/node-pty'
 import { bin } from '../dsh-child.js'
 
 export interface Screen {

@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type {} from '@dsh/session'
 import type xtermModule from '@xterm/headless'
-import type { IPty } from 'node-pty'
+import type { IPty } from '@lydell/node-pty'
 import type {} from '../sandbox/index.js'
 import { scrubEnv } from '../subprocess/index.js'
 import type {
@@ -28,15 +28,18 @@ const require = createRequire(import.meta.url)
 let xtermLoaded: typeof xtermModule | undefined
 const xterm = (): typeof xtermModule => (xtermLoaded ??= require('@xterm/headless') as typeof xtermModule)
 
-/** node-pty is an optional dependency (a native addon built at install time): loaded on the first open. */
-function loadNodePty(): typeof import('node-pty') {
+/**
+ * node-pty (as @lydell/node-pty: the same library with prebuilt binaries per platform, so no compiler at
+ * install) is an optional dependency: loaded on the first open.
+ */
+function loadNodePty(): typeof import('@lydell/node-pty') {
   try {
-    return require('node-pty') as typeof import('node-pty')
+    return require('@lydell/node-pty') as typeof import('@lydell/node-pty')
   } catch (error) {
     throw new HarnessError(
       'DEPENDENCY_MISSING',
-      `terminals need node-pty, which is not installed or did not build (${(error as Error).message.split('\n')[0]}); install it next to dsh (npm install node-pty@1.1.0 in the directory that holds @dsh/world/terminal; it needs a C++ toolchain and python3), or disable the terminal row`,
-      { dependency: 'node-pty' },
+      `terminals need @lydell/node-pty, which is not installed or has no binary for this platform (${(error as Error).message.split('\n')[0]}); install it next to dsh (npm install @lydell/node-pty@1.1.0 in the directory that holds @dsh/world), or disable the terminal row`,
+      { dependency: '@lydell/node-pty' },
     )
   }
 }
