@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { completionSteps, startMockLlmServer } from '@dsh/test-support'
-import xterm from '@xterm/headless'
 import pty from '@lydell/node-pty'
+import xterm from '@xterm/headless'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const bin = process.env.DSH_BIN ?? join(here, '..', 'apps', 'cli', 'bin', 'dsh.js')

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AnySessionEvent } from '@dsh/session'
 import { type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
-import xterm from '@xterm/headless'
 import { type IPty, spawn } from '@lydell/node-pty'
+import xterm from '@xterm/headless'
 import { bin } from '../dsh-child.js'
 
 export interface Screen {
