@@ -89,3 +89,19 @@ it('Esc Esc opens the rewind picker; files only, /redo, a refused overwrite, the
   expect(await screen.exited).toBe(0)
   rmSync(afterOne, { recursive: true })
 })
+
+it('/rewind while a turn runs says to stop the turn first, and the turn goes on', async () => {
+  f.server.enqueue(completionResponse({ text: 'Slow answer.', delayMs: 1500 }))
+  const screen = f.open(['think', 'slowly'], { cols: 140 })
+  await screen.waitFor('working')
+  await screen.press('/rewind\r', 'a turn is running; stop it first (Esc), then rewind')
+  expect(screen.text()).not.toContain('Rewind to before which message?')
+  await screen.waitFor('Slow answer.')
+  await expect
+    .poll(() => f.log().flatMap((event) => (event.type === 'turn/end' ? [event.data.reason] : [])), {
+      timeout: 10_000,
+    })
+    .toEqual(['completed'])
+  // The command was the chat's, not a message for the model.
+  expect(JSON.stringify(f.server.requests.map((request) => request.body))).not.toContain('/rewind')
+})

@@ -564,7 +564,12 @@ export class Conversation {
 
   /** The rewind picker: a message (what its turn changed), then what goes back. Esc cancels at each step. */
   private async rewindPicker(): Promise<void> {
-    if (this.picking || this.running) return
+    if (this.picking) return
+    if (this.running) {
+      this.transcript.note('a turn is running; stop it first (Esc), then rewind', this.theme.error)
+      this.tui.requestRender()
+      return
+    }
     let points: RewindPoint[]
     try {
       points = await this.host.rewindPoints(this.agent.session.id)
