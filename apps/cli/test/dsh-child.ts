@@ -40,6 +40,12 @@ function dshEnv(options: DshOptions): NodeJS.ProcessEnv {
   }
 }
 
+/**
+ * The Node that runs `dsh`: this one, or `$DSH_TEST_NODE` (`.ci/run` points it at the newest Node line
+ * to run the CLI tests there too, while vitest itself stays on this one).
+ */
+export const dshNode = process.env.DSH_TEST_NODE || process.execPath
+
 function argv(args: string[], options: DshOptions): string[] {
   return [...(options.nodeArgs ?? []), bin, ...args]
 }
@@ -50,7 +56,7 @@ export function spawnDsh(args: string[], options: DshOptions): ChildProcessWitho
 export function spawnDsh(args: string[], options: DshOptions & { stdio?: 'ignore' }): ChildProcess {
   const spawnOptions: SpawnOptions = { cwd: options.cwd ?? options.home, env: dshEnv(options) }
   if (options.stdio) spawnOptions.stdio = options.stdio
-  return spawn(process.execPath, argv(args, options), spawnOptions)
+  return spawn(dshNode, argv(args, options), spawnOptions)
 }
 
 /** A running `dsh`: the child, its output so far, and its exit with all of its output. */
@@ -74,7 +80,7 @@ export function runDsh(args: string[], options: DshOptions): Promise<ChildExit> 
  * meanwhile (no mock server in this process). Killed after `timeout` ms (default 15 s).
  */
 export function runDshSync(args: string[], options: DshOptions & { timeout?: number }): ChildExit {
-  const result = spawnSync(process.execPath, argv(args, options), {
+  const result = spawnSync(dshNode, argv(args, options), {
     cwd: options.cwd ?? options.home,
     env: dshEnv(options),
     encoding: 'utf8',

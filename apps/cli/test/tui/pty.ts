@@ -7,7 +7,7 @@ import type { AnySessionEvent } from '@dsh/session'
 import { type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
 import { type IPty, spawn } from '@lydell/node-pty'
 import xterm from '@xterm/headless'
-import { bin } from '../dsh-child.js'
+import { bin, dshNode } from '../dsh-child.js'
 
 export interface Screen {
   readonly pty: IPty
@@ -99,7 +99,7 @@ function openScreen(
   options: { cols: number; rows: number; cwd: string; env: Record<string, string> },
 ): Screen {
   const term = new xterm.Terminal({ cols: options.cols, rows: options.rows, allowProposedApi: true, scrollback: 5000 })
-  const pty = spawn(process.execPath, [bin, ...args], {
+  const pty = spawn(dshNode, [bin, ...args], {
     name: 'xterm-256color',
     cols: options.cols,
     rows: options.rows,
