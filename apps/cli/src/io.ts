@@ -17,6 +17,13 @@ export interface Io {
   stderrIsTty: boolean
 }
 
+/** The whole of a stream as text (a task, a bundle or a diff piped to `-`). */
+export async function readAllText(stream: NodeJS.ReadableStream): Promise<string> {
+  let text = ''
+  for await (const chunk of stream) text += chunk.toString()
+  return text
+}
+
 /**
  * A reader that went away (`dsh sessions ls | head -1`) is not an error: further output is dropped; a
  * command that handles SIGTERM (one with a session) is told as if it had been sent one, so it cancels

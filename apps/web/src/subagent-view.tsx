@@ -9,6 +9,7 @@ import { api, exportedSession, openStream } from './connection'
 import { SessionProjection, type ToolNode } from './projection'
 import { nodeRenderers, type RenderContext, registerToolCard } from './registry'
 import { type SubagentView, subagentOf } from './subagent-fold'
+import { foldExported } from './views/exported'
 import './views.css'
 
 /** The child transcript shows its newest nodes only; older ones are in the child's own session. */
@@ -72,23 +73,14 @@ function Progress({ view }: { view: SubagentView }) {
 
 /** The child's session as it is logged, followed live; nothing here can change it. */
 function ChildTranscript({ childSession }: { childSession: string }) {
-  const projection = useMemo(() => new SessionProjection(childSession), [childSession])
-  const [, setTick] = useState(0)
-  const [failure, setFailure] = useState('')
   // An exported page carries the child's log (when it could be read): folded once, nothing to follow.
   const embedded = exportedSession()?.children?.[childSession]
-  useMemo(() => {
-    if (embedded)
-      projection.applyFrame({
-        type: 'session/baseline',
-        header: embedded.header,
-        since: 0,
-        events: embedded.events,
-        status: 'detached',
-        inbox: { 'next-step': [], 'next-turn': [] },
-        jobs: [],
-      })
-  }, [projection, embedded])
+  const projection = useMemo(
+    () => (embedded ? foldExported(embedded) : new SessionProjection(childSession)),
+    [childSession, embedded],
+  )
+  const [, setTick] = useState(0)
+  const [failure, setFailure] = useState('')
   useEffect(() => {
     if (exportedSession()) return
     let frame = 0

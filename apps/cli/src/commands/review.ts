@@ -12,7 +12,7 @@ import type {} from '@dsh/session/store/query'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode, exitCodeForRun } from '../exit-codes.js'
 import { checkFolderTrust } from '../folder-trust.js'
-import type { Io } from '../io.js'
+import { type Io, readAllText } from '../io.js'
 import { withRuntime } from '../runtime.js'
 import { modelOf, progressLine, retryLine } from './run.js'
 
@@ -100,7 +100,7 @@ export async function review(
     options.diff === undefined
       ? await gitDiff(cwd, range ?? 'HEAD')
       : options.diff === '-'
-        ? await readAll(io.stdin)
+        ? await readAllText(io.stdin)
         : await readFile(options.diff, 'utf8').catch((error: NodeJS.ErrnoException) => {
             throw new HarnessError('USAGE', `cannot read the diff ${options.diff}: ${error.code ?? error.message}`, {})
           })
@@ -198,10 +198,4 @@ async function reviewRun(
     return ExitCode.FINDINGS
   }
   return ExitCode.OK
-}
-
-async function readAll(stdin: NodeJS.ReadableStream): Promise<string> {
-  let text = ''
-  for await (const chunk of stdin) text += chunk.toString()
-  return text
 }

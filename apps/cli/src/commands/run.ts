@@ -12,7 +12,7 @@ import { turnEndedText } from '@dsh/surfaces/host'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode, exitCodeForRun } from '../exit-codes.js'
 import { checkFolderTrust } from '../folder-trust.js'
-import type { Io } from '../io.js'
+import { type Io, readAllText } from '../io.js'
 import { withRuntime } from '../runtime.js'
 import { armStopGrace } from '../stop-grace.js'
 
@@ -42,11 +42,7 @@ export interface RunOptions {
 
 /** Reads the task: the arguments joined, or stdin when the only argument is `-`. */
 export async function readTask(args: string[], stdin: NodeJS.ReadableStream = process.stdin): Promise<string> {
-  if (args.length === 1 && args[0] === '-') {
-    let text = ''
-    for await (const chunk of stdin) text += chunk.toString()
-    return text.trim()
-  }
+  if (args.length === 1 && args[0] === '-') return (await readAllText(stdin)).trim()
   return args.join(' ').trim()
 }
 

@@ -20,7 +20,7 @@ import type {} from '@dsh/session/store/query'
 import type {} from '@dsh/world/snapshots'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
-import type { Io } from '../io.js'
+import { type Io, readAllText } from '../io.js'
 import { type RuntimeScope, withRuntime } from '../runtime.js'
 
 type Runtime = RuntimeScope['runtime']
@@ -161,7 +161,10 @@ export async function sessionsImport(
   io: Io,
 ): Promise<number> {
   return withRuntime(request, io, async ({ runtime }) => {
-    const { records, lines } = parseRecords(file === '-' ? await readStdin(io) : await readFile(file, 'utf8'), file)
+    const { records, lines } = parseRecords(
+      file === '-' ? await readAllText(io.stdin) : await readFile(file, 'utf8'),
+      file,
+    )
     const head = records[0] as Partial<BundleHead> | undefined
     if (
       head?.type !== 'dsh/session-bundle' ||
@@ -244,10 +247,4 @@ export async function sessionsImport(
     )
     return ExitCode.OK
   })
-}
-
-async function readStdin(io: Io): Promise<string> {
-  let text = ''
-  for await (const chunk of io.stdin) text += chunk.toString()
-  return text
 }

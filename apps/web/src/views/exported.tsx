@@ -6,20 +6,23 @@ import type { ExportedSession } from '../connection'
 import { SessionProjection } from '../projection'
 import { Conversation } from './conversation'
 
+/** A session an export carries (the page's own, or a subagent's), folded as the live page folds a stream. */
+export function foldExported(session: Pick<ExportedSession, 'header' | 'events'>): SessionProjection {
+  const folded = new SessionProjection(session.header.id)
+  folded.applyFrame({
+    type: 'session/baseline',
+    header: session.header,
+    since: 0,
+    events: session.events,
+    status: 'detached',
+    inbox: { 'next-step': [], 'next-turn': [] },
+    jobs: [],
+  })
+  return folded
+}
+
 export function ExportedView({ data }: { data: ExportedSession }) {
-  const projection = useMemo(() => {
-    const folded = new SessionProjection(data.header.id)
-    folded.applyFrame({
-      type: 'session/baseline',
-      header: data.header,
-      since: 0,
-      events: data.events,
-      status: 'detached',
-      inbox: { 'next-step': [], 'next-turn': [] },
-      jobs: [],
-    })
-    return folded
-  }, [data])
+  const projection = useMemo(() => foldExported(data), [data])
   const created = new Date(data.header.createdAt).toISOString().replace('T', ' ').slice(0, 16)
   return (
     <div class="app exported">

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { completionResponse, type MockLlmServer, startMockLlmServer } from '@dsh/test-support'
-import type { Browser } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { png } from '../../../../packages/attachments/test/images.js'
 import { launchChromium, repo } from './support'
@@ -36,6 +36,20 @@ afterAll(async () => {
 
 const env = () => ({ ...process.env, DSH_HOME: home, DEEPSEEK_API_KEY: 'sk-test', DEEPSEEK_BASE_URL: server.url })
 
+/** The file opened in a new page whose every request other than the file itself (and data: URLs) is refused and listed. */
+async function openOffline(file: string): Promise<{ page: Page; requests: string[] }> {
+  const page = await browser.newPage()
+  const requests: string[] = []
+  await page.route('**/*', (route) => {
+    const url = route.request().url()
+    if (url.startsWith('file:') || url.startsWith('data:')) return route.continue()
+    requests.push(url)
+    return route.abort()
+  })
+  await page.goto(`file://${file}`)
+  return { page, requests }
+}
+
 it('renders the exported transcript from disk with no network, and can leave tool outputs out', async () => {
   server.enqueue(
     completionResponse({ toolCalls: [{ id: 'r1', name: 'read', arguments: JSON.stringify({ path: 'plan.txt' }) }] }),
@@ -56,13 +70,7 @@ it('renders the exported transcript from disk with no network, and can leave too
   expect(statSync(file).size).toBeLessThan(2_000_000)
   expect(exported.stdout).toContain('ship the secret-free plan')
 
-  const page = await browser.newPage()
-  const requests: string[] = []
-  await page.route('**/*', (route) => {
-    if (!route.request().url().startsWith('file:')) requests.push(route.request().url())
-    return route.request().url().startsWith('file:') ? route.continue() : route.abort()
-  })
-  await page.goto(`file://${file}`)
+  const { page, requests } = await openOffline(file)
   await page.locator('.node.user', { hasText: 'what is the plan?' }).waitFor()
   // Markdown rendered as the live page renders it, and the tool call's card.
   await page.locator('.node.assistant strong', { hasText: 'short' }).waitFor()
@@ -111,15 +119,7 @@ it('embeds the attached image and renders a table and a diff; a 5,000-event sess
   })
   const file = join(home, 'image.html')
   writeFileSync(file, exported.stdout)
-  const page = await browser.newPage()
-  const requests: string[] = []
-  await page.route('**/*', (route) => {
-    const url = route.request().url()
-    if (url.startsWith('file:') || url.startsWith('data:')) return route.continue()
-    requests.push(url)
-    return route.abort()
-  })
-  await page.goto(`file://${file}`)
+  const { page, requests } = await openOffline(file)
   const image = page.locator('.node.user img.thumb')
   await image.waitFor()
   expect(await image.getAttribute('src')).toMatch(/^data:image\/png;base64,/)
@@ -187,15 +187,7 @@ it("carries a subagent's own transcript: the task card opens it from the page, w
   })
   const file = join(home, 'subagent.html')
   writeFileSync(file, exported.stdout)
-  const page = await browser.newPage()
-  const requests: string[] = []
-  await page.route('**/*', (route) => {
-    const url = route.request().url()
-    if (url.startsWith('file:')) return route.continue()
-    requests.push(url)
-    return route.abort()
-  })
-  await page.goto(`file://${file}`)
+  const { page, requests } = await openOffline(file)
   await page.locator('.task-card', { hasText: 'count files' }).waitFor()
   await page.locator('.task-card button.task-open').click()
   const child = page.locator('.child-transcript')

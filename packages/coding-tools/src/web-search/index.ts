@@ -251,20 +251,19 @@ export class WebSearchService extends Service {
     const outer = request.signal
     outer?.throwIfAborted()
     const controller = new AbortController()
-    let timedOut = false
+    let timedOut: HarnessError | undefined
     let timer: ReturnType<typeof setTimeout> | undefined
     let onAbort: (() => void) | undefined
     // Settles when the bound or the caller ends the call, so a provider that ignores its signal cannot hang us.
     const stopped = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        timedOut = true
-        const error = new HarnessError(
+        timedOut = new HarnessError(
           'WEB_SEARCH_TIMEOUT',
           `web search provider "${provider.name}" did not answer within ${timeoutMs} ms`,
           { provider: provider.name, timeoutMs },
         )
-        controller.abort(error)
-        reject(error)
+        controller.abort(timedOut)
+        reject(timedOut)
       }, timeoutMs)
       onAbort = () => {
         controller.abort(outer?.reason)
@@ -284,13 +283,8 @@ export class WebSearchService extends Service {
       return { provider: provider.name, query, results }
     } catch (error) {
       if (outer?.aborted) throw outer.reason
-      if (timedOut) {
-        throw new HarnessError(
-          'WEB_SEARCH_TIMEOUT',
-          `web search provider "${provider.name}" did not answer within ${timeoutMs} ms`,
-          { provider: provider.name, timeoutMs },
-        )
-      }
+      // Whatever the provider threw as its call was cut, the bound is the cause.
+      if (timedOut) throw timedOut
       if (error instanceof HarnessError && error.code.startsWith('WEB_SEARCH_')) throw error
       throw new HarnessError(
         'WEB_SEARCH_FAILED',

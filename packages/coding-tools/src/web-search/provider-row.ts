@@ -161,16 +161,13 @@ export function providerRow(spec: ProviderSpec) {
         }
       }
 
-      ctx.on('settings/changed', (change) => {
-        if (change.key === 'webSearch' || change.key.startsWith('webSearch.')) void refresh()
+      // With the settings row (now or once it activates): decide again, and on every change of the setting.
+      ctx.inject(['settings'], (inner) => {
+        void refresh()
+        inner.on('settings/changed', (change) => {
+          if (change.key === 'webSearch' || change.key.startsWith('webSearch.')) void refresh()
+        })
       })
-      // The settings row may activate after this one: decide again when it arrives.
-      ;(ctx as unknown as { on(name: string, listener: (changed: string) => void): void }).on(
-        'internal/service',
-        (changed) => {
-          if (changed === 'settings') void refresh()
-        },
-      )
       await refresh()
     },
   }

@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
+import { refsIn, sniffType } from '@dsh/attachments'
 import { HarnessError } from '@dsh/kernel'
 import { isEvent, type Session } from '@dsh/session'
 
@@ -63,22 +64,6 @@ export async function embeddedChildren(
 /** Past this many bytes of images, the rest are left out of a page (it says so where each one was). */
 const MAX_IMAGE_BYTES = 16 * 1024 * 1024
 
-/** The attached images of a session's events: each `{ type: 'image', ref, mimeType }` block. */
-function imageBlocks(value: unknown, into = new Map<string, string>()): Map<string, string> {
-  const stack: unknown[] = [value]
-  while (stack.length > 0) {
-    const item = stack.pop()
-    if (Array.isArray(item)) stack.push(...item)
-    else if (item && typeof item === 'object') {
-      const record = item as Record<string, unknown>
-      if (record.type === 'image' && typeof record.ref === 'string' && typeof record.mimeType === 'string')
-        into.set(record.ref, record.mimeType)
-      else stack.push(...Object.values(record))
-    }
-  }
-  return into
-}
-
 /**
  * The session's attached images as `data:` URLs for `sessionHtml`, read through `get` (the
  * attachments service); a blob that cannot be read, or past the page's image budget, is left out.
@@ -89,10 +74,11 @@ export async function embeddedImages(
 ): Promise<Record<string, string>> {
   const images: Record<string, string> = {}
   let bytes = 0
-  for (const [ref, mimeType] of imageBlocks(session.events)) {
-    if (!mimeType.startsWith('image/')) continue
+  for (const ref of refsIn(session.events)) {
     const data = await get(ref).catch(() => undefined)
-    if (!data || bytes + data.byteLength > MAX_IMAGE_BYTES) continue
+    // The type from the bytes, as the web host serves a blob: a ref that is no image is not embedded.
+    const mimeType = data && sniffType(data)
+    if (!data || !mimeType?.startsWith('image/') || bytes + data.byteLength > MAX_IMAGE_BYTES) continue
     bytes += data.byteLength
     images[ref] = `data:${mimeType};base64,${Buffer.from(data).toString('base64')}`
   }
