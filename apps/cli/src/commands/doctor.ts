@@ -1,9 +1,10 @@
 // `dsh doctor`: what works on this machine and what to do about what does not: Node, the sandbox
-// (mechanism, why it is unusable, the fix), process containment, the default model's provider (its key
+// (mechanism, why it is unusable, the fix), the SQLite engine, process containment, the default model's provider (its key
 // and endpoint) and every configured endpoint, the web search provider, and
 // which of this folder's configuration waits for `dsh trust`.
 import type {} from '@dsh/coding-tools/web-search'
 import type {} from '@dsh/llm'
+import type {} from '@dsh/session/store-pg/select'
 import { projectTrust } from '@dsh/settings/trust'
 import type {} from '@dsh/world/sandbox'
 import type {} from '@dsh/world/subprocess'
@@ -109,6 +110,22 @@ async function modelChecks(runtime: RuntimeScope['runtime']): Promise<Check[]> {
   return checks
 }
 
+/** Which SQLite engine the SQLite store and session search would use; a failure only when the store is SQLite. */
+async function sqliteCheck(runtime: RuntimeScope['runtime']): Promise<Check> {
+  const { sqliteEngine } = await import('@dsh/session/store/sqlite')
+  const engine = sqliteEngine()
+  if (engine) return { name: 'sqlite', ok: true, detail: `${engine} (the SQLite session store and session search)` }
+  const store = runtime.root.get('settings')?.get('session.store') ?? 'jsonl'
+  return {
+    name: 'sqlite',
+    ok: store !== 'sqlite',
+    detail: `none: Node ${process.versions.node} has no node:sqlite and better-sqlite3 is not installed${store === 'sqlite' ? ', and session.store is sqlite' : ' (the default JSONL store needs neither)'}`,
+    ...(store === 'sqlite'
+      ? { fix: 'run dsh on Node 22.13 or later, or npm install -g better-sqlite3@12 beside a global dsh' }
+      : {}),
+  }
+}
+
 export async function doctor(request: ComposeRequest, io: Io): Promise<number> {
   return withRuntime(request, io, async ({ runtime }) => {
     const checks: Check[] = []
@@ -119,6 +136,7 @@ export async function doctor(request: ComposeRequest, io: Io): Promise<number> {
       detail: `Node ${process.versions.node}`,
       ...(major >= 20 ? {} : { fix: 'install Node 20 or newer' }),
     })
+    checks.push(await sqliteCheck(runtime))
     const sandbox = runtime.root.get('sandbox')
     if (sandbox) {
       const available = await sandbox.availability()

@@ -3,10 +3,9 @@
 // index built from the logs, a derived read model that `rebuildIndex()` drops and rebuilds.
 import { join, resolve } from 'node:path'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
-import type BetterSqlite3 from 'better-sqlite3'
 import type { Session, SessionEvent } from '../index.js'
 import { type SearchHit, type SessionSummary, sessionsDir, textOf } from './index.js'
-import { loadBetterSqlite3 } from './native.js'
+import { openSqlite, type SqliteDatabase } from './sqlite-driver.js'
 
 declare module 'cordis' {
   interface Context {
@@ -34,12 +33,11 @@ export function ftsQuery(text: string): string {
 
 /** The FTS5 index; a plain class (Cordis proxies services). */
 export class SearchIndex {
-  readonly #db: BetterSqlite3.Database
+  readonly #db: SqliteDatabase
 
   constructor(readonly path: string) {
-    const Database = loadBetterSqlite3('session search')
-    this.#db = new Database(path)
-    this.#db.pragma('journal_mode = WAL')
+    this.#db = openSqlite(path, 'session search')
+    this.#db.exec('PRAGMA journal_mode = WAL')
     this.#db.exec(INDEX_SCHEMA)
   }
 
@@ -78,7 +76,7 @@ export class SearchIndex {
           summary.id,
           events.length,
         )
-      })()
+      })
     }
     return added
   }
@@ -101,7 +99,7 @@ export class SearchIndex {
   }
 
   close(): void {
-    if (this.#db.open) this.#db.close()
+    if (this.#db.isOpen) this.#db.close()
   }
 }
 

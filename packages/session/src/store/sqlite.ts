@@ -1,10 +1,9 @@
-// The SQLite provider of `ctx.sessionStore`: one database (better-sqlite3 12, WAL) holding a row per
+// The SQLite provider of `ctx.sessionStore`: one database (node:sqlite or better-sqlite3, WAL) holding a row per
 // session and per event. Each write is one transaction, so there is no torn tail; a flush commits with
 // `synchronous=FULL`. `PRAGMA user_version` is the schema version; a newer database is refused.
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { type Context, HarnessError } from '@dsh/kernel'
-import type Database from 'better-sqlite3'
 import type { SessionEvent } from '../index.js'
 import { BackedStore } from './backed-store.js'
 import {
@@ -19,7 +18,6 @@ import {
   writtenTitleOf,
 } from './index.js'
 import { chainHash } from './line-seal.js'
-import { loadBetterSqlite3 } from './native.js'
 import {
   type ChainRow,
   checkEventCount,
@@ -29,10 +27,14 @@ import {
   summaryOfRow,
   verifyRows,
 } from './rows.js'
+import { openSqlite, type SqliteDatabase, type SqliteStatement } from './sqlite-driver.js'
 import { addToSums, emptySums, parseSums, type SessionSums } from './sums.js'
 
 /** The schema this build writes; a database with a higher `user_version` is refused. */
 export const SQLITE_SCHEMA_VERSION = 2
+
+/** For tools and tests that open a store's file themselves, on the same engine. */
+export { openSqlite, sqliteEngine } from './sqlite-driver.js'
 
 export interface SqliteConfig {
   /** The database file; empty means `<sessions dir>/sessions.sqlite`. */
@@ -116,14 +118,14 @@ export class SqliteBackend implements SessionStore {
   readonly kind = 'sqlite'
   readonly leaseDir: string
   readonly path: string
-  readonly #db: Database.Database
-  readonly #insertSession: Database.Statement
-  readonly #insertEvent: Database.Statement
-  readonly #touch: Database.Statement
-  readonly #titleOf: Database.Statement
-  readonly #writeTitle: Database.Statement
-  readonly #setTitle: Database.Statement
-  readonly #lastHashOf: Database.Statement
+  readonly #db: SqliteDatabase
+  readonly #insertSession: SqliteStatement
+  readonly #insertEvent: SqliteStatement
+  readonly #touch: SqliteStatement
+  readonly #titleOf: SqliteStatement
+  readonly #writeTitle: SqliteStatement
+  readonly #setTitle: SqliteStatement
+  readonly #lastHashOf: SqliteStatement
 
   constructor(path: string, leaseDir: string) {
     this.path = resolve(path)
@@ -133,10 +135,9 @@ export class SqliteBackend implements SessionStore {
     // SQLite creates the file with the umask's mode (and its -wal/-shm files with the file's): made
     // the user's alone before the first write, as the JSONL logs are.
     if (!existsSync(this.path)) closeSync(openSync(this.path, 'a', 0o600))
-    const Sqlite = loadBetterSqlite3('the SQLite session store')
-    const db = guarded(this.path, () => new Sqlite(this.path))
+    const db = guarded(this.path, () => openSqlite(this.path, 'the SQLite session store'))
     try {
-      const version = db.pragma('user_version', { simple: true }) as number
+      const version = (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version
       if (version > SQLITE_SCHEMA_VERSION) {
         throw new HarnessError(
           'SESSION_STORE_SCHEMA_UNSUPPORTED',
@@ -144,9 +145,9 @@ export class SqliteBackend implements SessionStore {
           { path: this.path, version, supported: SQLITE_SCHEMA_VERSION },
         )
       }
-      db.pragma('journal_mode = WAL')
-      db.pragma('synchronous = NORMAL')
-      db.pragma('busy_timeout = 5000')
+      db.exec('PRAGMA journal_mode = WAL')
+      db.exec('PRAGMA synchronous = NORMAL')
+      db.exec('PRAGMA busy_timeout = 5000')
       if (version < SQLITE_SCHEMA_VERSION) {
         db.exec(SCHEMA)
         for (const [table, column, type] of V2_COLUMNS) {
@@ -154,7 +155,7 @@ export class SqliteBackend implements SessionStore {
           if (!columns.some((existing) => existing.name === column))
             db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`)
         }
-        db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`)
+        db.exec(`PRAGMA user_version = ${SQLITE_SCHEMA_VERSION}`)
       }
       this.#db = db
       this.#insertSession = db.prepare(
@@ -180,7 +181,7 @@ export class SqliteBackend implements SessionStore {
 
   async write(id: string, batch: WriteBatch): Promise<void> {
     const db = this.#db
-    const run = db.transaction(() => {
+    const run = () => {
       const { header } = batch
       // The chain continues from the session row's last hash; a new session's starts at its header.
       let previous: string | undefined
@@ -227,16 +228,16 @@ export class SqliteBackend implements SessionStore {
         sums ? JSON.stringify(sums) : null,
         id,
       )
-      if (touched.changes === 0) {
+      if (Number(touched.changes) === 0) {
         throw new HarnessError('SESSION_NOT_FOUND', `session ${id} has no header in ${this.path}`, { id })
       }
       if (title) this.#setTitle.run(title, id)
-    })
-    if (batch.sync) db.pragma('synchronous = FULL')
+    }
+    if (batch.sync) db.exec('PRAGMA synchronous = FULL')
     try {
-      guarded(this.path, () => run.immediate())
+      guarded(this.path, () => db.transaction(run, 'immediate'))
     } finally {
-      if (batch.sync) db.pragma('synchronous = NORMAL')
+      if (batch.sync) db.exec('PRAGMA synchronous = NORMAL')
     }
   }
 
@@ -282,8 +283,8 @@ export class SqliteBackend implements SessionStore {
     return guarded(this.path, () =>
       db.transaction(() => {
         db.prepare('DELETE FROM events WHERE session_id = ?').run(id)
-        return db.prepare('DELETE FROM sessions WHERE id = ?').run(id).changes > 0
-      })(),
+        return Number(db.prepare('DELETE FROM sessions WHERE id = ?').run(id).changes) > 0
+      }),
     )
   }
 
@@ -298,7 +299,7 @@ export class SqliteBackend implements SessionStore {
   async release(): Promise<void> {}
 
   close(): void {
-    if (this.#db.open) this.#db.close()
+    if (this.#db.isOpen) this.#db.close()
   }
 }
 

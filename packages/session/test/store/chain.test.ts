@@ -24,9 +24,9 @@ chainSuite(jsonlFixture, {
   },
 })
 
-async function sqlite(dir: string, statement: string, ...params: unknown[]) {
-  const Database = (await import('better-sqlite3')).default
-  const db = new Database(join(dir, 'sessions.sqlite'))
+async function sqlite(dir: string, statement: string, ...params: Array<string | number | null>) {
+  const { openSqlite } = await import('../../src/store/sqlite-driver.js')
+  const db = openSqlite(join(dir, 'sessions.sqlite'), 'the test')
   try {
     db.prepare(statement).run(...params)
   } finally {

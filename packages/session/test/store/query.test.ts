@@ -8,9 +8,9 @@ for (const fixture of [jsonlFixture, sqliteFixture]) querySuite(fixture)
 describe('sqlite schema version', () => {
   it('refuses a database written by a newer dsh', async () => {
     using dir = tempDir()
-    const Database = (await import('better-sqlite3')).default
-    const db = new Database(`${dir.path}/sessions.sqlite`)
-    db.pragma('user_version = 99')
+    const { openSqlite } = await import('../../src/store/sqlite-driver.js')
+    const db = openSqlite(`${dir.path}/sessions.sqlite`, 'the test')
+    db.exec('PRAGMA user_version = 99')
     db.close()
     const { SqliteBackend } = await import('../../src/store/sqlite.js')
     expect(() => new SqliteBackend(`${dir.path}/sessions.sqlite`, dir.path)).toThrow(
@@ -23,10 +23,10 @@ describe('sqlite schema version', () => {
     const { SqliteBackend } = await import('../../src/store/sqlite.js')
     const backend = new SqliteBackend(`${dir.path}/s.sqlite`, dir.path)
     backend.close()
-    const Database = (await import('better-sqlite3')).default
-    const db = new Database(`${dir.path}/s.sqlite`)
-    expect(db.pragma('journal_mode', { simple: true })).toBe('wal')
-    expect(db.pragma('user_version', { simple: true })).toBe(2)
+    const { openSqlite } = await import('../../src/store/sqlite-driver.js')
+    const db = openSqlite(`${dir.path}/s.sqlite`, 'the test')
+    expect(db.prepare('PRAGMA journal_mode').get()).toMatchObject({ journal_mode: 'wal' })
+    expect(db.prepare('PRAGMA user_version').get()).toMatchObject({ user_version: 2 })
     db.close()
   })
 })

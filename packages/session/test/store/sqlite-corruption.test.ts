@@ -23,9 +23,9 @@ describe('corrupted SQLite session databases', () => {
     ;(a.sessionStore as unknown as { backend: { close(): void } }).backend.close()
     const path = `${dir.path}/sessions.sqlite`
     // Fold the WAL into the main file so the damage hits the data itself.
-    const Database = (await import('better-sqlite3')).default
-    const db = new Database(path)
-    db.pragma('wal_checkpoint(TRUNCATE)')
+    const { openSqlite } = await import('../../src/store/sqlite-driver.js')
+    const db = openSqlite(path, 'the test')
+    db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
     db.close()
     const original = readFileSync(path)
     const events = [...session.events]
