@@ -1,6 +1,7 @@
 // The chat's screen, openable before the plugin tree boots: the CLI paints the editor at once, the
 // person can type while dsh starts, and `ctx.tui.run({ screen })` takes the screen over. Lines sent
 // before the chat is ready are kept and sent, in order, once it is. Not a provider: only pi-tui.
+import { writeFileSync } from 'node:fs'
 import { Editor, matchesKey, ProcessTerminal, TUI } from '@mariozechner/pi-tui'
 import { Lines } from './live.js'
 import { createTheme, type Theme } from './theme.js'
@@ -21,9 +22,29 @@ export interface ChatScreen {
   stop(): void
 }
 
+/**
+ * `DSH_TUI_FRAMES=FILE` (for bench/tui.mjs): each frame as `<epoch ms> <ms to render and write it>`, one
+ * per line, written to FILE when the process exits. Timed around pi-tui's render pass, which is not public
+ * API: if a pi-tui release renames it, nothing is recorded and the bench says so.
+ */
+function recordFrames(tui: TUI, file: string): void {
+  const target = tui as unknown as { doRender?: () => void }
+  const render = target.doRender
+  if (typeof render !== 'function') return
+  const frames: string[] = []
+  target.doRender = function timedRender(this: unknown) {
+    const at = Date.now()
+    const started = performance.now()
+    render.call(this)
+    frames.push(`${at} ${(performance.now() - started).toFixed(3)}`)
+  }
+  process.once('exit', () => writeFileSync(file, frames.join('\n')))
+}
+
 export function openScreen(noColor: boolean): ChatScreen {
   const theme = createTheme(noColor)
   const tui = new TUI(new ProcessTerminal())
+  if (process.env.DSH_TUI_FRAMES) recordFrames(tui, process.env.DSH_TUI_FRAMES)
   const editor = new Editor(tui, theme.editor, { paddingX: 1 })
   const early: string[] = []
   let leaving = false
