@@ -231,6 +231,7 @@ async function transcriptRun(resume) {
       .map((line) => line.split(' ').map(Number))
     const during = frames.filter(([at]) => at >= sent).map(([, ms]) => ms)
     const before = frames.filter(([at]) => at < sent).map(([, ms]) => ms)
+    if (process.env.BENCH_TUI_FRAMES_PRINT) console.error(resume ? "resumed" : "fresh", during.map((ms) => ms.toFixed(1)).join(" "))
     return { during, firstPaint: Math.max(...before), readyRss, rss }
   } finally {
     await server.close()
@@ -239,13 +240,14 @@ async function transcriptRun(resume) {
 }
 
 const pct = (values, p) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]
-const long = { max: [], p99: [], count: [], first: [], rss: [], readyRss: [], freshRss: [], freshMax: [] }
+const long = { max: [], p50: [], p99: [], count: [], first: [], rss: [], readyRss: [], freshRss: [], freshMax: [] }
 for (let run = 0; run < (!only || only === 'transcript' ? runs : 0); run++) {
   const fresh = await transcriptRun(undefined)
   const resumed = await transcriptRun(2000)
   long.freshRss.push(fresh.rss)
   long.freshMax.push(Math.max(...fresh.during))
   long.max.push(Math.max(...resumed.during))
+  long.p50.push(pct(resumed.during, 0.5))
   long.p99.push(pct(resumed.during, 0.99))
   long.count.push(resumed.during.length)
   long.first.push(resumed.firstPaint)
@@ -255,7 +257,7 @@ for (let run = 0; run < (!only || only === 'transcript' ? runs : 0); run++) {
 if (long.max.length > 0) {
   console.log(
     `tui, 2,000-message transcript (median of ${runs}): while a 200-line answer streams, ${median(long.count)} frames, ` +
-      `slowest ${median(long.max).toFixed(1)} ms, p99 ${median(long.p99).toFixed(1)} ms (a fresh chat's slowest ` +
+      `median ${median(long.p50).toFixed(1)} ms, slowest ${median(long.max).toFixed(1)} ms, p99 ${median(long.p99).toFixed(1)} ms (a fresh chat's slowest ` +
       `${median(long.freshMax).toFixed(1)} ms); first paint of the resumed transcript ${median(long.first).toFixed(0)} ms`,
   )
   console.log(

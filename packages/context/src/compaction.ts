@@ -80,6 +80,7 @@ export class CompactionService extends Service implements Compaction {
   readonly home: Context
   /** `ctx.tokenMeter`, asked before every request: without Cordis's per-call proxies (decision 351). */
   readonly meter: () => Context['tokenMeter']
+  private readonly settings: () => Context['settings'] | undefined
   private readonly _busy = new WeakSet<Session>()
 
   constructor(ctx: Context, config: CompactionConfig = {}) {
@@ -113,6 +114,7 @@ export class CompactionService extends Service implements Compaction {
     this.home = ctx
     const meter = directService(ctx, 'tokenMeter')
     this.meter = () => meter() ?? ctx.tokenMeter
+    this.settings = directService(ctx, 'settings')
     this.config = resolved
     ctx.inject(['settings'], (inner) => {
       inner.settings.define('compaction.threshold', {
@@ -296,7 +298,7 @@ export class CompactionService extends Service implements Compaction {
 
   /** The share of the window at which threshold compaction runs: the setting, else the row's config. */
   threshold(): number {
-    const settings = this.home.get('settings')
+    const settings = this.settings()
     const value = settings?.has('compaction.threshold') ? settings.get('compaction.threshold') : undefined
     return typeof value === 'number' && value > 0 && value <= 1 ? value : this.config.threshold
   }

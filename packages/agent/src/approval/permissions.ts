@@ -10,7 +10,7 @@
 import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import type {} from '@dsh/composition'
-import { type Context, HarnessError, Service } from '@dsh/kernel'
+import { type Context, directService, HarnessError, Service } from '@dsh/kernel'
 import type {} from '@dsh/session'
 import { readConfigText } from '@dsh/settings'
 import { projectTrust } from '@dsh/settings/trust'
@@ -61,6 +61,8 @@ export class PermissionsService extends Service {
   static readonly provide = 'permissions'
   readonly config: PermissionsConfig
   readonly home: Context
+  private readonly settings: () => Context['settings'] | undefined
+  private readonly launcher: () => Context['launcher'] | undefined
   /** Calls an allow rule may answer a question for, by call id, until their result. */
   private readonly pending = new Map<string, RuleSubject & { sessionId?: string }>()
   /** Parsed `.claude/settings*.json` permissions by file, with the stat they were read at. */
@@ -72,6 +74,9 @@ export class PermissionsService extends Service {
     super(ctx, 'permissions')
     this.config = config ?? {}
     this.home = ctx
+    // Read on every tool call: through direct readers, not the tracing proxies (decision 351).
+    this.settings = directService(ctx, 'settings')
+    this.launcher = directService(ctx, 'launcher')
     for (const effect of EFFECTS) for (const text of this.config[effect] ?? []) check(text, 'permissions row config')
     ctx.inject(['settings'], (inner) => {
       inner.settings.define('permissions', {
@@ -127,7 +132,7 @@ export class PermissionsService extends Service {
   /** Every rule in force, user settings first, then the trusted project's, then the row's. */
   rules(): PermissionRule[] {
     const out: PermissionRule[] = []
-    const settings = this.home.get('settings')
+    const settings = this.settings()
     if (settings?.has('permissions')) {
       for (const source of ['user', 'project'] as const) {
         const lists = settings.fileValue('permissions', source) as RuleLists | undefined
@@ -144,12 +149,11 @@ export class PermissionsService extends Service {
 
   /** `permissions` of the project's `.claude/settings*.json`, the same syntax, once the folder is trusted. */
   private claudeRules(): PermissionRule[] {
-    const cwd = this.home.get('launcher')?.config.cwd ?? process.cwd()
-    const trust = projectTrust(this.home)
+    const cwd = this.launcher()?.config.cwd ?? process.cwd()
     const out: PermissionRule[] = []
     for (const name of ['settings.json', 'settings.local.json']) {
       const file = join(cwd, '.claude', name)
-      if (!existsSync(file) || !trust.admits(cwd, `.claude/${name}`)) continue
+      if (!existsSync(file) || !projectTrust(this.home).admits(cwd, `.claude/${name}`)) continue
       const lists = this.claudeLists(file)
       for (const effect of EFFECTS)
         for (const text of Array.isArray(lists?.[effect]) ? (lists?.[effect] ?? []) : [])

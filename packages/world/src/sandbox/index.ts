@@ -2,7 +2,7 @@
 // `ctx.sandboxPolicy` says what is allowed (mode + writable roots, per session, one source for both
 // the fs provider and bash); `ctx.sandbox` enforces it on processes (bubblewrap on Linux) and fails
 // closed when it cannot. Escalation is a per-call, strictly wider, approved request.
-import { realpathSync } from 'node:fs'
+import { existsSync, realpathSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type {} from '@dsh/agent/approval'
 import { type Context, HarnessError } from '@dsh/kernel'
@@ -275,14 +275,20 @@ export function canonicalPath(path: string): string {
   let head = resolve(path)
   const rest: string[] = []
   for (;;) {
-    try {
-      return resolve(realpathSync.native(head), ...rest.reverse())
-    } catch {
-      const parent = resolve(head, '..')
-      if (parent === head) return resolve(path)
-      rest.push(head.slice(parent.length).replace(/^\//, ''))
-      head = parent
+    // Asked for paths that mostly do not exist (the protected names, on every prompt): `existsSync`
+    // answers without the exception `realpathSync` throws for them. A dangling symlink fails both, so
+    // its parent is resolved instead, as before.
+    if (existsSync(head)) {
+      try {
+        return resolve(realpathSync.native(head), ...rest.reverse())
+      } catch {
+        // Removed between the two calls, or unreadable: resolve the parent.
+      }
     }
+    const parent = resolve(head, '..')
+    if (parent === head) return resolve(path)
+    rest.push(head.slice(parent.length).replace(/^\//, ''))
+    head = parent
   }
 }
 

@@ -20,7 +20,7 @@ import {
   type SandboxPolicy,
   type SandboxPolicyService,
 } from './index.js'
-import { protectedPaths } from './protected.js'
+import { type ProtectedPath, protectedPaths } from './protected.js'
 import { secretPaths, userRuntime } from './secrets.js'
 
 export { BROWSER_PROFILES, HOME_SECRETS, homeSecrets } from './secrets.js'
@@ -255,17 +255,25 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
           ]
     const confined = effective !== 'danger-full-access'
     const location = this.location()
-    return Object.freeze({
+    const policy = {
       mode: effective,
       workspaceRoot: workspace,
       writableRoots: Object.freeze(writable),
       secretPaths: Object.freeze(confined ? this.secretsFor(workspace) : []),
-      protectedPaths: Object.freeze(
-        confined ? protectedPaths(workspace, (path) => this.canonical(path), this.config.protectedPaths) : [],
-      ),
       network: confined ? this.network(sessionId) : 'on',
       ...(location === undefined ? {} : { location }),
+    }
+    // Worked out on first read: the system prompt resolves a policy on every request and never reads
+    // them; the fence and the sandboxes read them at once, from the same resolve.
+    let guarded: readonly ProtectedPath[] | undefined
+    Object.defineProperty(policy, 'protectedPaths', {
+      enumerable: true,
+      get: () =>
+        (guarded ??= Object.freeze(
+          confined ? protectedPaths(workspace, (path) => this.canonical(path), this.config.protectedPaths) : [],
+        )),
     })
+    return Object.freeze(policy) as SandboxPolicy
   }
 
   // The machine-specific parts of a policy. A remote execution world overrides them with that
