@@ -23,7 +23,7 @@ import xterm from '@xterm/headless'
 const here = dirname(fileURLToPath(import.meta.url))
 const bin = process.env.DSH_BIN ?? join(here, '..', 'apps', 'cli', 'bin', 'dsh.js')
 const runs = Number(process.env.BENCH_RUNS ?? 5)
-// BENCH_ONLY=start or transcript runs one part; BENCH_TUI_NODE_ARGS (space-separated, e.g. --cpu-prof) go to the transcript part's chat process.
+// BENCH_ONLY=start or transcript runs one part; BENCH_TUI_FRAMES_PRINT=1 prints every frame; BENCH_TUI_NODE_ARGS (space-separated, e.g. --cpu-prof) go to the transcript part's chat process.
 const only = process.env.BENCH_ONLY
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
@@ -231,7 +231,8 @@ async function transcriptRun(resume) {
       .map((line) => line.split(' ').map(Number))
     const during = frames.filter(([at]) => at >= sent).map(([, ms]) => ms)
     const before = frames.filter(([at]) => at < sent).map(([, ms]) => ms)
-    if (process.env.BENCH_TUI_FRAMES_PRINT) console.error(resume ? "resumed" : "fresh", during.map((ms) => ms.toFixed(1)).join(" "))
+    if (process.env.BENCH_TUI_FRAMES_PRINT)
+      console.error(resume ? 'resumed' : 'fresh', during.map((ms) => ms.toFixed(1)).join(' '))
     return { during, firstPaint: Math.max(...before), readyRss, rss }
   } finally {
     await server.close()

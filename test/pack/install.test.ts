@@ -113,7 +113,7 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true })
 })
 
-it('installs the CLI with its install scripts on, and nothing compiles native code', () => {
+it('installs the CLI with its install scripts on, and nothing compiles native code', async () => {
   // The figure docs/performance.md quotes (a measurement, not a limit: the machine's load moves it).
   console.log(`npm install -g of the packed CLI: ${Math.round(installMs)} ms`)
   expect(trap.calls()).toEqual([])
@@ -122,6 +122,18 @@ it('installs the CLI with its install scripts on, and nothing compiles native co
   for (const name of ['better-sqlite3', 'ssh2', 'cpu-features'])
     expect(existsSync(join(modules, name)), name).toBe(false)
   expect(existsSync(join(modules, '@lydell', 'node-pty'))).toBe(true)
+  // The trap itself: a package whose install script builds with node-gyp is seen.
+  const probe = join(work, 'native-probe')
+  mkdirSync(probe)
+  writeFileSync(
+    join(probe, 'package.json'),
+    JSON.stringify({ name: 'native-probe', version: '1.0.0', scripts: { install: 'node-gyp rebuild || true' } }),
+  )
+  const project = join(work, 'probe-project')
+  mkdirSync(project)
+  writeFileSync(join(project, 'package.json'), '{"name":"probe-project","version":"1.0.0"}')
+  await npm(['install', probe], project)
+  expect(trap.calls()).toEqual([expect.stringMatching(/^node-gyp rebuild/)])
 })
 
 it('installs the CLI from the tarballs, outside the checkout, at the one version', async () => {
