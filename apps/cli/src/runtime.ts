@@ -53,11 +53,14 @@ export async function withRuntime<T>(
   options: RuntimeOptions = {},
 ): Promise<T> {
   const composition = compose(options.settingsOnly ? { ...request, settingsOnly: true } : request)
+  // Start-up phases (bench/startup.mjs): composed here; rows imported in the runtime; booted below.
+  performance.mark('dsh:composed')
   for (const warning of composition.tree.warnings) io.err(`dsh: warning: ${warning}`)
   const runtime = await boot(composition.tree, {
     onLog: io.log,
     ...(options.settingsOnly ? { tolerate: (entry) => entry.kind === 'pending' } : {}),
   })
+  performance.mark('dsh:booted')
   let stopWatching: (() => Promise<void>) | undefined
   try {
     applySettings({ runtime, composition }, request, io, options.checkSettings ?? true)

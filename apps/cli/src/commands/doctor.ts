@@ -4,7 +4,7 @@
 // which of this folder's configuration waits for `dsh trust`.
 import type {} from '@dsh/coding-tools/web-search'
 import type {} from '@dsh/llm'
-import type {} from '@dsh/session/store-pg/select'
+import type {} from '@dsh/session/store'
 import { projectTrust } from '@dsh/settings/trust'
 import type {} from '@dsh/world/sandbox'
 import type {} from '@dsh/world/subprocess'
@@ -112,7 +112,7 @@ async function modelChecks(runtime: RuntimeScope['runtime']): Promise<Check[]> {
 
 /** Which SQLite engine the SQLite store and session search would use; a failure only when the store is SQLite. */
 async function sqliteCheck(runtime: RuntimeScope['runtime']): Promise<Check> {
-  const { sqliteEngine } = await import('@dsh/session/store/sqlite')
+  const { sqliteEngine } = await import('@dsh/session/store/sqlite-driver')
   const engine = sqliteEngine()
   if (engine) return { name: 'sqlite', ok: true, detail: `${engine} (the SQLite session store and session search)` }
   const store = runtime.root.get('settings')?.get('session.store') ?? 'jsonl'

@@ -8,13 +8,6 @@ import JsonlSessionStore from '../store/jsonl.js'
 import SqliteSessionStore from '../store/sqlite.js'
 import PgSessionStore from './index.js'
 
-declare module '@dsh/settings' {
-  interface SettingsMap {
-    /** `jsonl`, `sqlite` or `postgres://user@host:port/database`. */
-    'session.store': string
-  }
-}
-
 export interface SelectConfig {
   /** The local sessions directory; empty means `$DSH_HOME/sessions`. */
   dir?: string

@@ -5,9 +5,16 @@ import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type {} from '@dsh/composition'
 import { type Context, HarnessError } from '@dsh/kernel'
+import type {} from '@dsh/settings'
 import { checkSessionId, type SessionEvent, type SessionHeader } from '../index.js'
-
 import { acquireLease, type Lease } from './lease.js'
+
+declare module '@dsh/settings' {
+  interface SettingsMap {
+    /** The session store (row `session-store`): `jsonl`, `sqlite` or `postgres://user@host:port/database`. */
+    'session.store': string
+  }
+}
 
 export type { Lease, LeaseOwner } from './lease.js'
 export { acquireLease, ownerAlive, processStartTime, readLease } from './lease.js'

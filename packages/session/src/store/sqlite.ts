@@ -33,9 +33,6 @@ import { addToSums, emptySums, parseSums, type SessionSums } from './sums.js'
 /** The schema this build writes; a database with a higher `user_version` is refused. */
 export const SQLITE_SCHEMA_VERSION = 2
 
-/** For tools and tests that open a store's file themselves, on the same engine. */
-export { openSqlite, sqliteEngine } from './sqlite-driver.js'
-
 export interface SqliteConfig {
   /** The database file; empty means `<sessions dir>/sessions.sqlite`. */
   path?: string
