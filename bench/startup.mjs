@@ -5,7 +5,7 @@
 // BENCH_RUNS (default 5) fresh processes. DSH_BIN measures another checkout's bin/dsh.js. Needs
 // `npm run build`. The `dsh run` figures are also split into phases from dsh's performance marks
 // (bench/startup-marks.mjs, preloaded): spawn to Node's time origin, Node's bootstrap with the CLI's
-// entry modules, the command's modules and composing the config, importing the rows' modules,
+// entry modules, the command's modules, composing the config, importing the rows' modules,
 // activating them, and the turn up to the request.
 import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -100,7 +100,8 @@ function phasesOf(file, spawnedAt, requestAt) {
   const steps = [
     ['node start', spawnedAt, origin],
     ['node + CLI entry', origin, at['dsh:cli-loaded']],
-    ['command modules + compose', at['dsh:cli-loaded'], at['dsh:composed']],
+    ['command modules', at['dsh:cli-loaded'], at['dsh:compose-start']],
+    ['compose', at['dsh:compose-start'], at['dsh:composed']],
     ['import rows', at['dsh:composed'], at['dsh:rows-imported']],
     ['activate', at['dsh:rows-imported'], at['dsh:booted']],
     ['turn to request', at['dsh:booted'], requestAt],

@@ -52,8 +52,10 @@ export async function withRuntime<T>(
   work: (scope: RuntimeScope) => Promise<T>,
   options: RuntimeOptions = {},
 ): Promise<T> {
+  // Start-up phases (bench/startup.mjs): the command's modules are loaded; composed; rows imported in the
+  // runtime; booted.
+  performance.mark('dsh:compose-start')
   const composition = compose(options.settingsOnly ? { ...request, settingsOnly: true } : request)
-  // Start-up phases (bench/startup.mjs): composed here; rows imported in the runtime; booted below.
   performance.mark('dsh:composed')
   for (const warning of composition.tree.warnings) io.err(`dsh: warning: ${warning}`)
   const runtime = await boot(composition.tree, {
