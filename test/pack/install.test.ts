@@ -44,24 +44,20 @@ function exec(command: string, args: string[], options: { cwd: string; env: Node
 }
 
 /**
- * Stand-ins for every way an install compiles native code: node-gyp (npm runs the one that
- * `npm_config_node_gyp` names) and the compilers and make on PATH. Each records its call and fails, so
- * an install that tries to build anything is seen even when the package would shrug the failure off.
+ * Stand-ins for the compilers and make on PATH: each records its call and fails, so an install that tries
+ * to build native code is seen even when the package shrugs the failure off (ssh2 does). npm runs its own
+ * node-gyp whatever PATH or `npm_config_node_gyp` say, and node-gyp always ends in make and the compiler.
  */
 function nativeBuildTrap(dir: string): { env: NodeJS.ProcessEnv; calls(): string[] } {
   const log = join(dir, 'native-build-calls.log')
   const bin = join(dir, 'trap-bin')
   mkdirSync(bin, { recursive: true })
   const record = `#!/bin/sh\necho "$(basename "$0") $*" >> '${log}'\nexit 1\n`
-  for (const name of ['node-gyp', 'cc', 'gcc', 'g++', 'c++', 'clang', 'clang++', 'make', 'cmake']) {
+  for (const name of ['cc', 'gcc', 'g++', 'c++', 'clang', 'clang++', 'make', 'cmake']) {
     writeFileSync(join(bin, name), record, { mode: 0o755 })
   }
-  writeFileSync(
-    join(dir, 'trap-node-gyp.cjs'),
-    `require('node:fs').appendFileSync(${JSON.stringify(log)}, 'node-gyp ' + process.argv.slice(2).join(' ') + '\\n'); process.exit(1)\n`,
-  )
   return {
-    env: { PATH: `${bin}:${process.env.PATH}`, npm_config_node_gyp: join(dir, 'trap-node-gyp.cjs') },
+    env: { PATH: `${bin}:${process.env.PATH}` },
     calls: () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : []),
   }
 }
@@ -122,18 +118,26 @@ it('installs the CLI with its install scripts on, and nothing compiles native co
   for (const name of ['better-sqlite3', 'ssh2', 'cpu-features'])
     expect(existsSync(join(modules, name)), name).toBe(false)
   expect(existsSync(join(modules, '@lydell', 'node-pty'))).toBe(true)
-  // The trap itself: a package whose install script builds with node-gyp is seen.
+  // The trap itself: a package built by node-gyp on install (a binding.gyp and one C file) is seen.
   const probe = join(work, 'native-probe')
   mkdirSync(probe)
   writeFileSync(
     join(probe, 'package.json'),
-    JSON.stringify({ name: 'native-probe', version: '1.0.0', scripts: { install: 'node-gyp rebuild || true' } }),
+    JSON.stringify({
+      name: 'native-probe',
+      version: '1.0.0',
+      gypfile: true,
+      scripts: { install: 'node-gyp rebuild || true' },
+    }),
   )
+  writeFileSync(join(probe, 'binding.gyp'), "{ 'targets': [ { 'target_name': 'probe', 'sources': [ 'probe.c' ] } ] }")
+  writeFileSync(join(probe, 'probe.c'), 'int probe(void) { return 0; }\n')
+  execFileSync('npm', ['pack', probe, '--pack-destination', work, '--loglevel=error'], { cwd: work, stdio: 'ignore' })
   const project = join(work, 'probe-project')
   mkdirSync(project)
   writeFileSync(join(project, 'package.json'), '{"name":"probe-project","version":"1.0.0"}')
-  await npm(['install', probe], project)
-  expect(trap.calls()).toEqual([expect.stringMatching(/^node-gyp rebuild/)])
+  await npm(['install', join(work, 'native-probe-1.0.0.tgz')], project)
+  expect(trap.calls()).toEqual(expect.arrayContaining([expect.stringMatching(/^(make|cc|gcc|g\+\+|c\+\+) /)]))
 })
 
 it('installs the CLI from the tarballs, outside the checkout, at the one version', async () => {
