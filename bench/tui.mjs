@@ -75,14 +75,9 @@ const lines = Array.from({ length: 2000 }, (_, i) =>
 const pieces = []
 for (let i = 0; i < lines.length; i += 10) pieces.push(`${lines.slice(i, i + 10).join('\n')}\n`)
 
-async function oneRun() {
-  const dir = mkdtempSync(join(tmpdir(), 'dsh-tui-bench-'))
-  mkdirSync(join(dir, 'work'))
-  const server = await startMockLlmServer()
-  // The whole answer, then a stream that never ends (only Esc stops it).
-  server.enqueue({ type: 'sse', steps: completionSteps({ text: pieces, delayMs: 1 }) })
-  server.enqueue({ type: 'sse', steps: [...completionSteps({ text: ['Still '] }).slice(0, 2), { hang: true }] })
-  const env = {
+/** The chat's environment: a fresh home and workspace in `dir`, the mock model. */
+function chatEnv(dir, server) {
+  return {
     PATH: process.env.PATH,
     HOME: dir,
     TERM: 'xterm-256color',
@@ -91,6 +86,16 @@ async function oneRun() {
     DEEPSEEK_API_KEY: 'sk-bench',
     DEEPSEEK_BASE_URL: server.url,
   }
+}
+
+async function oneRun() {
+  const dir = mkdtempSync(join(tmpdir(), 'dsh-tui-bench-'))
+  mkdirSync(join(dir, 'work'))
+  const server = await startMockLlmServer()
+  // The whole answer, then a stream that never ends (only Esc stops it).
+  server.enqueue({ type: 'sse', steps: completionSteps({ text: pieces, delayMs: 1 }) })
+  server.enqueue({ type: 'sse', steps: [...completionSteps({ text: ['Still '] }).slice(0, 2), { hang: true }] })
+  const env = chatEnv(dir, server)
   try {
     const start = performance.now()
     const chat = open([bin], env)
@@ -201,16 +206,7 @@ async function transcriptRun(resume) {
   const framesFile = join(dir, 'frames.txt')
   const server = await startMockLlmServer()
   server.enqueue({ type: 'sse', steps: completionSteps({ text: streamPieces, delayMs: 2 }) })
-  const env = {
-    PATH: process.env.PATH,
-    HOME: dir,
-    TERM: 'xterm-256color',
-    DSH_HOME: dir,
-    WORK: join(dir, 'work'),
-    DEEPSEEK_API_KEY: 'sk-bench',
-    DEEPSEEK_BASE_URL: server.url,
-    DSH_TUI_FRAMES: framesFile,
-  }
+  const env = { ...chatEnv(dir, server), DSH_TUI_FRAMES: framesFile }
   try {
     const id = resume ? await longSession(dir, join(dir, 'work'), resume) : undefined
     const nodeArgs = process.env.BENCH_TUI_NODE_ARGS?.split(' ').filter(Boolean) ?? []
