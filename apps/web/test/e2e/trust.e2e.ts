@@ -43,7 +43,9 @@ it('shows the untrusted .mcp.json, starts nothing, and trusts the folder from th
   expect(await banner.textContent()).toContain('.mcp.json')
   expect(existsSync(marker())).toBe(false)
   await page.click('.trust-banner button')
-  await page.locator('.trust-banner', { hasText: 'Trusted' }).waitFor()
+  // The granted banner (role=status): a text match on "Trusted" would also match the pending banner's
+  // "not trusted" (Playwright's hasText ignores case) and race the grant's write.
+  await page.locator('.trust-banner[role="status"]').waitFor()
   const recorded = JSON.parse(readFileSync(join(home, 'trust.json'), 'utf8'))
   expect(Object.values(recorded.folders).map((folder) => Object.keys((folder as { items: object }).items))).toEqual([
     ['.mcp.json'],
