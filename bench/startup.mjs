@@ -4,7 +4,7 @@
 // one run already used (a user's every later start: the parse cache filled, decision 391). Medians of
 // BENCH_RUNS (default 5) fresh processes. DSH_BIN measures another checkout's bin/dsh.js. Needs
 // `npm run build`. The `dsh run` figures are also split into phases from dsh's performance marks
-// (bench/startup-marks.mjs, preloaded): spawn to Node's time origin, Node's bootstrap with the CLI's
+// (bench/preload/startup-marks.mjs): spawn to Node's time origin, Node's bootstrap with the CLI's
 // entry modules, the command's modules, composing the config, importing the rows' modules,
 // activating them, and the turn up to the request.
 import { execFileSync, spawn } from 'node:child_process'
@@ -66,7 +66,7 @@ async function firstRequest(warm = false) {
     DSH_HOME: join(dir, 'home'),
     DEEPSEEK_BASE_URL: mock.url,
     DEEPSEEK_API_KEY: 'sk-mock',
-    NODE_OPTIONS: `--import=${pathToFileURL(join(here, 'startup-marks.mjs')).href}`,
+    NODE_OPTIONS: `--import=${pathToFileURL(join(here, 'preload', 'startup-marks.mjs')).href}`,
     DSH_BENCH_MARKS: marksFile,
   }
   for (const key of ['DSH_PROFILE', 'DSH_MODEL']) delete env[key]

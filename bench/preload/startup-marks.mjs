@@ -1,5 +1,6 @@
-// Preloaded into the measured `dsh` by bench/startup.mjs (NODE_OPTIONS=--import): at exit, writes the
-// process's time origin and its performance marks (dsh:cli-loaded, dsh:composed, dsh:rows-imported,
+// Preloaded into the measured `dsh` by bench/startup.mjs (NODE_OPTIONS=--import; kept out of the top
+// level because `npm run bench` runs every bench/*.mjs there): at exit, writes the process's time origin
+// and its performance marks (dsh:cli-loaded, dsh:compose-start, dsh:composed, dsh:rows-imported,
 // dsh:booted) to $DSH_BENCH_MARKS as JSON. Not part of dsh.
 import { writeFileSync } from 'node:fs'
 
