@@ -6,26 +6,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from '@dsh/kernel'
 import SessionService from '@dsh/session'
-import SessionPersistence from '@dsh/session/store/coordinator'
 import JsonlSessionStore from '@dsh/session/store/jsonl'
 import SqliteSessionStore from '@dsh/session/store/sqlite'
+import { bootSessions } from './lib/sessions.mjs'
 
 const tick = () => new Promise((resolve) => setImmediate(resolve))
 const now = () => Number(process.hrtime.bigint()) / 1e6
 const append = { surfaceOp: { op: 'append' } }
 const text = (t) => [{ type: 'text', text: t }]
-
-async function boot(store, dir) {
-  const ctx = new Context()
-  const fibers = [ctx.plugin(SessionService), ctx.plugin(store, { dir }), ctx.plugin(SessionPersistence, {})]
-  while (!ctx.get('sessionPersistence')) await tick()
-  return {
-    ctx,
-    dispose: async () => {
-      for (const f of fibers.reverse()) await f.dispose()
-    },
-  }
-}
 
 /** One agent-like event by index: mostly chunks and messages of a few hundred bytes. */
 function addEvent(session, i) {
@@ -52,7 +40,7 @@ function addEvent(session, i) {
 
 async function throughput(name, store, events, every) {
   const dir = mkdtempSync(join(tmpdir(), 'dsh-bench-'))
-  const { ctx, dispose } = await boot(store, dir)
+  const { ctx, dispose } = await bootSessions(store, dir)
   const session = ctx.sessions.create({ id: 'bench' })
   await ctx.sessions.flush(session)
   const start = now()
@@ -104,7 +92,7 @@ for (const [name, store] of [
 // 2. cold load of a 100k-event session vs JSON.parse of its lines
 {
   const dir = mkdtempSync(join(tmpdir(), 'dsh-bench-'))
-  const { ctx, dispose } = await boot(JsonlSessionStore, dir)
+  const { ctx, dispose } = await bootSessions(JsonlSessionStore, dir)
   const session = ctx.sessions.create({ id: 'big' })
   for (let i = 0; i < 100_000; i++) addEvent(session, i)
   await ctx.sessions.flush(session)

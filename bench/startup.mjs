@@ -96,7 +96,9 @@ async function firstRequest(warm = false) {
 /** Phase durations (ms) of one run from its marks: consecutive differences on one clock (epoch ms). */
 function phasesOf(file, spawnedAt, requestAt) {
   const { origin, marks } = JSON.parse(readFileSync(file, 'utf8'))
-  const at = Object.fromEntries(marks.map(([name, time]) => [name, origin + time]))
+  // The first of each name: a later reconfiguration marks again.
+  const at = {}
+  for (const [name, time] of marks) at[name] ??= origin + time
   const steps = [
     ['node start', spawnedAt, origin],
     ['node + CLI entry', origin, at['dsh:cli-loaded']],

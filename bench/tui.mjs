@@ -12,13 +12,11 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Context } from '@dsh/kernel'
-import SessionService from '@dsh/session'
-import SessionPersistence from '@dsh/session/store/coordinator'
 import JsonlSessionStore from '@dsh/session/store/jsonl'
 import { completionSteps, startMockLlmServer } from '@dsh/test-support'
 import pty from '@lydell/node-pty'
 import xterm from '@xterm/headless'
+import { bootSessions } from './lib/sessions.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const bin = process.env.DSH_BIN ?? join(here, '..', 'apps', 'cli', 'bin', 'dsh.js')
@@ -161,13 +159,7 @@ const text = (t) => [{ type: 'text', text: t }]
 
 /** Writes a session of `messages` alternating questions and Markdown answers into `home`'s sessions. */
 async function longSession(home, cwd, messages) {
-  const ctx = new Context()
-  const fibers = [
-    ctx.plugin(SessionService),
-    ctx.plugin(JsonlSessionStore, { dir: join(home, 'sessions') }),
-    ctx.plugin(SessionPersistence, {}),
-  ]
-  while (!ctx.get('sessionPersistence')) await new Promise((resolve) => setImmediate(resolve))
+  const { ctx, dispose } = await bootSessions(JsonlSessionStore, join(home, 'sessions'))
   const session = ctx.sessions.create({ cwd })
   const append = { surfaceOp: { op: 'append' } }
   for (let i = 0; i < messages / 2; i++) {
@@ -186,7 +178,7 @@ async function longSession(home, cwd, messages) {
   await ctx.sessions.flush(session)
   await ctx.sessionPersistence.close(session)
   const id = session.id
-  for (const fiber of fibers.reverse()) await fiber.dispose()
+  await dispose()
   return id
 }
 

@@ -167,6 +167,31 @@ it('dsh run answers through the mock model and leaves a durable session', async 
   expect(sessions.length).toBeGreaterThan(0)
 })
 
+it('without the optional native peers: dsh doctor names the SQLite engine, and SQLite and SSH say what to install', async () => {
+  // The engine follows the Node running this test (the installed dsh runs on it): its own node:sqlite
+  // from 22.13; before that, none, since the install did not bring better-sqlite3.
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number)
+  const nodeSqlite = major > 22 || (major === 22 && minor >= 13)
+  const doctor = await dsh(['doctor'])
+  expect(doctor.stdout).toMatch(
+    nodeSqlite ? /^ok {4}sqlite +node:sqlite \(/m : /^ok {4}sqlite +none: .*the default JSONL store needs neither/m,
+  )
+  if (!nodeSqlite) {
+    const sqlite = await exec(join(prefix, 'bin', 'dsh'), ['run', 'say', 'done'], {
+      cwd: elsewhere,
+      env: { ...userEnv(), DSH_SESSION_STORE: 'sqlite' },
+    })
+    expect(sqlite.code).not.toBe(0)
+    expect(sqlite.stderr).toContain('needs SQLite: run dsh on Node 22.13 or later')
+    expect(sqlite.stderr).toContain('npm install -g better-sqlite3@12')
+  }
+  // The SSH world loads ssh2 before it connects: no server is needed to meet its absence.
+  const remote = await dsh(['run', '--remote', 'nobody@127.0.0.1:/tmp', 'say', 'done'])
+  expect(remote.code).not.toBe(0)
+  expect(remote.stderr).toContain('the SSH world needs the ssh2 package')
+  expect(remote.stderr).toContain('npm install -g ssh2@1')
+})
+
 it('dsh plugin add installs an example plugin from its tarball; its tool runs on the installed dsh', async () => {
   execFileSync('npm', ['pack', join(checkout, 'examples', 'plugin-hello'), '--pack-destination', work], {
     cwd: work,

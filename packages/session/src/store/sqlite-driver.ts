@@ -186,28 +186,30 @@ function betterEngine(Database: typeof BetterSqlite3, path: string): SqliteDatab
   }
 }
 
+/** better-sqlite3 if the user installed it (and it loads on this Node), else why not. */
+function loadBetterSqlite3(): typeof BetterSqlite3 | Error {
+  try {
+    return require('better-sqlite3') as typeof BetterSqlite3
+  } catch (error) {
+    return error as Error
+  }
+}
+
 /** The engine `openSqlite` would use here, or undefined when this process has neither (for `dsh doctor`). */
 export function sqliteEngine(): SqliteDatabase['engine'] | undefined {
   if (loadNodeSqlite()) return 'node:sqlite'
-  try {
-    require('better-sqlite3')
-    return 'better-sqlite3'
-  } catch {
-    return undefined
-  }
+  return loadBetterSqlite3() instanceof Error ? undefined : 'better-sqlite3'
 }
 
 /** Opens `path` on the first engine this process has; names both ways out when it has neither. */
 export function openSqlite(path: string, feature: string): SqliteDatabase {
   const sqlite = loadNodeSqlite()
   if (sqlite) return nodeEngine(sqlite, path)
-  let Database: typeof BetterSqlite3
-  try {
-    Database = require('better-sqlite3') as typeof BetterSqlite3
-  } catch (error) {
+  const Database = loadBetterSqlite3()
+  if (Database instanceof Error) {
     throw new HarnessError(
       'DEPENDENCY_MISSING',
-      `${feature} needs SQLite: run dsh on Node 22.13 or later (it has node:sqlite built in), or install better-sqlite3 where dsh is installed (npm install -g better-sqlite3@12 beside a global dsh, npm install better-sqlite3@12 in the project that has @dsh/cli); ${process.version} has no node:sqlite and better-sqlite3 did not load (${(error as Error).message.split('\n')[0]}). The default JSONL session store needs neither`,
+      `${feature} needs SQLite: run dsh on Node 22.13 or later (it has node:sqlite built in), or install better-sqlite3 where dsh is installed (npm install -g better-sqlite3@12 beside a global dsh, npm install better-sqlite3@12 in the project that has @dsh/cli); ${process.version} has no node:sqlite and better-sqlite3 did not load (${Database.message.split('\n')[0]}). The default JSONL session store needs neither`,
       { dependency: 'better-sqlite3', feature },
     )
   }
