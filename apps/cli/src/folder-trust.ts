@@ -31,7 +31,7 @@ export async function checkFolderTrust(request: ComposeRequest, io: Io, check: F
     ]
     if (check.ask) {
       for (const line of lines) io.err(line)
-      const answer = await question(check.ask, 'Trust this folder and load it? [y/N] ')
+      const answer = await askLine(check.ask, 'Trust this folder and load it? [y/N] ')
       if (/^y(es)?$/i.test(answer.trim())) {
         try {
           store.grant(folder)
@@ -49,7 +49,7 @@ export async function checkFolderTrust(request: ComposeRequest, io: Io, check: F
   }
 }
 
-function question(ask: NonNullable<FolderTrustCheck['ask']>, prompt: string): Promise<string> {
+export function askLine(ask: NonNullable<FolderTrustCheck['ask']>, prompt: string): Promise<string> {
   const rl = createInterface({ input: ask.input, output: ask.output, terminal: false })
   return new Promise((done) => {
     let answered = false

@@ -126,6 +126,11 @@ ${exitCodeHelp()}`,
     )
     .option('--resume [id]', 'continue the durable session with this id; without an id, pick one of this directory')
     .option('--continue', 'continue the latest session of this directory')
+    .option(
+      '--worktree [name]',
+      'work in a new git worktree on branch dsh/<name>; at the end you merge, keep or discard its changes',
+    )
+    .option('--carry-changes', "with --worktree: bring the repository's uncommitted changes to tracked files along")
     .action(async (args: string[], options: ChatOptions) => {
       const global = program.opts<GlobalOptions>()
       if (global.dumpConfig || global.dumpDefaultConfig) return dump()
@@ -209,6 +214,17 @@ ${exitCodeHelp()}`,
     )
     .option('--task-file <file>', 'read the task from a file (e.g. an issue body in CI), after the words given')
     .option('--summary <file>', 'append a Markdown summary of the run to this file (e.g. $GITHUB_STEP_SUMMARY)')
+    .option(
+      '--worktree [name]',
+      'work in a new git worktree on branch dsh/<name> (default name generated), beside the repository or in the worktrees.dir setting; write --worktree=NAME before the task',
+    )
+    .option('--carry-changes', "with --worktree: bring the repository's uncommitted changes to tracked files along")
+    .addOption(
+      new Option(
+        '--worktree-end <choice>',
+        "with --worktree: the branch's fate at the end: merge (into the repository's current branch), keep (default), discard",
+      ).choices(['merge', 'keep', 'discard']),
+    )
     .action(async (args: string[], options: RunOptions) =>
       setCode(await (await import('./commands/run.js')).run(request('run', args), options, io)),
     )
@@ -241,6 +257,63 @@ ${exitCodeHelp()}`,
     .action(async (range: string | undefined, options: import('./commands/review.js').ReviewOptions) =>
       setCode(await (await import('./commands/review.js')).review(request('run'), range, options, io)),
     )
+
+  const worktrees = program
+    .command('worktrees')
+    .description('the git worktrees dsh made for sessions and subagents: list, diff, merge, keep, discard, prune')
+  const worktreeCommand = async <T>(load: (module: typeof import('./commands/worktrees.js')) => Promise<T>) =>
+    load(await import('./commands/worktrees.js'))
+  worktrees
+    .command('ls', { isDefault: true })
+    .description('list them with their state (active, kept, orphaned, missing) and work')
+    .addArgument(hiddenWord())
+    .option('--json', 'print JSON instead of a table')
+    .action(async (words: string[], options: { json?: boolean }) => {
+      refuseUnknownSub(worktrees, words)
+      setCode(await worktreeCommand((m) => m.worktreesList(request('worktrees'), options, io)))
+    })
+  worktrees
+    .command('diff')
+    .description("print a worktree branch's changes since it started (uncommitted work is committed first)")
+    .argument('<name>', 'worktree name (or its branch)')
+    .action(async (name: string) =>
+      setCode(await worktreeCommand((m) => m.worktreesDiff(request('worktrees'), name, io))),
+    )
+  worktrees
+    .command('merge')
+    .description(
+      "merge a worktree's branch into the repository's current branch (fast-forward when it can, else a merge commit); a conflict is undone and named",
+    )
+    .argument('<name>', 'worktree name (or its branch)')
+    .option('--ff-only', 'only a fast-forward')
+    .option('--no-ff', 'always a merge commit')
+    .action(async (name: string, options: { ffOnly?: boolean; ff?: boolean }) =>
+      setCode(
+        await worktreeCommand((m) =>
+          m.worktreesMerge(request('worktrees'), name, { ffOnly: options.ffOnly, noFf: options.ff === false }, io),
+        ),
+      ),
+    )
+  worktrees
+    .command('keep')
+    .description('keep a worktree and its branch for later (its work is committed; prune leaves it alone)')
+    .argument('<name>', 'worktree name (or its branch)')
+    .action(async (name: string) =>
+      setCode(await worktreeCommand((m) => m.worktreesKeep(request('worktrees'), name, io))),
+    )
+  worktrees
+    .command('discard')
+    .description('remove a worktree and delete its branch: its work is lost')
+    .argument('<name>', 'worktree name (or its branch)')
+    .action(async (name: string) =>
+      setCode(await worktreeCommand((m) => m.worktreesDiscard(request('worktrees'), name, io))),
+    )
+  worktrees
+    .command('prune')
+    .description(
+      'clear what crashes left: records without a folder, and worktrees whose session died (their work is committed and the branch kept)',
+    )
+    .action(async () => setCode(await worktreeCommand((m) => m.worktreesPrune(request('worktrees'), io))))
 
   const sessions = program
     .command('sessions')

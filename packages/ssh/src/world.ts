@@ -21,6 +21,7 @@ export const LOCAL_ONLY: readonly string[] = Object.freeze([
   '@dsh/world/terminal/pty',
   '@dsh/world/terminal/tools',
   '@dsh/world/snapshots/shadow-git',
+  '@dsh/world/worktrees/local',
   '@dsh/lsp/stdio',
   '@dsh/lsp/tools',
 ])

@@ -23,6 +23,8 @@ export type SseStep =
   | { disconnect: true }
   /** Stop writing and keep the connection open until the client leaves. */
   | { hang: true }
+  /** Wait until the test says so (orders two clients' steps without timing guesses). */
+  | { until: Promise<unknown> }
 
 export type MockResponse =
   | { type: 'sse'; steps: SseStep[]; status?: number; headers?: Record<string, string> }
@@ -183,6 +185,7 @@ export class MockLlmServer {
         for (const step of response.steps) {
           if (res.destroyed) return
           if ('delayMs' in step) await sleep(step.delayMs)
+          else if ('until' in step) await step.until
           else if ('disconnect' in step) {
             this.#serverClosed.add(res)
             res.socket?.destroy()

@@ -7,10 +7,11 @@ import { resolveSessionId } from '@dsh/session/store'
 import type { ChatScreen } from '@dsh/surfaces/tui'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
-import { checkFolderTrust } from '../folder-trust.js'
+import { askLine, checkFolderTrust } from '../folder-trust.js'
 import type { Io } from '../io.js'
 import { withRuntime } from '../runtime.js'
 import { armStopGrace } from '../stop-grace.js'
+import { closeWorktree, openWorktree, type WorktreeEnd, worktreeOption } from '../worktree-session.js'
 import { modelOf, type RunOptions, run } from './run.js'
 
 export interface ChatOptions {
@@ -22,6 +23,9 @@ export interface ChatOptions {
   /** An id, or `true` for the picker. */
   resume?: string | boolean
   continue?: boolean
+  /** `--worktree [name]`: work in a new git worktree (see worktree-session.ts). */
+  worktree?: string | boolean
+  carryChanges?: boolean
 }
 
 export interface Terminal {
@@ -34,7 +38,37 @@ export async function chat(
   options: ChatOptions,
   io: Io,
   terminal: Terminal = { stdinIsTty: Boolean(process.stdin.isTTY), stdoutIsTty: Boolean(process.stdout.isTTY) },
+  onSession?: (id: string) => void,
 ): Promise<number> {
+  if (options.worktree !== undefined && options.worktree !== false && terminal.stdinIsTty && terminal.stdoutIsTty) {
+    const args = [...(request.args ?? [])]
+    const name = worktreeOption(options.worktree, args)
+    const open = await openWorktree(request, io, {
+      cwd: resolve(options.cwd ?? request.cwd ?? process.cwd()),
+      ...(name ? { name } : {}),
+      ...(options.carryChanges ? { carry: true } : {}),
+    })
+    let sessionId: string | undefined
+    try {
+      const { worktree: _, ...rest } = options
+      return await chat({ ...request, args, cwd: open.cwd }, { ...rest, cwd: open.cwd }, io, terminal, (id) => {
+        sessionId = id
+      })
+    } finally {
+      await closeWorktree(open, io, {
+        ...(sessionId ? { sessionId } : {}),
+        choose: async () => {
+          const answer = await askLine(
+            { input: io.stdin, output: process.stderr },
+            'Merge it into the repository, keep the branch, or discard it? [m/k/d] (k) ',
+          )
+          const word = answer.trim().toLowerCase()
+          const choices: Record<string, WorktreeEnd> = { m: 'merge', merge: 'merge', d: 'discard', discard: 'discard' }
+          return choices[word] ?? 'keep'
+        },
+      })
+    }
+  }
   const prompt = (request.args ?? []).join(' ').trim()
   if (!terminal.stdinIsTty || !terminal.stdoutIsTty) {
     io.err('dsh: not a terminal, so no chat: running the prompt as `dsh run` does (use `dsh run` to silence this)')
@@ -47,6 +81,8 @@ export async function chat(
       ...(options.model ? { model: options.model } : {}),
       ...(options.provider ? { provider: options.provider } : {}),
       ...(options.cwd ? { cwd: options.cwd } : {}),
+      ...(options.worktree !== undefined ? { worktree: options.worktree } : {}),
+      ...(options.carryChanges ? { carryChanges: true } : {}),
     }
     // Without a prompt argument the task is read from stdin, as `dsh run -` does.
     return run({ ...request, command: 'run', args: prompt ? (request.args ?? []) : ['-'] }, runOptions, io)
@@ -59,7 +95,7 @@ export async function chat(
   // First paint before the tree boots: the person sees the editor and can type while dsh starts.
   const screen = (await import('@dsh/surfaces/tui/screen')).openScreen(noColor)
   try {
-    return await withRuntime(request, io, ({ runtime }) => chatOn(runtime.root, prompt, options, screen, io))
+    return await withRuntime(request, io, ({ runtime }) => chatOn(runtime.root, prompt, options, screen, io, onSession))
   } finally {
     screen.stop()
   }
@@ -71,6 +107,7 @@ async function chatOn(
   options: ChatOptions,
   screen: ChatScreen,
   io: Io,
+  onSession?: (id: string) => void,
 ): Promise<number> {
   const tui = root.get('tui')
   if (!tui) {
@@ -112,6 +149,7 @@ async function chatOn(
       signal: controller.signal,
     })
     if (result.sessionId) {
+      onSession?.(result.sessionId)
       if (result.durable)
         io.out(`dsh: session ${result.sessionId} saved; continue it with: dsh --resume ${result.sessionId}`)
       else io.err('dsh: warning: no session persistence row is active; this session was not saved')

@@ -15,6 +15,7 @@ import { checkFolderTrust } from '../folder-trust.js'
 import { type Io, readAllText } from '../io.js'
 import { withRuntime } from '../runtime.js'
 import { armStopGrace } from '../stop-grace.js'
+import { closeWorktree, type OpenWorktree, openWorktree, type WorktreeEnd, worktreeOption } from '../worktree-session.js'
 
 export interface RunOptions {
   output: 'text' | 'json' | 'stream-json'
@@ -38,6 +39,12 @@ export interface RunOptions {
   taskFile?: string
   /** `--summary FILE`: append a Markdown summary of the run (e.g. $GITHUB_STEP_SUMMARY). */
   summary?: string
+  /** `--worktree [name]`: work in a new git worktree on branch dsh/<name>. */
+  worktree?: string | boolean
+  /** `--carry-changes`: bring the repository's uncommitted tracked changes into the worktree. */
+  carryChanges?: boolean
+  /** `--worktree-end`: what happens to the worktree's branch at the end (default keep). */
+  worktreeEnd?: WorktreeEnd
 }
 
 /** Reads the task: the arguments joined, or stdin when the only argument is `-`. */
@@ -99,6 +106,43 @@ export function progressLine(event: SessionEvent): string | undefined {
 }
 
 export async function run(request: ComposeRequest, options: RunOptions, io: Io): Promise<number> {
+  if (options.worktree === undefined || options.worktree === false) return runIn(request, options, io)
+  const args = [...(request.args ?? [])]
+  const name = worktreeOption(options.worktree, args)
+  if (options.remote !== undefined) {
+    throw new HarnessError('USAGE', '--worktree works on this machine; it cannot be combined with --remote', {})
+  }
+  if (args.length === 0 && !options.taskFile && !options.continue && !options.resume) {
+    throw new HarnessError(
+      'USAGE',
+      `no task given: dsh run --worktree${name ? `=${name}` : ''} "<task>"${name ? ` (--worktree took "${name}" as the worktree's name)` : ''}`,
+      {},
+    )
+  }
+  const open: OpenWorktree = await openWorktree(request, io, {
+    cwd: resolve(options.cwd ?? request.cwd ?? process.cwd()),
+    ...(name ? { name } : {}),
+    ...(options.carryChanges ? { carry: true } : {}),
+  })
+  let sessionId: string | undefined
+  try {
+    return await runIn({ ...request, args, cwd: open.cwd }, { ...options, cwd: open.cwd }, io, (id) => {
+      sessionId = id
+    })
+  } finally {
+    await closeWorktree(open, io, {
+      ...(sessionId ? { sessionId } : {}),
+      choose: async () => options.worktreeEnd,
+    })
+  }
+}
+
+async function runIn(
+  request: ComposeRequest,
+  options: RunOptions,
+  io: Io,
+  onSession?: (id: string) => void,
+): Promise<number> {
   let task = await readTask(request.args ?? [], io.stdin)
   if (options.taskFile !== undefined) {
     const body = await readFile(options.taskFile, 'utf8').catch((error: NodeJS.ErrnoException) => {
@@ -128,11 +172,18 @@ export async function run(request: ComposeRequest, options: RunOptions, io: Io):
       )
     }
     // In the remote world the session works in the remote directory, a path on that machine.
-    return runTask(scope.runtime.root, task, options, io, remote?.path)
+    return runTask(scope.runtime.root, task, options, io, remote?.path, onSession)
   })
 }
 
-async function runTask(root: Context, task: string, options: RunOptions, io: Io, remoteCwd?: string): Promise<number> {
+async function runTask(
+  root: Context,
+  task: string,
+  options: RunOptions,
+  io: Io,
+  remoteCwd?: string,
+  onSession?: (id: string) => void,
+): Promise<number> {
   const controller = new AbortController()
   let signalCode: number | undefined
   let grace: { release(): void } | undefined
@@ -180,6 +231,7 @@ async function runTask(root: Context, task: string, options: RunOptions, io: Io,
         }
       },
     })
+    if (!result.discarded) onSession?.(result.sessionId)
     const summary = {
       type: 'summary',
       sessionId: result.sessionId,

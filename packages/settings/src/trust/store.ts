@@ -87,6 +87,23 @@ export class FolderTrust {
     return record
   }
 
+  /**
+   * Trusts `folder` (a worktree dsh made of `source`) for exactly the items whose content is what the
+   * user trusted in `source`: a worktree starts from the committed files, so an item that differs there
+   * (or that the user never trusted) stays pending. Returns the paths admitted; records nothing when
+   * `source` is not trusted.
+   */
+  inherit(source: string, folder: string): string[] {
+    const trusted = this.record(source)
+    if (!trusted) return []
+    const items: Record<string, string> = {}
+    for (const [path, hash] of Object.entries(hashItems(folder))) if (trusted.items[path] === hash) items[path] = hash
+    const record: FolderRecord = { trustedAt: new Date().toISOString(), items }
+    const data = this.read()
+    this.write({ ...data, folders: { ...data.folders, [folderKey(folder)]: record } })
+    return Object.keys(items)
+  }
+
   /** Records the current content of one item of a trusted folder (the user's own edit through dsh). */
   update(folder: string, path: string): void {
     const data = this.read()
