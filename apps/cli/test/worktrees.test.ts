@@ -193,10 +193,7 @@ describe('dsh run --worktree', () => {
   }, 60_000)
 
   it('a killed session leaves an orphan that dsh worktrees lists and prune clears, its work kept on the branch', async () => {
-    const model = await server(
-      call('w1', 'write', { path: 'half.txt', content: 'half done\n' }),
-      { type: 'hang' },
-    )
+    const model = await server(call('w1', 'write', { path: 'half.txt', content: 'half done\n' }), { type: 'hang' })
     const child = startDsh(['run', '--yes', '--worktree=crash', 'work'], { home, cwd: repo, modelUrl: model.url })
     await model.waitForRequests(2, 20_000)
     child.proc.kill('SIGKILL')
@@ -221,4 +218,37 @@ describe('dsh run --worktree', () => {
     expect(result.stderr).toContain('is not in a git repository')
     expect(existsSync(join(home, 'worktrees'))).toBe(false)
   })
+})
+
+describe('a subagent with isolation: worktree', () => {
+  it('works on its own branch, its report names it, and dsh worktrees merge brings its change in', async () => {
+    const model = await server(
+      call('t1', 'task', { prompt: 'add notes.txt', description: 'notes', isolation: 'worktree' }),
+      call('c1', 'write', { path: 'notes.txt', content: 'from the child\n' }),
+      completionResponse({ text: 'child wrote notes.txt' }),
+      completionResponse({ text: 'parent done' }),
+    )
+    const result = await runDsh(['run', '--yes', 'delegate it'], { home, cwd: repo, modelUrl: model.url })
+    expect(result.code, result.stderr).toBe(0)
+    // The parent's workspace does not have it; the child's branch does.
+    expect(existsSync(join(repo, 'notes.txt'))).toBe(false)
+    const [listed] = worktreeList()
+    expect(listed).toMatchObject({ kind: 'subagent', state: 'kept', ahead: 1 })
+    const branch = listed?.branch as string
+    expect(git(repo, 'show', `${branch}:notes.txt`)).toBe('from the child')
+    // The report the parent model got (durable in its log) names the branch and the file.
+    const [report] = toolResults('task')
+    expect(report).toContain(`its changes are on branch ${branch}`)
+    expect(report).toContain('notes.txt')
+    // The child's own session worked in the worktree.
+    const headers = readdirSync(join(home, 'sessions'))
+      .filter((name) => name.endsWith('.jsonl'))
+      .map((file) => JSON.parse(readFileSync(join(home, 'sessions', file), 'utf8').split('\n')[0] as string))
+    expect(headers.map((header) => header.cwd).sort()).toEqual([repo, listed?.path].sort())
+
+    const merged = await runDsh(['worktrees', 'merge', listed?.name as string], { home, cwd: repo })
+    expect(merged.code, merged.stderr).toBe(0)
+    expect(readFileSync(join(repo, 'notes.txt'), 'utf8')).toBe('from the child\n')
+    expect(worktreeList()).toEqual([])
+  }, 60_000)
 })

@@ -15,7 +15,13 @@ import { checkFolderTrust } from '../folder-trust.js'
 import { type Io, readAllText } from '../io.js'
 import { withRuntime } from '../runtime.js'
 import { armStopGrace } from '../stop-grace.js'
-import { closeWorktree, type OpenWorktree, openWorktree, type WorktreeEnd, worktreeOption } from '../worktree-session.js'
+import {
+  closeWorktree,
+  type OpenWorktree,
+  openWorktree,
+  type WorktreeEnd,
+  worktreeOption,
+} from '../worktree-session.js'
 
 export interface RunOptions {
   output: 'text' | 'json' | 'stream-json'

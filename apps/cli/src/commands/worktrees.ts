@@ -38,9 +38,12 @@ export async function worktreesList(request: ComposeRequest, options: { json?: b
   for (const view of views)
     rows.push([view.name, view.state, view.kind, view.branch, describe(view), printable(view.path)])
   const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? []
-  for (const row of rows) io.out(row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  '))
+  for (const row of rows)
+    io.out(row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  '))
   if (views.some((view) => view.state === 'orphaned' || view.state === 'missing'))
-    io.err('dsh: orphaned worktrees belong to sessions that ended without a choice; dsh worktrees prune clears them (their work is kept on the branch)')
+    io.err(
+      'dsh: orphaned worktrees belong to sessions that ended without a choice; dsh worktrees prune clears them (their work is kept on the branch)',
+    )
   return ExitCode.OK
 }
 

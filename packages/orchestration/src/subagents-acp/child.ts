@@ -46,7 +46,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 export async function startAcpChild(ctx: Context, launch: SubagentLaunch, spec: AgentSpec): Promise<SubagentChild> {
   const containment = await ctx.get('subprocess')?.containment()
   const argv = [...(containment?.prefix ?? []), ...spec.argv]
-  const cwd = launch.request.parent.session.header.cwd
+  const cwd = launch.request.cwd ?? launch.request.parent.session.header.cwd
   const proc = spawn(argv[0] as string, argv.slice(1), { cwd, env: spec.env, detached: true, stdio: 'pipe' })
   const child = new AcpChild(ctx, launch, spec, proc)
   try {

@@ -2,6 +2,7 @@
 import type { Agent } from '@dsh/agent'
 import { HarnessError } from '@dsh/kernel'
 import type { SessionEventMap } from '@dsh/session'
+import type { WorktreeRecord, Worktrees } from '@dsh/world/worktrees'
 import type {
   ChildRunResult,
   SubagentChild,
@@ -12,6 +13,7 @@ import type {
   SubagentRequest,
   SubagentStatus,
   SubagentsService,
+  SubagentWorktree,
 } from './index.js'
 
 function bound(text: string, max: number): string {
@@ -32,6 +34,7 @@ export class LiveSubagent implements SubagentHandle {
   private closed = false
   private disposing: Promise<void> | undefined
   private resolveFirst!: (report: SubagentReport) => void
+  private worktree: { worktrees: Worktrees; record: WorktreeRecord } | undefined
 
   constructor(
     private readonly service: SubagentsService,
@@ -79,6 +82,33 @@ export class LiveSubagent implements SubagentHandle {
     this.log('subagent/progress', { subagentId: this.id, run: this.inFlight[0] ?? this.runs - 1, ...update })
   }
 
+  /** The child works in this worktree: each run's report says where its work is. */
+  isolate(worktrees: Worktrees, record: WorktreeRecord): void {
+    this.worktree = { worktrees, record }
+  }
+
+  /**
+   * A worktree child's work after a run: committed on its branch and kept for the user to merge, or,
+   * when it changed nothing, the worktree and branch removed. A git failure is reported, never thrown.
+   */
+  private async settleWorktree(report: SubagentReport): Promise<SubagentWorktree | string | undefined> {
+    if (!this.worktree) return undefined
+    const { worktrees, record } = this.worktree
+    const where = { name: record.name, branch: record.branch, path: record.path }
+    try {
+      await worktrees.save(record, `dsh subagent ${this.id}${this.description ? `: ${this.description}` : ''}`)
+      const { files } = await worktrees.diff(record)
+      if (files.length === 0) {
+        await worktrees.discard(record)
+        return { ...where, files, removed: true }
+      }
+      await worktrees.keep(record, `dsh subagent ${this.id}`)
+      return { ...where, files }
+    } catch (error) {
+      return `the worktree ${record.path} could not be saved (${error instanceof Error ? error.message : String(error)}); its work is still there (run ${report.run})`
+    }
+  }
+
   settle(report: SubagentReport): void {
     this.resolveFirst(report)
   }
@@ -122,6 +152,9 @@ export class LiveSubagent implements SubagentHandle {
     }
     if (result.reason !== undefined) report.reason = result.reason
     if (result.message !== undefined) report.message = result.message
+    const worktree = await this.settleWorktree(report)
+    if (typeof worktree === 'string') report.message = [report.message, worktree].filter(Boolean).join('; ')
+    else if (worktree) report.worktree = worktree
     this.log('subagent/finished', { ...report })
     this.service.home.emit('subagent/finished', report)
     return report

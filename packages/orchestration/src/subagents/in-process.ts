@@ -71,7 +71,12 @@ export async function startInProcess(launch: SubagentLaunch, seed: ChildSeed): P
       session = await persistence.resume(seed.resume)
       dropQueued(session)
     } else {
-      session = ctx.sessions.fork(parent.session, seed === 'fresh' ? -1 : lastClosedTurn(parent.session), id)
+      session = ctx.sessions.fork(
+        parent.session,
+        seed === 'fresh' ? -1 : lastClosedTurn(parent.session),
+        id,
+        request.cwd !== undefined ? { cwd: request.cwd } : {},
+      )
     }
     compose(ctx, launch, session)
     bound(ctx, session, parent.session)

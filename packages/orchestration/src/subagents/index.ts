@@ -3,11 +3,14 @@
 // the caller's signal, ownership (the caller disposes what `start()` returned), and the fold that
 // reads children's outcomes back from the log (with honest closers after a crash).
 import { randomUUID } from 'node:crypto'
+import { realpathSync } from 'node:fs'
+import { join, relative } from 'node:path'
 import type { Agent } from '@dsh/agent'
 import type { ToolRestriction } from '@dsh/agent/tools'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type { LlmCallConfig } from '@dsh/llm'
 import { type AnySessionEvent, eventData, type Session } from '@dsh/session'
+import type { WorktreeRecord, Worktrees } from '@dsh/world/worktrees'
 import { foldSubagents, SUBAGENT_EVENT_TYPES } from './fold.js'
 import { LiveSubagent } from './handle.js'
 import type {
@@ -39,6 +42,7 @@ export type {
   SubagentRequest,
   SubagentStartedData,
   SubagentStatus,
+  SubagentWorktree,
 } from './types.js'
 
 declare module '@dsh/session' {
@@ -185,12 +189,21 @@ export class SubagentsService extends Service {
     const persona = request.persona ?? this.settings.persona
     let published: LiveSubagent | undefined
     const progress = (update: SubagentProgress) => published?.progress(update)
-    const child = await provider.start({ id, depth, request, persona, restriction, progress })
+    const isolated = request.isolation === 'worktree' ? await this.isolate(id, request) : undefined
+    if (isolated) request = isolated.request
+    let child: SubagentChild
+    try {
+      child = await provider.start({ id, depth, request, persona, restriction, progress })
+    } catch (error) {
+      if (isolated) await isolated.worktrees.discard(isolated.record).catch(() => undefined)
+      throw error
+    }
     // Published: from here on the caller owns the child through the handle.
     const live = this.publish(provider.name, id, depth, request, child, 0)
     published = live
+    if (isolated) live.isolate(isolated.worktrees, isolated.record)
     try {
-      this.logStarted(live, provider.name, request, restriction)
+      this.logStarted(live, provider.name, request, restriction, isolated?.record)
     } catch (error) {
       await live.dispose()
       throw error
@@ -200,7 +213,49 @@ export class SubagentsService extends Service {
     return live
   }
 
-  private logStarted(live: LiveSubagent, provider: string, request: SubagentRequest, restriction: ToolRestriction) {
+  /**
+   * A git worktree of the parent's repository for a child to work in (the child's session folder, so
+   * its sandbox writes there and nowhere in the parent's workspace). Throws WORKTREE_* with the reason.
+   */
+  private async isolate(
+    id: string,
+    request: SubagentRequest,
+  ): Promise<{ request: SubagentRequest; worktrees: Worktrees; record: WorktreeRecord }> {
+    if ((request.mode ?? 'one-shot') !== 'one-shot') {
+      throw new HarnessError(
+        'SUBAGENT_ISOLATION_UNSUPPORTED',
+        'isolation: worktree is for one-shot subagents (without keep: true)',
+        {},
+      )
+    }
+    const worktrees = this.home.get('worktrees')
+    if (!worktrees) {
+      throw new HarnessError(
+        'WORKTREE_UNAVAILABLE',
+        'isolation: worktree needs the worktrees row of the base bundle (it is off in the SSH world); run the subagent without isolation',
+        {},
+      )
+    }
+    const from = request.cwd ?? request.parent.session.header.cwd
+    const { record } = await worktrees.create({
+      cwd: from,
+      kind: 'subagent',
+      name: `sub-${id.slice(4, 12)}`,
+    })
+    let inside = ''
+    try {
+      inside = relative(record.repo, realpathSync(from))
+    } catch {}
+    return { request: { ...request, cwd: join(record.path, inside) }, worktrees, record }
+  }
+
+  private logStarted(
+    live: LiveSubagent,
+    provider: string,
+    request: SubagentRequest,
+    restriction: ToolRestriction,
+    worktree?: WorktreeRecord,
+  ) {
     const started: SubagentStartedData = {
       subagentId: live.id,
       provider,
@@ -217,6 +272,7 @@ export class SubagentsService extends Service {
     if (request.persona !== undefined) started.persona = request.persona
     if (request.preset !== undefined) started.preset = request.preset
     if (request.model !== undefined) started.model = JSON.parse(JSON.stringify(request.model))
+    if (worktree) started.worktree = { name: worktree.name, branch: worktree.branch, path: worktree.path }
     live.log('subagent/started', started)
   }
 

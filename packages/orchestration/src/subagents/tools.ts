@@ -15,6 +15,7 @@ interface TaskArgs {
   tools?: string[]
   preset?: string
   keep?: boolean
+  isolation?: 'none' | 'worktree'
 }
 
 function header(report: SubagentReport): string {
@@ -28,6 +29,14 @@ export function formatReport(report: SubagentReport, kept = false): { content: s
   const lines = [header(report)]
   if (report.message && report.outcome !== 'completed') lines.push(report.message)
   lines.push(report.text.trim() ? report.text : '(the subagent gave no final text)')
+  const worktree = report.worktree
+  if (worktree?.removed) lines.push(`[worktree ${worktree.name}: the subagent changed no file; removed]`)
+  else if (worktree) {
+    const files = worktree.files.length > 8 ? [...worktree.files.slice(0, 8), '...'] : worktree.files
+    lines.push(
+      `[worktree: its changes are on branch ${worktree.branch} (${worktree.files.length} file${worktree.files.length === 1 ? '' : 's'}: ${files.join(', ')}), not in your workspace; the user merges them with: dsh worktrees merge ${worktree.name}]`,
+    )
+  }
   if (kept) lines.push(`The subagent stays available: use subagent_send with subagent_id "${report.subagentId}".`)
   return { content: lines.join('\n'), isError: report.outcome !== 'completed' }
 }
@@ -111,6 +120,8 @@ export default {
         'preset runs it with an agent preset (e.g. "ask": read-only tools for questions, "plan": investigate',
         'and plan); default: your own. It never gets a tool you do not have.',
         'keep: true keeps it for follow-ups with subagent_send (close it with subagent_close).',
+        'isolation "worktree" runs it in its own git worktree on a new branch: its edits stay out of your',
+        'workspace (parallel tasks cannot clash); its report names the branch for the user to merge.',
       ].join('\n'),
       parameters: {
         type: 'object',
@@ -125,6 +136,11 @@ export default {
           tools: { type: 'array', items: { type: 'string' }, description: 'Only these tools (default: yours).' },
           preset: { type: 'string', description: 'Agent preset of the subagent (default: yours), e.g. ask or plan.' },
           keep: { type: 'boolean', description: 'Keep the subagent for follow-ups (default false).' },
+          isolation: {
+            type: 'string',
+            enum: ['none', 'worktree'],
+            description: 'worktree: work in a separate git worktree and branch (one-shot only). Default none.',
+          },
         },
         required: ['prompt'],
         additionalProperties: false,
@@ -149,6 +165,7 @@ export default {
             ...(args.persona !== undefined ? { persona: args.persona } : {}),
             ...(args.tools !== undefined ? { tools: { allow: args.tools } } : {}),
             ...(args.preset !== undefined ? { preset: args.preset } : {}),
+            ...(args.isolation === 'worktree' ? { isolation: 'worktree' as const } : {}),
           })
           .catch(asToolError)
         if (args.keep) kept.set(handle.id, { handle, owner: parent.id })

@@ -37,6 +37,23 @@ export interface SubagentRequest {
   signal?: AbortSignal
   /** The parent tool call that started the child, recorded in `subagent/started`. */
   callId?: string
+  /**
+   * `worktree`: the child works in its own git worktree of the parent's repository, on a branch
+   * `dsh/sub-...` its report names; the user merges it on request (`dsh worktrees merge`). One-shot only.
+   */
+  isolation?: 'worktree'
+  /** The child's working folder; default the parent session's. Set by the service for `isolation`. */
+  cwd?: string
+}
+
+/** Where a worktree child's work is: its branch and the files it changed (none: the worktree was removed). */
+export interface SubagentWorktree {
+  name: string
+  branch: string
+  path: string
+  files: string[]
+  /** True when the run changed nothing and the worktree and branch were removed. */
+  removed?: boolean
 }
 
 /** What one run of a child produced. */
@@ -50,6 +67,8 @@ export interface SubagentReport {
   /** The child's final text of the run (bounded by config `maxReportChars`). */
   text: string
   message?: string
+  /** A child with `isolation: worktree`: where its work is. */
+  worktree?: SubagentWorktree
 }
 
 /** A run's result as a provider reports it. */
@@ -163,6 +182,8 @@ export interface SubagentStartedData {
   tools?: { allow?: string[]; deny?: string[] }
   /** The preset the request named (the child's own log records the one it runs with). */
   preset?: string
+  /** `isolation: worktree`: the branch and folder the child works in. */
+  worktree?: { name: string; branch: string; path: string }
   model?: { [key: string]: JsonValue }
 }
 

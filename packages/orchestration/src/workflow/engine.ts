@@ -67,6 +67,7 @@ async function runTask(
     ...(step.preset !== undefined ? { preset: step.preset } : {}),
     ...(model ? { model } : {}),
     ...(step.tools !== undefined ? { tools: { allow: step.tools } } : {}),
+    ...(step.isolation === 'worktree' ? { isolation: 'worktree' as const } : {}),
   }
   const handle = await deps.subagents.start(request)
   try {
@@ -79,6 +80,11 @@ async function runTask(
       childSession: handle.childSession,
     })
     const report = await handle.result
+    const worktree = report.worktree
+    if (worktree && !worktree.removed) {
+      // The step's report (and every later prompt that quotes it) says where its work is.
+      report.text = `${report.text}\n[its changes are on branch ${worktree.branch}: ${worktree.files.join(', ')}; the user merges them with: dsh worktrees merge ${worktree.name}]`
+    }
     deps.log('workflow/task-finished', {
       workflowId,
       step: step.id,

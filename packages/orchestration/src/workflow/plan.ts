@@ -22,6 +22,8 @@ export interface WorkflowStep {
   /** Only these tools. */
   tools?: string[]
   description?: string
+  /** `worktree`: each child of the step works in its own git worktree and branch (see `ctx.subagents`). */
+  isolation?: 'none' | 'worktree'
 }
 
 export interface WorkflowPlan {
@@ -54,7 +56,18 @@ function checkStep(raw: unknown, index: number, seen: Set<string>, problems: str
     problems.push(`${where} must be an object with at least "id" and "prompt"`)
     return
   }
-  const known = ['id', 'prompt', 'forEach', 'concurrency', 'provider', 'model', 'preset', 'tools', 'description']
+  const known = [
+    'id',
+    'prompt',
+    'forEach',
+    'concurrency',
+    'provider',
+    'model',
+    'preset',
+    'tools',
+    'description',
+    'isolation',
+  ]
   for (const key of Object.keys(raw)) if (!known.includes(key)) problems.push(`${where}: unknown field "${key}"`)
   if (typeof raw.id !== 'string' || !STEP_ID.test(raw.id)) {
     problems.push(`${where}.id must match ${STEP_ID} (e.g. "review")`)
@@ -89,6 +102,8 @@ function checkStep(raw: unknown, index: number, seen: Set<string>, problems: str
   for (const key of ['provider', 'model', 'preset', 'description'] as const) {
     if (raw[key] !== undefined && typeof raw[key] !== 'string') problems.push(`${where}.${key} must be a string`)
   }
+  if (raw.isolation !== undefined && raw.isolation !== 'none' && raw.isolation !== 'worktree')
+    problems.push(`${where}.isolation must be "worktree" or "none"`)
   if (raw.tools !== undefined && (!Array.isArray(raw.tools) || !raw.tools.every((tool) => typeof tool === 'string'))) {
     problems.push(`${where}.tools must be a list of tool names`)
   }

@@ -49,7 +49,8 @@ export function describeWorkflows(records: readonly WorkflowRecord[], running: (
 }
 
 const PLAN_HELP = [
-  'plan: { "name"?, "concurrency"?, "steps": [ { "id", "prompt", "forEach"?, "concurrency"?, "provider"?, "model"?, "preset"?, "tools"?, "description"? } ] }.',
+  'plan: { "name"?, "concurrency"?, "steps": [ { "id", "prompt", "forEach"?, "concurrency"?, "provider"?, "model"?, "preset"?, "tools"?, "description"?, "isolation"? } ] }.',
+  'isolation "worktree" runs each child of a step in its own git worktree and branch (edits stay out of your workspace; the report names the branch).',
   'preset runs a step with an agent preset (e.g. "plan" or "ask": read-only tools); default: yours. A step never gets a tool you do not have.',
   'Steps run in order; each is one subagent with a fresh context (put everything it needs in its prompt).',
   'forEach fans a step out: one subagent per item (a list of strings, or "{{steps.<id>}}" whose lines are the items), at most concurrency at once; its prompt uses {{item}}.',

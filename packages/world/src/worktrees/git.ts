@@ -5,7 +5,16 @@
 // never prompts.
 import { execFile } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { hostname } from 'node:os'
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
 import { HarnessError } from '@dsh/kernel/errors'
@@ -44,7 +53,9 @@ function git(cwd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<
         if (error && typeof (error as { code?: unknown }).code !== 'number') {
           const code = (error as NodeJS.ErrnoException).code
           if (code === 'ENOENT')
-            fail(new HarnessError('WORKTREE_NO_GIT', 'git is not installed: worktrees need it (apt-get install git)', {}))
+            fail(
+              new HarnessError('WORKTREE_NO_GIT', 'git is not installed: worktrees need it (apt-get install git)', {}),
+            )
           else fail(error)
           return
         }
@@ -167,9 +178,7 @@ export class GitWorktrees {
         { name, branch },
       )
     }
-    const root = this.options.dir
-      ? resolve(repo, this.options.dir)
-      : join(dirname(repo), `${basename(repo)}.worktrees`)
+    const root = this.options.dir ? resolve(repo, this.options.dir) : join(dirname(repo), `${basename(repo)}.worktrees`)
     const path = join(root, name)
     if (existsSync(path)) {
       throw new HarnessError('WORKTREE_EXISTS', `${path} already exists: choose another worktree name`, { path })
@@ -280,7 +289,9 @@ export class GitWorktrees {
     await this.save(record, `dsh: work of worktree ${record.name}`)
     const into = (await git(record.repo, ['symbolic-ref', '--quiet', '--short', 'HEAD'])).stdout.trim() || 'HEAD'
     const before = (await gitOk(record.repo, ['rev-parse', 'HEAD'], 'reading HEAD')).trim()
-    const ahead = Number((await gitOk(record.repo, ['rev-list', '--count', `${before}..${record.branch}`], 'counting')).trim())
+    const ahead = Number(
+      (await gitOk(record.repo, ['rev-list', '--count', `${before}..${record.branch}`], 'counting')).trim(),
+    )
     if (ahead === 0) {
       await this.remove(record, { deleteBranch: true })
       return { how: 'up-to-date', into, commit: before }

@@ -2,11 +2,11 @@
 // `worktrees.dir` setting names (default: `<repo>.worktrees` beside the repository).
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { type Context, Service } from '@dsh/kernel'
 import type {} from '@dsh/composition'
+import { type Context, Service } from '@dsh/kernel'
 import type {} from '@dsh/settings'
-import type { MergeMode, WorktreeCreate, WorktreeRecord, Worktrees } from './index.js'
 import { GitWorktrees } from './git.js'
+import type { MergeMode, WorktreeCreate, WorktreeRecord, Worktrees } from './index.js'
 
 declare module '@dsh/settings' {
   interface SettingsMap {
