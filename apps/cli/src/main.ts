@@ -225,9 +225,17 @@ ${exitCodeHelp()}`,
         "with --worktree: the branch's fate at the end: merge (into the repository's current branch), keep (default), discard",
       ).choices(['merge', 'keep', 'discard']),
     )
-    .action(async (args: string[], options: RunOptions) =>
-      setCode(await (await import('./commands/run.js')).run(request('run', args), options, io)),
+    .option(
+      '--bg',
+      'run in the background: print the session id and return; the run goes on in a detached dsh (dsh agents lists it)',
     )
+    .action(async (args: string[], options: RunOptions) => {
+      if (options.bg) {
+        setCode(await (await import('./background.js')).startInBackground(argv, io, env))
+        return
+      }
+      setCode(await (await import('./commands/run.js')).run(request('run', args), options, io))
+    })
 
   program
     .command('review')
@@ -256,6 +264,28 @@ ${exitCodeHelp()}`,
     .addOption(new Option('--max-cost <usd>', 'cost budget in US dollars (exit 8 when reached)').argParser(dollars))
     .action(async (range: string | undefined, options: import('./commands/review.js').ReviewOptions) =>
       setCode(await (await import('./commands/review.js')).review(request('run'), range, options, io)),
+    )
+
+  const agents = program
+    .command('agents')
+    .description(
+      'every agent running on this machine or the shared store (chat, runs, background runs, subagents) with its state, model, cost and last activity',
+    )
+  agents
+    .command('ls', { isDefault: true })
+    .description('list them: running, waiting for approval, waiting for input; background runs also done, failed, interrupted')
+    .addArgument(hiddenWord())
+    .option('--json', 'print JSON instead of a table')
+    .action(async (words: string[], options: { json?: boolean }) => {
+      refuseUnknownSub(agents, words)
+      setCode(await (await import('./commands/agents.js')).agentsList(request('agents'), options, io))
+    })
+  agents
+    .command('stop')
+    .description('stop a running agent of this machine: its turn is cancelled and its session saved')
+    .argument('<id>', 'session id, or a unique prefix of one')
+    .action(async (id: string) =>
+      setCode(await (await import('./commands/agents.js')).agentsStop(request('agents'), id, io)),
     )
 
   const worktrees = program

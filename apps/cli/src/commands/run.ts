@@ -14,6 +14,7 @@ import { ExitCode, exitCodeForRun } from '../exit-codes.js'
 import { checkFolderTrust } from '../folder-trust.js'
 import { type Io, readAllText } from '../io.js'
 import { withRuntime } from '../runtime.js'
+import { announceBackground, finishBackground } from '../background.js'
 import { armStopGrace } from '../stop-grace.js'
 import {
   closeWorktree,
@@ -51,6 +52,14 @@ export interface RunOptions {
   carryChanges?: boolean
   /** `--worktree-end`: what happens to the worktree's branch at the end (default keep). */
   worktreeEnd?: WorktreeEnd
+  /** `--bg`: handled by the launcher (see background.ts); never reaches `run`. */
+  bg?: boolean
+}
+
+/** What a caller of `run` hears about the run's session: its id once it exists, and how it ended. */
+interface RunHooks {
+  onSession?: (id: string) => void
+  onEnd?: (id: string, reason: string, code: number) => void
 }
 
 /** Reads the task: the arguments joined, or stdin when the only argument is `-`. */
@@ -132,8 +141,11 @@ export async function run(request: ComposeRequest, options: RunOptions, io: Io):
   })
   let sessionId: string | undefined
   try {
-    return await runIn({ ...request, args, cwd: open.cwd }, { ...options, cwd: open.cwd }, io, (id) => {
-      sessionId = id
+    return await runIn({ ...request, args, cwd: open.cwd }, { ...options, cwd: open.cwd }, io, {
+      onSession: (id) => {
+        sessionId = id
+        open.worktrees.attachSession(open.record, id)
+      },
     })
   } finally {
     await closeWorktree(open, io, {
@@ -143,12 +155,7 @@ export async function run(request: ComposeRequest, options: RunOptions, io: Io):
   }
 }
 
-async function runIn(
-  request: ComposeRequest,
-  options: RunOptions,
-  io: Io,
-  onSession?: (id: string) => void,
-): Promise<number> {
+async function runIn(request: ComposeRequest, options: RunOptions, io: Io, hooks: RunHooks = {}): Promise<number> {
   let task = await readTask(request.args ?? [], io.stdin)
   if (options.taskFile !== undefined) {
     const body = await readFile(options.taskFile, 'utf8').catch((error: NodeJS.ErrnoException) => {
@@ -178,7 +185,17 @@ async function runIn(
       )
     }
     // In the remote world the session works in the remote directory, a path on that machine.
-    return runTask(scope.runtime.root, task, options, io, remote?.path, onSession)
+    const env = request.env ?? process.env
+    return runTask(scope.runtime.root, task, options, io, remote?.path, {
+      onSession: (id) => {
+        hooks.onSession?.(id)
+        announceBackground(env, id, { cwd: remote?.path ?? resolve(options.cwd ?? process.cwd()), task })
+      },
+      onEnd: (id, reason, code) => {
+        hooks.onEnd?.(id, reason, code)
+        finishBackground(env, id, reason, code)
+      },
+    })
   })
 }
 
@@ -188,7 +205,7 @@ async function runTask(
   options: RunOptions,
   io: Io,
   remoteCwd?: string,
-  onSession?: (id: string) => void,
+  hooks: RunHooks = {},
 ): Promise<number> {
   const controller = new AbortController()
   let signalCode: number | undefined
@@ -228,6 +245,7 @@ async function runTask(
       ...(options.maxCost !== undefined ? { maxCost: options.maxCost } : {}),
       maxTurns: options.maxTurns,
       signal: controller.signal,
+      onSession: (id) => hooks.onSession?.(id),
       onEvent: (event) => {
         if (options.output === 'stream-json') io.out(JSON.stringify(event))
         else if (retryLine(event)) io.err(retryLine(event) as string)
@@ -237,7 +255,6 @@ async function runTask(
         }
       },
     })
-    if (!result.discarded) onSession?.(result.sessionId)
     const summary = {
       type: 'summary',
       sessionId: result.sessionId,
@@ -265,6 +282,7 @@ async function runTask(
       await appendFile(options.summary, page)
     }
     const code = signalCode ?? exitCodeForRun(result.reason, result.error?.code, result.error?.message)
+    hooks.onEnd?.(result.sessionId, result.reason, code)
     if (result.discarded) {
       if (options.output === 'text') io.err('dsh: no model answered, so no session was kept')
     } else if (!result.durable) io.err('dsh: warning: no session persistence row is active; this session was not saved')

@@ -41,6 +41,8 @@ export interface HeadlessRunRequest {
   signal?: AbortSignal
   /** Every committed event of the run's session, in order (for stream-json and progress lines). */
   onEvent?: (event: SessionEvent) => void
+  /** The run's session id, as soon as the session exists (before its first turn). */
+  onSession?: (sessionId: string) => void
 }
 
 export interface HeadlessRunResult {

@@ -80,6 +80,7 @@ export class HeadlessRunnerService extends HeadlessRunner {
     }
     const sessionId = agent.session.id
     const start = agent.session.length
+    request.onSession?.(sessionId)
     const disposers: Array<() => unknown> = []
     const fresh = !request.resume && !request.continue
     let result: HeadlessRunResult

@@ -4,6 +4,7 @@
 // questions, event subscriptions from a baseline seq and /command dispatch live here once.
 
 export type { HostAccess } from './access.js'
+export { type ActivityPhase, type SessionActivity, sessionActivity } from './activity.js'
 export type { AnswersOptions, QuestionOutcome } from './answers.js'
 export { HostAnswers } from './answers.js'
 export { HostCommands } from './commands.js'
