@@ -273,7 +273,9 @@ ${exitCodeHelp()}`,
     )
   agents
     .command('ls', { isDefault: true })
-    .description('list them: running, waiting for approval, waiting for input; background runs also done, failed, interrupted')
+    .description(
+      'list them: running, waiting for approval, waiting for input; background runs also done, failed, interrupted',
+    )
     .addArgument(hiddenWord())
     .option('--json', 'print JSON instead of a table')
     .action(async (words: string[], options: { json?: boolean }) => {

@@ -3,7 +3,7 @@
 // sessions waiting for input or for an approval, subagents, and background runs done, failed or
 // interrupted, each with the state its durable log and its lease say.
 import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { completionResponse, type MockLlmServer, type MockResponse, startMockLlmServer } from '@dsh/test-support'
@@ -141,7 +141,10 @@ describe('dsh run --bg', () => {
     expect(running).toMatchObject({ kind: 'background', state: 'running' })
 
     release.open()
-    const ended = await until('the background run to end', () => backgroundRecord(sessionId)?.endedAt && backgroundRecord(sessionId))
+    const ended = await until(
+      'the background run to end',
+      () => backgroundRecord(sessionId)?.endedAt && backgroundRecord(sessionId),
+    )
     expect(ended.reason).toBe('completed')
     expect(readFileSync(join(ws, 'result.txt'), 'utf8')).toBe('written in the background\n')
     const log = readFileSync(join(home, 'sessions', `${sessionId}.jsonl`), 'utf8')
@@ -158,4 +161,118 @@ describe('dsh run --bg', () => {
     expect(bad.stderr).toContain('nosuch')
     expect(bad.stderr).toContain('the background run ended before it started a session')
   })
+})
+
+/** `dsh rpc` as a client drives it: one JSON-RPC request at a time, notifications kept. */
+function rpcClient(modelUrl: string) {
+  const proc = spawnDsh(['rpc'], { home, cwd: ws, modelUrl })
+  const lines: Array<Record<string, unknown>> = []
+  let buffer = ''
+  proc.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    buffer += chunk
+    const parts = buffer.split('\n')
+    buffer = parts.pop() ?? ''
+    for (const part of parts) lines.push(JSON.parse(part))
+  })
+  let next = 1
+  return {
+    proc,
+    lines,
+    async call(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+      const id = next++
+      proc.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`)
+      const reply = await until(`the reply to ${method}`, () => lines.find((line) => line.id === id))
+      if (reply.error) throw new Error(JSON.stringify(reply.error))
+      return reply.result as Record<string, unknown>
+    },
+  }
+}
+
+describe('dsh agents', () => {
+  it('lists foreground, rpc, child and background sessions with the state each is in', async () => {
+    const dirs = Object.fromEntries(
+      ['fg', 'parent', 'idle', 'asks', 'failed', 'killed'].map((name) => [name, join(ws, name)]),
+    )
+    for (const dir of Object.values(dirs)) mkdirSync(dir)
+    const hold = gate()
+    cleanup.push(hold.open)
+
+    // A foreground run whose model is still answering.
+    const fgModel = await server(held(hold.until, completionResponse({ text: 'late' })))
+    const fg = startDsh(['run', 'think'], { home, cwd: dirs.fg, modelUrl: fgModel.url })
+    cleanup.push(() => fg.proc.kill('SIGKILL'))
+    // A parent whose subagent is working.
+    const parentModel = await server(
+      call('t1', 'task', { prompt: 'look around', description: 'look' }),
+      held(hold.until, completionResponse({ text: 'child done' })),
+    )
+    const parent = startDsh(['run', 'delegate'], { home, cwd: dirs.parent, modelUrl: parentModel.url })
+    cleanup.push(() => parent.proc.kill('SIGKILL'))
+    // An rpc client with one idle session and one whose write outside the workspace waits for approval.
+    const rpcModel = await server(
+      call('b1', 'bash', {
+        command: 'true',
+        sandbox_permissions: 'danger-full-access',
+        justification: 'the test needs an approval to wait on',
+      }),
+    )
+    const rpc = rpcClient(rpcModel.url)
+    cleanup.push(() => rpc.proc.kill('SIGKILL'))
+    await rpc.call('initialize', {})
+    const idle = (await rpc.call('session/create', { cwd: dirs.idle })).sessionId as string
+    const asks = (await rpc.call('session/create', { cwd: dirs.asks })).sessionId as string
+    await rpc.call('prompt', { sessionId: asks, text: 'write outside' })
+    await until('the approval request', () => rpc.lines.find((line) => line.method === 'approval/requested'))
+    // Background runs: one that failed, one whose process was killed.
+    const failingModel = await server({ type: 'json', status: 400, body: { error: { message: 'bad request' } } })
+    const failed = await runDsh(['run', '--bg', 'fail'], { home, cwd: dirs.failed, modelUrl: failingModel.url })
+    expect(failed.code, failed.stderr).toBe(0)
+    const failedId = failed.stdout.trim()
+    await until('the failed run to end', () => backgroundRecord(failedId)?.endedAt)
+    const killedModel = await server({ type: 'hang' })
+    const killed = await runDsh(['run', '--bg', 'hang'], { home, cwd: dirs.killed, modelUrl: killedModel.url })
+    const killedId = killed.stdout.trim()
+    await killedModel.waitForRequests(1, 20_000)
+    process.kill((backgroundRecord(killedId) as { pid: number }).pid, 'SIGKILL')
+    await until('the killed run to die', () => !alive((backgroundRecord(killedId) as { pid: number }).pid) || undefined)
+    await fgModel.waitForRequests(1, 20_000)
+    await parentModel.waitForRequests(2, 20_000)
+
+    const rows = agents()
+    const at = (dir: string) => rows.filter((row) => row.cwd === dir)
+    expect(at(dirs.fg)).toMatchObject([
+      { kind: 'foreground', state: 'running', model: expect.stringContaining('deepseek') },
+    ])
+    expect(
+      at(dirs.parent)
+        .map((row) => [row.kind, row.state])
+        .sort(),
+    ).toEqual([
+      ['child', 'running'],
+      ['foreground', 'running'],
+    ])
+    const child = at(dirs.parent).find((row) => row.kind === 'child')
+    expect(child?.parentSession).toBe(at(dirs.parent).find((row) => row.kind === 'foreground')?.sessionId)
+    expect(rows.find((row) => row.sessionId === idle)).toMatchObject({ kind: 'foreground', state: 'waiting for input' })
+    expect(rows.find((row) => row.sessionId === asks)).toMatchObject({
+      kind: 'foreground',
+      state: 'waiting for approval',
+      detail: 'bash',
+    })
+    expect(rows.find((row) => row.sessionId === failedId)).toMatchObject({ kind: 'background', state: 'failed' })
+    expect(rows.find((row) => row.sessionId === killedId)).toMatchObject({ kind: 'background', state: 'interrupted' })
+
+    // The table says the same to a person.
+    const table = await runDsh(['agents'], { home, cwd: ws })
+    expect(table.code, table.stderr).toBe(0)
+    expect(table.stdout).toContain('waiting for approval')
+    expect(table.stdout).toContain(killedId.slice(0, 12))
+
+    // Stopping the foreground run: SIGTERM to its owner, which ends and saves it.
+    const stop = await runDsh(['agents', 'stop', (at(dirs.fg)[0] as Row).sessionId], { home, cwd: ws })
+    expect(stop.code, stop.stderr).toBe(0)
+    const fgExit = await fg.exited
+    expect(fgExit.code).not.toBe(0)
+    expect(agents().find((row) => row.cwd === dirs.fg)).toBeUndefined()
+  }, 90_000)
 })

@@ -7,7 +7,7 @@ import { HarnessError } from '@dsh/kernel/errors'
 import { ownerAlive, readLease, type SessionStore, type SessionSummary } from '@dsh/session/store'
 import type {} from '@dsh/session/store/query'
 import { sessionActivity } from '@dsh/surfaces/host'
-import { backgroundDir, type BackgroundRecord, readRecords } from '../background.js'
+import { type BackgroundRecord, backgroundDir, readRecords } from '../background.js'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
@@ -62,14 +62,18 @@ function backgroundState(record: BackgroundRecord, live: boolean): { state: Agen
       ? { state: 'done' }
       : { state: 'failed', detail: `${record.reason ?? 'error'} (exit ${record.exitCode ?? '?'})` }
   if (live) return { state: 'running' }
-  return { state: 'interrupted', detail: `its process ended; resume it: dsh run --resume ${record.sessionId} "Continue."` }
+  return {
+    state: 'interrupted',
+    detail: `its process ended; resume it: dsh run --resume ${record.sessionId} "Continue."`,
+  }
 }
 
 async function collect(scope: RuntimeScope, env: NodeJS.ProcessEnv, request: ComposeRequest): Promise<AgentRow[]> {
   const root = scope.runtime.root
   const store = root.sessionStore
   const query = root.get('sessionQuery')
-  if (!query) throw new HarnessError('CONFIG_NO_QUERY', 'the profile has no session-query row; enable it to list agents', {})
+  if (!query)
+    throw new HarnessError('CONFIG_NO_QUERY', 'the profile has no session-query row; enable it to list agents', {})
   const leased = liveLocks(store)
   const summaries: SessionSummary[] = await query.list()
   const byId = new Map(summaries.map((summary) => [summary.id, summary]))
@@ -173,7 +177,12 @@ export async function agentsList(request: ComposeRequest, options: { json?: bool
     }
     const widths = table[0]?.map((_, column) => Math.max(...table.map((line) => (line[column] ?? '').length))) ?? []
     for (const line of table)
-      io.out(line.map((cell, i) => (i === line.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd())
+      io.out(
+        line
+          .map((cell, i) => (i === line.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+          .join('  ')
+          .trimEnd(),
+      )
     io.err('dsh: dsh sessions show ID prints a transcript; dsh agents stop ID stops a running one')
     return ExitCode.OK
   })

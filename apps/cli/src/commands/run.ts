@@ -9,12 +9,12 @@ import { isEvent, type SessionEvent } from '@dsh/session'
 import { resolveSessionId } from '@dsh/session/store'
 import type { RefusedCall } from '@dsh/surfaces/headless'
 import { turnEndedText } from '@dsh/surfaces/host'
+import { announceBackground, finishBackground } from '../background.js'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode, exitCodeForRun } from '../exit-codes.js'
 import { checkFolderTrust } from '../folder-trust.js'
 import { type Io, readAllText } from '../io.js'
 import { withRuntime } from '../runtime.js'
-import { announceBackground, finishBackground } from '../background.js'
 import { armStopGrace } from '../stop-grace.js'
 import {
   closeWorktree,

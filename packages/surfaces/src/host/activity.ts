@@ -39,7 +39,8 @@ export function sessionActivity(events: readonly AnySessionEvent[], seedLength =
         questions.clear()
         break
       case 'request/header':
-        if (data.config?.model) model = data.config.provider ? `${data.config.provider}:${data.config.model}` : data.config.model
+        if (data.config?.model)
+          model = data.config.provider ? `${data.config.provider}:${data.config.model}` : data.config.model
         break
       case 'approval/asked':
         approvals.set(String(data.requestId), String(data.toolName ?? data.summary ?? 'an action'))
@@ -59,7 +60,8 @@ export function sessionActivity(events: readonly AnySessionEvent[], seedLength =
   }
   const phase: ActivityPhase =
     approvals.size > 0 ? 'approval' : questions.size > 0 ? 'question' : open ? 'running' : 'idle'
-  const waitingOn = phase === 'approval' ? [...approvals.values()][0] : phase === 'question' ? [...questions.values()][0] : undefined
+  const waitingOn =
+    phase === 'approval' ? [...approvals.values()][0] : phase === 'question' ? [...questions.values()][0] : undefined
   const last = events.at(-1)
   return {
     phase,
