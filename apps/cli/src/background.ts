@@ -4,12 +4,13 @@
 // session id and returns. `dsh agents` reads the records (done, failed, interrupted by a reboot).
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { dshHome } from '@dsh/composition'
 import { HarnessError } from '@dsh/kernel/errors'
 import { processStartTime } from '@dsh/session/store'
+import { type BackgroundRecord, readBackgroundRecords, backgroundDir as recordsDir } from '@dsh/surfaces/host'
 import type { Io } from './io.js'
 
 /** Set in the detached process: the background run's id (its log's name). */
@@ -17,24 +18,8 @@ export const BACKGROUND_ENV = 'DSH_BACKGROUND'
 /** The file descriptor the detached process announces its session on. */
 const ANNOUNCE_FD = 3
 
-export interface BackgroundRecord {
-  sessionId: string
-  pid: number
-  startTime?: number
-  host: string
-  cwd: string
-  /** The task, shortened. */
-  task: string
-  log: string
-  startedAt: number
-  /** Set when the run ended: how, and its exit code. */
-  endedAt?: number
-  reason?: string
-  exitCode?: number
-}
-
-export function backgroundDir(env: NodeJS.ProcessEnv = process.env): string {
-  return join(dshHome(env), 'background')
+function backgroundDir(env: NodeJS.ProcessEnv = process.env): string {
+  return recordsDir(dshHome(env))
 }
 
 /**
@@ -118,7 +103,7 @@ export function announceBackground(env: NodeJS.ProcessEnv, sessionId: string, in
 export function finishBackground(env: NodeJS.ProcessEnv, sessionId: string, reason: string, exitCode: number): void {
   if (!env[BACKGROUND_ENV]) return
   const dir = backgroundDir(env)
-  const record = readRecords(dir).find((item) => item.sessionId === sessionId && item.pid === process.pid)
+  const record = readBackgroundRecords(dir).find((item) => item.sessionId === sessionId && item.pid === process.pid)
   if (record) writeRecord(dir, { ...record, endedAt: Date.now(), reason, exitCode })
 }
 
@@ -127,22 +112,4 @@ function writeRecord(dir: string, record: BackgroundRecord): void {
   const temp = `${file}.${process.pid}.tmp`
   writeFileSync(temp, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 })
   renameSync(temp, file)
-}
-
-/** Every background run recorded under `dir`, newest first. */
-export function readRecords(dir: string): BackgroundRecord[] {
-  let names: string[]
-  try {
-    names = readdirSync(dir).filter((name) => name.endsWith('.json'))
-  } catch {
-    return []
-  }
-  const out: BackgroundRecord[] = []
-  for (const name of names) {
-    try {
-      const record = JSON.parse(readFileSync(join(dir, name), 'utf8')) as BackgroundRecord
-      if (typeof record.sessionId === 'string' && typeof record.pid === 'number') out.push(record)
-    } catch {}
-  }
-  return out.sort((a, b) => b.startedAt - a.startedAt)
 }

@@ -5,8 +5,10 @@
 
 export type { HostAccess } from './access.js'
 export { type ActivityPhase, type SessionActivity, sessionActivity } from './activity.js'
+export { type AgentKind, type AgentRow, type AgentStateName, listAgents } from './agents.js'
 export type { AnswersOptions, QuestionOutcome } from './answers.js'
 export { HostAnswers } from './answers.js'
+export { type BackgroundRecord, backgroundDir, readBackgroundRecords } from './background-records.js'
 export { HostCommands } from './commands.js'
 export { type BranchSummary, summarizeBranch } from './compare.js'
 export type { ExportFormat } from './export.js'

@@ -6,7 +6,7 @@
 import type { Agent } from '@dsh/agent'
 import { HarnessError, toJsonSafe } from '@dsh/kernel'
 import { contentText, type SessionStep } from '@dsh/session'
-import { type AttachmentInput, parseAttachments, type SessionHost } from '../host/index.js'
+import { type AgentRow, type AttachmentInput, listAgents, parseAttachments, type SessionHost } from '../host/index.js'
 import { exportFile, searchSessions, workspacesView } from '../web/session-api.js'
 import { credentialsOf, modelsView, settingsOf, settingsView } from '../web/settings-api.js'
 import { type Operation, op, type WebRoute, type WireScope } from './operation.js'
@@ -380,6 +380,15 @@ export const operations = {
     handler: async (host, params, scope): Promise<{ hits: SearchHitView[] }> => ({
       hits: await searchSessions(scope.ctx, host, params.q, params.limit),
     }),
+  }),
+  'agents/list': op({
+    summary:
+      'Every agent running on this machine or the shared store (sessions with a live lease: chats, runs, web and rpc sessions, subagents) and the background runs, with state, model, cost and last activity.',
+    params: NoParams,
+    errors: [],
+    rpc: true,
+    web: { method: 'GET', path: '/api/agents' },
+    handler: async (_host, _params, scope): Promise<{ agents: AgentRow[] }> => ({ agents: await listAgents(scope.ctx) }),
   }),
   'workspaces/list': op({
     summary: 'Directories sessions ran in, most recently used first, and whether the client may choose one.',

@@ -1,0 +1,150 @@
+// Every agent running on this machine or the shared store, for `dsh agents`, `/agents` and the web's
+// agents panel: sessions with a live lease (the chat, `dsh run`, the web and rpc hosts, their
+// subagents and workflow children; PostgreSQL leases name other hosts) and the background runs with
+// how they ended. State, model, cost and last activity come from each session's durable log.
+import { readdirSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+import { type Context, HarnessError } from '@dsh/kernel'
+import { ownerAlive, readLease, type SessionStore, type SessionSummary } from '@dsh/session/store'
+import type {} from '@dsh/session/store/query'
+import type {} from '@dsh/world/worktrees'
+import { sessionActivity } from './activity.js'
+import { type BackgroundRecord, backgroundDir, readBackgroundRecords } from './background-records.js'
+
+function dshHomeOf(ctx: Context): string {
+  return ctx.get('launcher')?.config.home ?? process.env.DSH_HOME ?? join(homedir(), '.dsh')
+}
+
+export type AgentKind = 'foreground' | 'background' | 'child'
+export type AgentStateName =
+  | 'running'
+  | 'waiting for approval'
+  | 'waiting for input'
+  | 'done'
+  | 'failed'
+  | 'interrupted'
+
+export interface AgentRow {
+  sessionId: string
+  kind: AgentKind
+  state: AgentStateName
+  /** Why it failed, or what it waits on. */
+  detail?: string
+  cwd: string
+  /** The dsh worktree branch it works on, if any. */
+  branch?: string
+  model?: string
+  cost: string
+  lastActivity?: number
+  pid?: number
+  host?: string
+  parentSession?: string
+  title?: string
+}
+
+/** Sessions whose lease file has a live owner (lock-file stores), by id. */
+function liveLocks(store: SessionStore): Map<string, { pid: number; host: string }> {
+  const out = new Map<string, { pid: number; host: string }>()
+  let names: string[] = []
+  try {
+    names = readdirSync(store.leaseDir).filter((name) => name.endsWith('.lock'))
+  } catch {}
+  for (const name of names) {
+    const owner = readLease(`${store.leaseDir}/${name}`)
+    if (owner && ownerAlive(owner)) out.set(name.slice(0, -'.lock'.length), { pid: owner.pid, host: owner.host })
+  }
+  return out
+}
+
+function backgroundState(record: BackgroundRecord, live: boolean): { state: AgentStateName; detail?: string } {
+  if (record.endedAt !== undefined)
+    return record.reason === 'completed'
+      ? { state: 'done' }
+      : { state: 'failed', detail: `${record.reason ?? 'error'} (exit ${record.exitCode ?? '?'})` }
+  if (live) return { state: 'running' }
+  return {
+    state: 'interrupted',
+    detail: `its process ended; resume it: dsh run --resume ${record.sessionId} "Continue."`,
+  }
+}
+
+/**
+ * Every session running on this machine or the shared store, and the background runs of `home`, with
+ * their state. Reads leases, the background records, the worktree records and each session's log.
+ */
+export async function listAgents(ctx: Context, options: { home?: string } = {}): Promise<AgentRow[]> {
+  const home = options.home ?? dshHomeOf(ctx)
+  const store = ctx.get('sessionStore')
+  const query = ctx.get('sessionQuery')
+  if (!store)
+    throw new HarnessError('CONFIG_NO_PERSISTENCE', 'the profile has no session store row; agents cannot be listed', {})
+  if (!query)
+    throw new HarnessError('CONFIG_NO_QUERY', 'the profile has no session-query row; enable it to list agents', {})
+  const leased = liveLocks(store)
+  const summaries: SessionSummary[] = await query.list()
+  const byId = new Map(summaries.map((summary) => [summary.id, summary]))
+  // Stores that keep leases themselves (PostgreSQL shared by many hosts) say who holds each.
+  for (const summary of summaries)
+    if (summary.holder?.live) leased.set(summary.id, { pid: summary.holder.pid, host: summary.holder.host })
+  const background = new Map(readBackgroundRecords(backgroundDir(home)).map((record) => [record.sessionId, record]))
+  const ids = [...new Set([...leased.keys(), ...background.keys()])]
+  const worktrees =
+    (await ctx
+      .get('worktrees')
+      ?.list()
+      .catch(() => undefined)) ?? []
+  const rows: AgentRow[] = []
+  for (const id of ids) {
+    const summary = byId.get(id)
+    const log = await query.read(id).catch(() => undefined)
+    const owner = leased.get(id)
+    const record = background.get(id)
+    const activity = log ? sessionActivity(log.events, log.header.seedLength ?? 0) : undefined
+    const cwd = log?.header.cwd ?? summary?.cwd ?? record?.cwd ?? '?'
+    let state: AgentStateName
+    let detail: string | undefined
+    if (owner || (record && record.endedAt === undefined && ownerAlive({ ...record, acquiredAt: 0, token: '' }))) {
+      const phase = activity?.phase ?? 'running'
+      state =
+        phase === 'approval'
+          ? 'waiting for approval'
+          : phase === 'question' || phase === 'idle'
+            ? 'waiting for input'
+            : 'running'
+      // A background run between its turns is still running (nobody types into it).
+      if (record && phase === 'idle') state = 'running'
+      detail = activity?.waitingOn
+    } else if (record) {
+      ;({ state, detail } = backgroundState(record, false))
+    } else continue
+    const parentSession = log?.header.parentSession ?? summary?.parentSession
+    const branch = worktrees.find((view) => cwd === view.path || cwd.startsWith(`${view.path}/`))?.branch
+    const pid = owner?.pid ?? record?.pid
+    const host = owner?.host ?? record?.host
+    rows.push({
+      sessionId: id,
+      kind: record ? 'background' : parentSession ? 'child' : 'foreground',
+      state,
+      ...(detail ? { detail } : {}),
+      cwd,
+      ...(branch ? { branch } : {}),
+      ...(activity?.model ? { model: activity.model } : {}),
+      cost: activity?.cost ?? '?',
+      ...(activity?.lastActivity !== undefined ? { lastActivity: activity.lastActivity } : {}),
+      ...(pid !== undefined ? { pid } : {}),
+      ...(host ? { host } : {}),
+      ...(parentSession ? { parentSession } : {}),
+      ...(summary?.title ? { title: summary.title } : {}),
+    })
+  }
+  const order: Record<AgentStateName, number> = {
+    'waiting for approval': 0,
+    'waiting for input': 1,
+    running: 2,
+    interrupted: 3,
+    failed: 4,
+    done: 5,
+  }
+  return rows.sort((a, b) => order[a.state] - order[b.state] || (b.lastActivity ?? 0) - (a.lastActivity ?? 0))
+}
