@@ -1,8 +1,9 @@
-// The session list: a new-session form, title and full-text search, the sessions, workspaces, the
+// The session list: a new-session form, title and full-text search, the sessions, the running agents, workspaces, the
 // sidebar items of client modules and the keyboard shortcuts.
 
 import type { SessionSummary } from '@dsh/surfaces/wire'
 import { useState } from 'preact/hooks'
+import { Agents } from '../agents'
 import { api } from '../connection'
 import { failed, useHost } from '../host-state'
 import { LeaseBadge } from '../lease'
@@ -92,6 +93,7 @@ export function Sidebar({ current }: { current: string | undefined }) {
           </li>
         ))}
       </ul>
+      <Agents failed={failed} />
       <Workspaces
         version={state.sessions.map((row) => row.sessionId).join()}
         start={(where) => void create(undefined, where)}

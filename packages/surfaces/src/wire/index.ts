@@ -3,6 +3,7 @@
 // wire table (`./operations.ts`); the RPC envelope and notifications, the web stream frames and the
 // client-module contract are re-exported under the same entry.
 
+export type { AgentKind, AgentRow, AgentStateName } from '../host/agents.js'
 export type * from '../rpc/protocol.js'
 export type * from '../web/client-api.js'
 export type * from '../web/protocol.js'

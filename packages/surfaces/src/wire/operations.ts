@@ -388,7 +388,9 @@ export const operations = {
     errors: [],
     rpc: true,
     web: { method: 'GET', path: '/api/agents' },
-    handler: async (_host, _params, scope): Promise<{ agents: AgentRow[] }> => ({ agents: await listAgents(scope.ctx) }),
+    handler: async (_host, _params, scope): Promise<{ agents: AgentRow[] }> => ({
+      agents: await listAgents(scope.ctx),
+    }),
   }),
   'workspaces/list': op({
     summary: 'Directories sessions ran in, most recently used first, and whether the client may choose one.',
