@@ -262,6 +262,14 @@ describe('dsh agents', () => {
     expect(rows.find((row) => row.sessionId === failedId)).toMatchObject({ kind: 'background', state: 'failed' })
     expect(rows.find((row) => row.sessionId === killedId)).toMatchObject({ kind: 'background', state: 'interrupted' })
 
+    // /agents in a session (here over rpc's command/run) is the same listing.
+    const slash = await rpc.call('command/run', { sessionId: idle, line: '/agents' })
+    expect(slash.ok).toBe(true)
+    expect(slash.text).toContain('waiting for approval')
+    expect((slash.data as { agents: Row[] }).agents.map((row) => row.sessionId).sort()).toEqual(
+      rows.map((row) => row.sessionId).sort(),
+    )
+
     // The table says the same to a person.
     const table = await runDsh(['agents'], { home, cwd: ws })
     expect(table.code, table.stderr).toBe(0)

@@ -2,21 +2,12 @@
 // the web's agents panel and `/agents` show), as a table or JSON, and a stop for one of this machine.
 import { hostname } from 'node:os'
 import { HarnessError } from '@dsh/kernel/errors'
-import { type AgentRow, listAgents } from '@dsh/surfaces/host'
+import { type AgentRow, agentLines, listAgents } from '@dsh/surfaces/host'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
 import { printable } from '../printable.js'
 import { withRuntime } from '../runtime.js'
-
-function ago(ms: number | undefined, now: number): string {
-  if (ms === undefined) return '?'
-  const seconds = Math.max(0, Math.round((now - ms) / 1000))
-  if (seconds < 60) return `${seconds}s ago`
-  if (seconds < 3600) return `${Math.round(seconds / 60)}m ago`
-  if (seconds < 86_400) return `${Math.round(seconds / 3600)}h ago`
-  return `${Math.round(seconds / 86_400)}d ago`
-}
 
 export async function agentsList(request: ComposeRequest, options: { json?: boolean }, io: Io): Promise<number> {
   return withRuntime(request, io, async ({ runtime }) => {
@@ -29,28 +20,7 @@ export async function agentsList(request: ComposeRequest, options: { json?: bool
       io.err('dsh: no agent is running (dsh run --bg "<task>" starts one in the background)')
       return ExitCode.OK
     }
-    const now = Date.now()
-    const table = [['SESSION', 'KIND', 'STATE', 'WHERE', 'MODEL', 'COST', 'ACTIVE']]
-    for (const row of rows) {
-      const state = row.detail ? `${row.state}: ${row.detail}` : row.state
-      table.push([
-        row.sessionId.slice(0, 12),
-        row.kind,
-        printable(state.length > 48 ? `${state.slice(0, 45)}...` : state),
-        printable(row.branch ? `${row.cwd} [${row.branch}]` : row.cwd),
-        row.model ?? '-',
-        row.cost,
-        ago(row.lastActivity, now),
-      ])
-    }
-    const widths = table[0]?.map((_, column) => Math.max(...table.map((line) => (line[column] ?? '').length))) ?? []
-    for (const line of table)
-      io.out(
-        line
-          .map((cell, i) => (i === line.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
-          .join('  ')
-          .trimEnd(),
-      )
+    for (const line of agentLines(rows, Date.now())) io.out(printable(line))
     io.err('dsh: dsh sessions show ID prints a transcript; dsh agents stop ID stops a running one')
     return ExitCode.OK
   })

@@ -148,3 +148,36 @@ export async function listAgents(ctx: Context, options: { home?: string } = {}):
   }
   return rows.sort((a, b) => order[a.state] - order[b.state] || (b.lastActivity ?? 0) - (a.lastActivity ?? 0))
 }
+
+function ago(ms: number | undefined, now: number): string {
+  if (ms === undefined) return '?'
+  const seconds = Math.max(0, Math.round((now - ms) / 1000))
+  if (seconds < 60) return `${seconds}s ago`
+  if (seconds < 3600) return `${Math.round(seconds / 60)}m ago`
+  if (seconds < 86_400) return `${Math.round(seconds / 3600)}h ago`
+  return `${Math.round(seconds / 86_400)}d ago`
+}
+
+/** The agents as a table of aligned text lines (header first), as `dsh agents` and `/agents` print it. */
+export function agentLines(rows: readonly AgentRow[], now: number): string[] {
+  const table = [['SESSION', 'KIND', 'STATE', 'WHERE', 'MODEL', 'COST', 'ACTIVE']]
+  for (const row of rows) {
+    const state = row.detail ? `${row.state}: ${row.detail}` : row.state
+    table.push([
+      row.sessionId.slice(0, 12),
+      row.kind,
+      state.length > 48 ? `${state.slice(0, 45)}...` : state,
+      row.branch ? `${row.cwd} [${row.branch}]` : row.cwd,
+      row.model ?? '-',
+      row.cost,
+      ago(row.lastActivity, now),
+    ])
+  }
+  const widths = table[0]?.map((_, column) => Math.max(...table.map((line) => (line[column] ?? '').length))) ?? []
+  return table.map((line) =>
+    line
+      .map((cell, i) => (i === line.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd(),
+  )
+}
