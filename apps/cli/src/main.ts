@@ -266,6 +266,16 @@ ${exitCodeHelp()}`,
       setCode(await (await import('./commands/review.js')).review(request('run'), range, options, io)),
     )
 
+  program
+    .command('attach')
+    .description(
+      'a terminal on a running session: its conversation, the live stream, its approvals asked here; a background run also takes messages (Ctrl-D detaches)',
+    )
+    .argument('<id>', 'session id, or a unique prefix of one (dsh agents lists them)')
+    .action(async (id: string) =>
+      setCode(await (await import('./commands/attach.js')).attach(request('attach'), id, io)),
+    )
+
   const agents = program
     .command('agents')
     .description(

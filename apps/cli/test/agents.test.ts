@@ -150,6 +150,11 @@ describe('dsh run --bg', () => {
     const log = readFileSync(join(home, 'sessions', `${sessionId}.jsonl`), 'utf8')
     expect(log).toContain('all done')
     expect(agents().find((row) => row.sessionId === sessionId)).toMatchObject({ kind: 'background', state: 'done' })
+    // Attaching to a run that ended prints its transcript and says it is over.
+    const attached = await runDsh(['attach', sessionId.slice(0, 8)], { home, cwd: ws })
+    expect(attached.code, attached.stderr).toBe(0)
+    expect(attached.stdout).toContain('all done')
+    expect(attached.stderr).toContain('is not running; this is its whole transcript')
   }, 60_000)
 
   it('refuses a task from stdin, and a run that cannot start says why from its log', async () => {

@@ -2,14 +2,16 @@
 // `ctx.headless`, print the answer, exit with a code that says how the turn ended.
 import { appendFile, readFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
+import { dshHome } from '@dsh/composition'
 import type {} from '@dsh/context'
 import { describeGiveUp, describeRetry } from '@dsh/context/recovery-text'
 import { type Context, HarnessError } from '@dsh/kernel'
 import { isEvent, type SessionEvent } from '@dsh/session'
 import { resolveSessionId } from '@dsh/session/store'
-import type { RefusedCall } from '@dsh/surfaces/headless'
+import type { HeadlessRunRequest, RefusedCall } from '@dsh/surfaces/headless'
 import { turnEndedText } from '@dsh/surfaces/host'
-import { announceBackground, finishBackground } from '../background.js'
+import { attachServer } from '@dsh/surfaces/rpc/attach'
+import { announceBackground, BACKGROUND_ENV, finishBackground } from '../background.js'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode, exitCodeForRun } from '../exit-codes.js'
 import { checkFolderTrust } from '../folder-trust.js'
@@ -60,6 +62,8 @@ export interface RunOptions {
 interface RunHooks {
   onSession?: (id: string) => void
   onEnd?: (id: string, reason: string, code: number) => void
+  ask?: HeadlessRunRequest['ask']
+  onClose?: () => Promise<void> | undefined
 }
 
 /** Reads the task: the arguments joined, or stdin when the only argument is `-`. */
@@ -186,7 +190,13 @@ async function runIn(request: ComposeRequest, options: RunOptions, io: Io, hooks
     }
     // In the remote world the session works in the remote directory, a path on that machine.
     const env = request.env ?? process.env
+    // A background run serves its session on an attach socket: `dsh attach` watches it and answers its approvals.
+    const attach = env[BACKGROUND_ENV] ? attachServer(scope.runtime.root, { home: dshHome(env) }) : undefined
     return runTask(scope.runtime.root, task, options, io, remote?.path, {
+      ...(attach
+        ? { ask: { listeners: attach.listeners, onHost: (host, id) => attach.listen(host, id).then(() => {}) } }
+        : {}),
+      onClose: () => attach?.close(),
       onSession: (id) => {
         hooks.onSession?.(id)
         announceBackground(env, id, { cwd: remote?.path ?? resolve(options.cwd ?? process.cwd()), task })
@@ -246,6 +256,7 @@ async function runTask(
       maxTurns: options.maxTurns,
       signal: controller.signal,
       onSession: (id) => hooks.onSession?.(id),
+      ...(hooks.ask ? { ask: hooks.ask } : {}),
       onEvent: (event) => {
         if (options.output === 'stream-json') io.out(JSON.stringify(event))
         else if (retryLine(event)) io.err(retryLine(event) as string)
@@ -291,6 +302,7 @@ async function runTask(
     }
     return code
   } finally {
+    await hooks.onClose?.()
     // Not cleared: it also bounds the teardown after the run (see stop-grace.ts).
     grace?.release()
     stopSignals()

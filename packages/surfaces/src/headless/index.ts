@@ -4,6 +4,7 @@
 import { Service } from '@dsh/kernel'
 import type { LlmCallConfig, LlmErrorData, Usage } from '@dsh/llm'
 import type { SessionEvent, TurnEndReason } from '@dsh/session'
+import type { SessionHost, SessionHostListeners } from '../host/index.js'
 
 declare module 'cordis' {
   interface Context {
@@ -43,6 +44,12 @@ export interface HeadlessRunRequest {
   onEvent?: (event: SessionEvent) => void
   /** The run's session id, as soon as the session exists (before its first turn). */
   onSession?: (sessionId: string) => void
+  /**
+   * Hold approval questions and `ask_user` questions for someone to answer later (a background run
+   * that `dsh attach` answers) instead of the static answer of `yes`: `listeners` hear them, and
+   * `onHost` gets the host that holds them, with the session id, once the session exists.
+   */
+  ask?: { listeners: SessionHostListeners; onHost?: (host: SessionHost, sessionId: string) => void | Promise<void> }
 }
 
 export interface HeadlessRunResult {

@@ -61,15 +61,18 @@ export class HeadlessRunnerService extends HeadlessRunner {
   }
 
   async run(request: HeadlessRunRequest): Promise<HeadlessRunResult> {
-    // Nobody is there to answer: approvals get a static answer, `ask_user` stays unanswered.
+    // Nobody is there to answer (unless `ask`): approvals get a static answer, `ask_user` stays unanswered.
     const host = new SessionHost(this.ctx, {
       name: 'this headless run',
       closeReason: 'the run ended',
       cwd: request.cwd,
+      // --yes answers every approval; otherwise someone attached answers them (`ask`), or nobody can.
       answerApprovals: request.yes
         ? createStaticAnswerer('allowed-once')
-        : createStaticAnswerer('unavailable', NOBODY_TO_ASK),
-      answerQuestions: false,
+        : request.ask
+          ? true
+          : createStaticAnswerer('unavailable', NOBODY_TO_ASK),
+      ...(request.ask ? { on: request.ask.listeners } : { answerQuestions: false }),
     })
     let agent: Agent
     try {
@@ -81,6 +84,14 @@ export class HeadlessRunnerService extends HeadlessRunner {
     const sessionId = agent.session.id
     const start = agent.session.length
     request.onSession?.(sessionId)
+    if (request.ask?.onHost) {
+      try {
+        await request.ask.onHost(host, sessionId)
+      } catch (error) {
+        await host.close()
+        throw error
+      }
+    }
     const disposers: Array<() => unknown> = []
     const fresh = !request.resume && !request.continue
     let result: HeadlessRunResult

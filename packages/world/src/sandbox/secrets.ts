@@ -75,7 +75,10 @@ export function agentSockets(env: Readonly<Record<string, string | undefined>>):
 export interface SecretPathsInput {
   /** The user's home (`~`). */
   home: string
-  /** `$DSH_HOME`, when known: its `.credentials.yaml`, `.env` and `.web-token` are hidden. */
+  /**
+   * `$DSH_HOME`, when known: its `.credentials.yaml`, `.env` and `.web-token` are hidden, and its
+   * control planes (`run`, `background`, `worktrees`).
+   */
   dshHome?: string
   /** Canonical workspace root: `.env*` inside it stays readable, in its ancestors it is hidden. */
   workspace: string
@@ -121,7 +124,16 @@ export function secretPaths(input: SecretPathsInput): string[] {
     ...homeSecrets(input.platform).map((rel) => join(input.home, rel)),
     ...(input.runtime ?? []),
     ...(input.dshHome
-      ? [join(input.dshHome, '.credentials.yaml'), join(input.dshHome, '.env'), join(input.dshHome, '.web-token')]
+      ? [
+          join(input.dshHome, '.credentials.yaml'),
+          join(input.dshHome, '.env'),
+          join(input.dshHome, '.web-token'),
+          // Control planes: the attach sockets answer approvals; the background and worktree records
+          // tell `dsh agents stop` which process to signal and `dsh worktrees` what to delete.
+          join(input.dshHome, 'run'),
+          join(input.dshHome, 'background'),
+          join(input.dshHome, 'worktrees'),
+        ]
       : []),
     ...envFiles(input.home),
     ...(input.extra ?? []).map(expand),
