@@ -111,6 +111,7 @@ async function interact(path: string, io: Io): Promise<number> {
   const ask = () => {
     const first = approvals[0]
     if (!first) return
+    if (process.stdout.isTTY) process.stdout.write('\x07')
     write(
       `\ndsh: approval needed: ${first.toolName ?? 'an action'}: ${first.summary ?? ''}${first.reason ? ` (${first.reason})` : ''}\ndsh: allow it once? [y/n] `,
     )

@@ -2,7 +2,7 @@
 // the attached terminal shows the conversation so far and the live stream, asks the approval, and the
 // `y` typed there lets the command run (its file is on disk) and the run finish. The sandboxed model
 // cannot reach the attach socket to answer its own approval: $DSH_HOME/run is hidden from its commands.
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { completionResponse, type MockResponse } from '@dsh/test-support'
 import { afterEach, beforeEach, expect, it } from 'vitest'
@@ -43,6 +43,9 @@ it('shows the live stream of a background run and answers its approval', async (
     }),
     held(completionResponse({ text: ['finished ', 'after ', 'the approval'], delayMs: 100 })),
   )
+  // The user's notification command hears the waiting approval and the end of the turn.
+  const notes = join(f.home, 'notes.jsonl')
+  writeFileSync(join(f.home, 'settings.yaml'), `notify.command: cat >> ${notes}\nnotify.minTurnSeconds: 0\n`)
   const started = await runDsh(['run', '--bg', 'do the approved thing'], {
     home: f.home,
     cwd: f.work,
@@ -56,6 +59,8 @@ it('shows the live stream of a background run and answers its approval', async (
   const screen = f.open(['attach', id.slice(0, 8)])
   await screen.waitFor('do the approved thing')
   await screen.waitFor(/approval needed: bash/)
+  // A bell of its own, not the terminator of an OSC sequence (a title, a hyperlink).
+  expect(screen.raw().replace(/\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/g, '')).toContain('\x07')
   await screen.press('y\r', 'approval allowed-once')
   release()
   await screen.waitFor('finished after the approval', 20_000)
@@ -63,6 +68,16 @@ it('shows the live stream of a background run and answers its approval', async (
   expect(await screen.exited).toBe(0)
 
   expect(readFileSync(join(f.work, 'approved.txt'), 'utf8')).toBe('approved\n')
+  // The command runs on its own: its second line may land a moment after the run ended.
+  const read = () =>
+    readFileSync(notes, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+  for (let i = 0; i < 100 && read().length < 2; i++) await new Promise((done) => setTimeout(done, 50))
+  const heard = read()
+  expect(heard.map((note) => note.kind)).toEqual(['approval', 'done'])
+  expect(heard[0]).toMatchObject({ sessionId: id, cwd: f.work, summary: expect.stringContaining('bash') })
   const record = JSON.parse(readFileSync(join(f.home, 'background', `${id}.json`), 'utf8'))
   expect(record.reason).toBe('completed')
   const events = f.log(id)

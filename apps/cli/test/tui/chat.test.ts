@@ -56,6 +56,8 @@ describe('dsh (the terminal chat)', () => {
     const screen = f.open(['--permission-mode', 'read-only', 'write', 'two', 'files'])
     await screen.waitFor('Esc stop the turn') // the prompt's last line: the whole prompt is drawn
     expect(screen.text()).toContain('y allow once')
+    // A bell of its own, not the terminator of an OSC sequence (a title, a hyperlink).
+    expect(screen.raw().replace(/\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/g, '')).toContain('\x07')
     expect(screen.text()).toMatch(/○ Write yes\.txt/) // the call's line, still running
     await screen.press('y', /approve: .*no\.txt/)
     screen.type('n')

@@ -11,6 +11,8 @@ import { type ChatRequest, type ChatResult, TerminalChat } from './index.js'
 import { pickSession } from './picker.js'
 import { type ChatScreen, openScreen } from './screen.js'
 
+const BELL = '\x07'
+
 export class TerminalChatService extends TerminalChat {
   static readonly provide = 'tui'
   static readonly inject = ['agents', 'sessions']
@@ -28,9 +30,16 @@ export class TerminalChatService extends TerminalChat {
       cwd: request.cwd,
       on: {
         // A question the session's grants cover never gets here: the approval service answers it.
-        approvalRequested: () => conversation?.changed(),
+        // The bell calls a person who looked away (terminals flash or beep, as they are set up to).
+        approvalRequested: () => {
+          screen.tui.terminal.write(BELL)
+          conversation?.changed()
+        },
         approvalSettled: () => conversation?.changed(),
-        questionRequested: () => conversation?.changed(),
+        questionRequested: () => {
+          screen.tui.terminal.write(BELL)
+          conversation?.changed()
+        },
         questionSettled: () => conversation?.changed(),
         stateChanged: () => conversation?.changed(),
       },
