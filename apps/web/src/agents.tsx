@@ -4,6 +4,7 @@
 
 import type { AgentRow } from '@dsh/surfaces/wire'
 import { useEffect, useState } from 'preact/hooks'
+import { askToNotify, notifyPermission } from './browser-notify'
 import { api } from './connection'
 
 const POLL_MS = 3000
@@ -18,6 +19,7 @@ function ago(ms: number | undefined, now: number): string {
 
 export function Agents(props: { failed: (error: unknown) => void }) {
   const [rows, setRows] = useState<AgentRow[] | undefined>()
+  const [permission, setPermission] = useState(notifyPermission())
   const { failed } = props
   useEffect(() => {
     let stopped = false
@@ -39,6 +41,16 @@ export function Agents(props: { failed: (error: unknown) => void }) {
   return (
     <details class="agents" open>
       <summary>Agents ({rows.length})</summary>
+      {permission === 'default' ? (
+        <button
+          type="button"
+          class="link notify-me"
+          onClick={() => void askToNotify().then(setPermission)}
+          title="a system notification when an approval or a question waits while this page is hidden"
+        >
+          notify me when an agent needs me
+        </button>
+      ) : null}
       {rows.length === 0 ? (
         <p class="meta">No agent is running.</p>
       ) : (

@@ -10,6 +10,7 @@ import type {
   SessionSummary,
 } from '@dsh/surfaces/wire'
 import { useEffect, useState } from 'preact/hooks'
+import { notifyWaiting } from './browser-notify'
 import { ApiFailure, openStream } from './connection'
 import { applyManifest } from './plugins'
 
@@ -50,10 +51,14 @@ openStream<HostFrame>(
     } else if (frame.type === 'host/client-modules') applyManifest(frame.modules)
     else if (frame.type === 'host/sessions') host.sessions = frame.sessions
     else if (frame.type === 'host/config') host.config = frame.config
-    else if (frame.type === 'approval/requested') host.approvals.set(frame.approval.requestId, frame.approval)
-    else if (frame.type === 'approval/settled') host.approvals.delete(frame.requestId)
-    else if (frame.type === 'question/requested') host.questions.set(frame.question.questionId, frame.question)
-    else if (frame.type === 'question/settled') host.questions.delete(frame.questionId)
+    else if (frame.type === 'approval/requested') {
+      host.approvals.set(frame.approval.requestId, frame.approval)
+      notifyWaiting('dsh: approval needed', frame.approval.summary, frame.approval.sessionId)
+    } else if (frame.type === 'approval/settled') host.approvals.delete(frame.requestId)
+    else if (frame.type === 'question/requested') {
+      host.questions.set(frame.question.questionId, frame.question)
+      notifyWaiting('dsh: a question for you', frame.question.question, frame.question.sessionId)
+    } else if (frame.type === 'question/settled') host.questions.delete(frame.questionId)
     host.changed()
   },
   (connected) => {
