@@ -141,10 +141,10 @@ describe('dsh run --bg', () => {
     expect(running).toMatchObject({ kind: 'background', state: 'running' })
 
     release.open()
-    const ended = await until(
-      'the background run to end',
-      () => backgroundRecord(sessionId)?.endedAt && backgroundRecord(sessionId),
-    )
+    const ended = await until('the background run to end', () => {
+      const record = backgroundRecord(sessionId)
+      return record?.endedAt ? record : undefined
+    })
     expect(ended.reason).toBe('completed')
     expect(readFileSync(join(ws, 'result.txt'), 'utf8')).toBe('written in the background\n')
     const log = readFileSync(join(home, 'sessions', `${sessionId}.jsonl`), 'utf8')
@@ -195,9 +195,14 @@ function rpcClient(modelUrl: string) {
 
 describe('dsh agents', () => {
   it('lists foreground, rpc, child and background sessions with the state each is in', async () => {
-    const dirs = Object.fromEntries(
-      ['fg', 'parent', 'idle', 'asks', 'failed', 'killed'].map((name) => [name, join(ws, name)]),
-    )
+    const dirs = {
+      fg: join(ws, 'fg'),
+      parent: join(ws, 'parent'),
+      idle: join(ws, 'idle'),
+      asks: join(ws, 'asks'),
+      failed: join(ws, 'failed'),
+      killed: join(ws, 'killed'),
+    }
     for (const dir of Object.values(dirs)) mkdirSync(dir)
     const hold = gate()
     cleanup.push(hold.open)

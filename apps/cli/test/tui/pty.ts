@@ -157,3 +157,16 @@ function openScreen(
     exited,
   }
 }
+
+/** Bells the program rang itself: BEL characters outside OSC sequences (which a BEL may end). */
+export function ownBells(raw: string): number {
+  let count = 0
+  for (let i = 0; i < raw.length; i++) {
+    if (raw[i] === '\x1b' && raw[i + 1] === ']') {
+      // Skip the OSC sequence up to its terminator: BEL, or ESC backslash.
+      for (i += 2; i < raw.length && raw[i] !== '\x07' && !(raw[i] === '\x1b' && raw[i + 1] === '\\'); i++);
+      if (raw[i] === '\x1b') i++
+    } else if (raw[i] === '\x07') count++
+  }
+  return count
+}

@@ -1,7 +1,7 @@
 // The page's view of every running agent (issue 38): while the page's own session waits on its
 // subagent, a `dsh run` and a `dsh run --bg` started from a terminal under the same DSH_HOME show up in
 // the sidebar's agents list with their kind and state, and a background run that ended shows as done.
-import { spawn } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { completionResponse, type MockLlmServer, type MockResponse, startMockLlmServer } from '@dsh/test-support'
@@ -10,7 +10,7 @@ import { newSession, repo, shots, webFixture } from './support'
 
 const fixture = webFixture('dsh-web-agents-')
 const extra: MockLlmServer[] = []
-const children: Array<{ kill(signal: string): unknown }> = []
+const children: ChildProcess[] = []
 let open!: () => void
 const gate = new Promise<void>((done) => {
   open = done

@@ -14,28 +14,19 @@ const write = (id: string, path: string) =>
 it('notifies of a waiting approval only while the page is hidden', async () => {
   const context = await fixture.browser.newContext({ viewport: { width: 1280, height: 800 } })
   await context.grantPermissions(['notifications'], { origin: new URL(fixture.web.url).origin })
-  await context.addInitScript(() => {
-    const w = window as unknown as {
-      __notes: Array<{ title: string; body?: string; tag?: string }>
-      __hidden: boolean
-      Notification: typeof Notification
-    }
-    w.__notes = []
-    w.__hidden = false
-    Object.defineProperty(document, 'visibilityState', { get: () => (w.__hidden ? 'hidden' : 'visible') })
+  // Runs in the page before its scripts: records every notification and makes visibility settable.
+  await context.addInitScript(`
+    window.__notes = []
+    window.__hidden = false
+    Object.defineProperty(document, 'visibilityState', { get: () => (window.__hidden ? 'hidden' : 'visible') })
     const Real = window.Notification
-    class Recording extends Real {
-      constructor(title: string, options?: NotificationOptions) {
-        w.__notes.push({
-          title,
-          ...(options?.body ? { body: options.body } : {}),
-          ...(options?.tag ? { tag: options.tag } : {}),
-        })
+    window.Notification = class extends Real {
+      constructor(title, options) {
+        window.__notes.push({ title, body: options && options.body, tag: options && options.tag })
         super(title, options)
       }
     }
-    w.Notification = Recording
-  })
+  `)
   const page = await context.newPage()
   fixture.server.enqueue(
     write('seen', 'seen.txt'),
