@@ -210,6 +210,28 @@ describe('dsh run --worktree', () => {
     expect(git(repo, 'show', 'dsh/crash:half.txt')).toBe('half done')
   }, 60_000)
 
+  it('the worktree is the sandbox writable root and rewind works in it', async () => {
+    const model = await server(
+      call('w1', 'write', { path: 'notes.txt', content: 'a note\n' }),
+      completionResponse({ text: 'noted' }),
+    )
+    const result = await runDsh(['run', '--yes', '--worktree=rw', 'note it'], { home, cwd: repo, modelUrl: model.url })
+    expect(result.code, result.stderr).toBe(0)
+    const [listed] = worktreeList()
+    const worktree = listed?.path as string
+    const sessionId = (listed as { sessionId?: string }).sessionId as string
+    expect(readFileSync(join(worktree, 'notes.txt'), 'utf8')).toBe('a note\n')
+    // The request the model got names the worktree, not the repository, as where it may write.
+    const system = JSON.stringify(model.requests[0]?.body.messages)
+    expect(system).toContain(`may write only to: ${worktree}`)
+    expect(system).not.toContain(`may write only to: ${repo},`)
+    // /undo from the command line takes the turn's file back out of the worktree.
+    const undo = await runDsh(['sessions', 'rewind', sessionId, '--undo'], { home, cwd: repo })
+    expect(undo.code, undo.stderr).toBe(0)
+    expect(existsSync(join(worktree, 'notes.txt'))).toBe(false)
+    expect(existsSync(join(repo, 'notes.txt'))).toBe(false)
+  }, 60_000)
+
   it('refuses a folder that is not a git repository, with the reason, and makes nothing', async () => {
     const plain = join(root, 'plain')
     mkdirSync(plain)
