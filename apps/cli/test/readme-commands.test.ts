@@ -28,6 +28,8 @@ function readmeCommands(): string[] {
 const RUNNABLE = [
   'dsh --help',
   'dsh sessions',
+  'dsh agents',
+  'dsh worktrees',
   'dsh models',
   'dsh config list',
   'dsh --profile headless --dump-config',
