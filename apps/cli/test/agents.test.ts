@@ -3,7 +3,7 @@
 // sessions waiting for input or for an approval, subagents, and background runs done, failed or
 // interrupted, each with the state its durable log and its lease say.
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { completionResponse, type MockLlmServer, type MockResponse, startMockLlmServer } from '@dsh/test-support'
@@ -276,9 +276,8 @@ describe('dsh agents', () => {
     const slash = await rpc.call('command/run', { sessionId: idle, line: '/agents' })
     expect(slash.ok).toBe(true)
     expect(slash.text).toContain('waiting for approval')
-    expect((slash.data as { agents: Row[] }).agents.map((row) => row.sessionId).sort()).toEqual(
-      rows.map((row) => row.sessionId).sort(),
-    )
+    const { data: listed } = slash as { data: { agents: Row[] } }
+    expect(listed.agents.map((row) => row.sessionId).sort()).toEqual(rows.map((row) => row.sessionId).sort())
 
     // The table says the same to a person.
     const table = await runDsh(['agents'], { home, cwd: ws })
@@ -293,4 +292,29 @@ describe('dsh agents', () => {
     expect(fgExit.code).not.toBe(0)
     expect(agents().find((row) => row.cwd === dirs.fg)).toBeUndefined()
   }, 90_000)
+})
+
+describe('notify.command', () => {
+  it('is not run for an approval a headless run answers at once (nobody is waiting)', async () => {
+    const notes = join(home, 'notes.jsonl')
+    writeFileSync(join(home, 'settings.yaml'), `notify.command: cat >> ${notes}\nnotify.minTurnSeconds: 0\n`)
+    const model = await server(
+      call('b1', 'bash', {
+        command: 'true',
+        sandbox_permissions: 'danger-full-access',
+        justification: 'the test needs an approval',
+      }),
+      completionResponse({ text: 'could not' }),
+    )
+    const result = await runDsh(['run', 'try it'], { home, cwd: ws, modelUrl: model.url })
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stderr).toContain('nobody could give it')
+    // Past the moment an approval must wait before it notifies, only the turn's end was heard.
+    await new Promise((done) => setTimeout(done, 1500))
+    const kinds = readFileSync(notes, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line).kind)
+    expect(kinds).toEqual(['done'])
+  }, 30_000)
 })

@@ -8,7 +8,7 @@ import { connect, type Socket } from 'node:net'
 import { createInterface } from 'node:readline'
 import { dshHome } from '@dsh/composition'
 import { HarnessError } from '@dsh/kernel/errors'
-import type { AnySessionEvent } from '@dsh/session'
+import { type AnySessionEvent, isEvent, type SessionEvent } from '@dsh/session'
 import { ownerAlive, readLease } from '@dsh/session/store'
 import { renderTranscript } from '@dsh/surfaces/host'
 import { type AttachResult, attachDir, attachSocketPath } from '@dsh/surfaces/rpc/attach'
@@ -47,35 +47,36 @@ export async function attach(request: ComposeRequest, id: string, io: Io): Promi
   return interact(socket, io)
 }
 
+/** The text blocks of a message, joined. */
+function textOf(content: ReadonlyArray<{ type: string; text?: string }>): string {
+  return content.flatMap((block) => (block.type === 'text' && block.text ? [block.text] : [])).join('')
+}
+
 /** Lines of one live event, for a person watching (text streams as it comes). */
 function liveText(event: AnySessionEvent, streamed: { open: boolean }): string | undefined {
-  if (event.type === 'assistant/chunk') {
-    const chunk = (event.data as { chunk: { type: string; text?: string } }).chunk
-    if (chunk.type === 'text-delta' && chunk.text) {
-      streamed.open = true
-      return chunk.text
-    }
-    return undefined
+  if (isEvent(event, 'assistant/chunk')) {
+    const chunk = event.data.chunk
+    if (chunk.type !== 'text-delta' || !chunk.text) return undefined
+    streamed.open = true
+    return chunk.text
   }
   const close = streamed.open ? '\n' : ''
-  if (event.type === 'assistant/message') {
+  if (isEvent(event, 'assistant/message')) {
     const wasStreamed = streamed.open
     streamed.open = false
     if (wasStreamed) return '\n'
-    const message = (event.data as { message: { content: Array<{ type: string; text?: string }> } }).message
-    const text = message.content.flatMap((block) => (block.type === 'text' && block.text ? [block.text] : [])).join('')
+    const text = textOf(event.data.message.content)
     return text ? `${text}\n` : undefined
   }
-  if (event.type === 'user/message' && (event.data as { origin?: string }).origin === undefined) {
-    const message = (event.data as { message: { content: Array<{ type: string; text?: string }> } }).message
-    const text = message.content.flatMap((block) => (block.type === 'text' && block.text ? [block.text] : [])).join('')
-    return `${close}> ${text}\n`
+  if (isEvent(event, 'user/message') && event.data.origin === undefined) {
+    const content = event.data.message.content
+    return `${close}> ${typeof content === 'string' ? content : textOf(content)}\n`
   }
-  if (event.type === 'turn/end') {
+  if (isEvent(event, 'turn/end')) {
     streamed.open = false
-    return `${close}dsh: turn ended (${(event.data as { reason: string }).reason})\n`
+    return `${close}dsh: turn ended (${event.data.reason})\n`
   }
-  const line = progressLine(event as never)
+  const line = progressLine(event as SessionEvent)
   if (line) {
     streamed.open = false
     return `${close}${line}\n`

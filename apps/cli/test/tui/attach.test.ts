@@ -4,6 +4,7 @@
 // cannot reach the attach socket to answer its own approval: $DSH_HOME/run is hidden from its commands.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { isEvent } from '@dsh/session'
 import { completionResponse, type MockResponse } from '@dsh/test-support'
 import { afterEach, beforeEach, expect, it } from 'vitest'
 import { runDsh } from '../dsh-child.js'
@@ -55,6 +56,9 @@ it('shows the live stream of a background run and answers its approval', async (
   const id = started.stdout.trim()
   await f.server.waitForRequests(2, 20_000)
   expect(existsSync(join(run, `${id}.sock`))).toBe(true)
+  // The approval still waits after a moment: the notification command hears of it.
+  for (let i = 0; i < 100 && !(existsSync(notes) && readFileSync(notes, 'utf8').includes('approval')); i++)
+    await new Promise((done) => setTimeout(done, 50))
 
   const screen = f.open(['attach', id.slice(0, 8)])
   await screen.waitFor('do the approved thing')
@@ -85,11 +89,7 @@ it('shows the live stream of a background run and answers its approval', async (
   expect(decided).toHaveLength(1)
   expect(decided[0]?.data).toMatchObject({ decision: 'allowed-once' })
   // The sandboxed probe saw no socket and connected to nothing.
-  const probeResult = events.find(
-    (event) =>
-      event.type === 'tool/result' &&
-      (event.data as { message: { toolCallId: string } }).message.toolCallId === 'probe',
-  )
+  const probeResult = events.find((event) => isEvent(event, 'tool/result') && event.data.message.toolCallId === 'probe')
   const output = JSON.stringify(probeResult?.data)
   expect(output).toContain('probe-done')
   expect(output).not.toContain('CONNECTED')

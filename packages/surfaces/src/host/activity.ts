@@ -1,7 +1,8 @@
 // What a session is doing, read from its log alone, for the views of every running agent (`dsh
 // agents`): working on a turn, waiting for an approval, waiting for the user's answer or next message,
 // or ended; its model, its cost so far and its last activity. The same fold for every surface.
-import { type AnySessionEvent, sessionUsage, type TurnEndReason, usageCostText } from '@dsh/session'
+import type {} from '@dsh/agent/approval'
+import { type AnySessionEvent, isEvent, sessionUsage, type TurnEndReason, usageCostText } from '@dsh/session'
 
 /** `idle`: no turn open (a chat waits for its next message; a finished run is over). */
 export type ActivityPhase = 'running' | 'approval' | 'question' | 'idle'
@@ -27,36 +28,22 @@ export function sessionActivity(events: readonly AnySessionEvent[], seedLength =
   let model: string | undefined
   let lastTurnEnd: TurnEndReason | undefined
   for (const event of events.slice(seedLength)) {
-    const data = event.data as Record<string, unknown> & { config?: { provider?: string; model?: string } }
-    switch (event.type) {
-      case 'turn/start':
-        open = true
-        break
-      case 'turn/end':
-        open = false
-        lastTurnEnd = (data as { reason: TurnEndReason }).reason
-        approvals.clear()
-        questions.clear()
-        break
-      case 'request/header':
-        if (data.config?.model)
-          model = data.config.provider ? `${data.config.provider}:${data.config.model}` : data.config.model
-        break
-      case 'approval/asked':
-        approvals.set(String(data.requestId), String(data.toolName ?? data.summary ?? 'an action'))
-        break
-      case 'approval/decided':
-        approvals.delete(String(data.requestId))
-        break
-      case 'tool/call': {
-        const call = (data as { call: { id: string; name: string; arguments: Record<string, unknown> } }).call
-        if (call.name === 'ask_user') questions.set(call.id, String(call.arguments?.question ?? 'a question'))
-        break
-      }
-      case 'tool/result':
-        questions.delete(String((data as { message: { toolCallId?: string } }).message.toolCallId))
-        break
-    }
+    if (isEvent(event, 'turn/start')) open = true
+    else if (isEvent(event, 'turn/end')) {
+      open = false
+      lastTurnEnd = event.data.reason
+      approvals.clear()
+      questions.clear()
+    } else if (isEvent(event, 'request/header')) {
+      const { provider, model: name } = event.data.config
+      if (name) model = provider ? `${provider}:${name}` : name
+    } else if (isEvent(event, 'approval/asked'))
+      approvals.set(event.data.requestId, event.data.toolName ?? event.data.summary ?? 'an action')
+    else if (isEvent(event, 'approval/decided')) approvals.delete(event.data.requestId)
+    else if (isEvent(event, 'tool/call')) {
+      const call = event.data.call
+      if (call.name === 'ask_user') questions.set(call.id, String(call.arguments?.question ?? 'a question'))
+    } else if (isEvent(event, 'tool/result')) questions.delete(event.data.message.toolCallId)
   }
   const phase: ActivityPhase =
     approvals.size > 0 ? 'approval' : questions.size > 0 ? 'question' : open ? 'running' : 'idle'

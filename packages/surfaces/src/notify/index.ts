@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process'
 import type {} from '@dsh/agent/approval'
 import type { Context } from '@dsh/kernel'
-import type { AnySessionEvent, Session } from '@dsh/session'
+import { type AnySessionEvent, isEvent, type Session } from '@dsh/session'
 import type {} from '@dsh/settings'
 
 declare module '@dsh/settings' {
@@ -29,6 +29,20 @@ export interface Notification {
 }
 
 const TIMEOUT_MS = 10_000
+/** How long an approval or a question must wait before anyone is notified of it. */
+const SETTLE_MS = 1000
+
+/** Whether what `asked` waits on was settled since `from`: its decision, its call's result, or the turn's end. */
+function settledSince(session: Session, from: number, asked: AnySessionEvent): boolean {
+  const requestId = isEvent(asked, 'approval/asked') ? asked.data.requestId : undefined
+  const callId = isEvent(asked, 'tool/call') ? asked.data.call.id : undefined
+  return session.events.slice(from).some((event) => {
+    if (isEvent(event, 'turn/end')) return true
+    if (isEvent(event, 'approval/decided')) return event.data.requestId === requestId
+    if (isEvent(event, 'tool/result')) return event.data.message.toolCallId === callId
+    return false
+  })
+}
 
 /** The notification an event calls for, if any (`turnStarted`: when the turn that just ended began). */
 export function notificationOf(
@@ -38,22 +52,17 @@ export function notificationOf(
   minTurnMs: number,
 ): Notification | undefined {
   const base = { sessionId: session.id, cwd: session.header.cwd }
-  const data = event.data as Record<string, unknown>
-  if (event.type === 'approval/asked')
-    return {
-      ...base,
-      kind: 'approval',
-      summary: `${String(data.toolName ?? 'an action')}: ${String(data.summary ?? '')}`,
-    }
-  if (event.type === 'tool/call') {
-    const call = (data as { call: { name: string; arguments?: { question?: unknown } } }).call
-    if (call.name === 'ask_user') return { ...base, kind: 'question', summary: String(call.arguments?.question ?? '') }
-    return undefined
+  if (isEvent(event, 'approval/asked'))
+    return { ...base, kind: 'approval', summary: `${event.data.toolName ?? 'an action'}: ${event.data.summary}` }
+  if (isEvent(event, 'tool/call')) {
+    const call = event.data.call
+    if (call.name !== 'ask_user') return undefined
+    return { ...base, kind: 'question', summary: String(call.arguments?.question ?? '') }
   }
-  if (event.type === 'turn/end') {
+  if (isEvent(event, 'turn/end')) {
     // Short turns are answered while the person watches: only a turn that took a while notifies.
     if (turnStarted === undefined || event.time - turnStarted < minTurnMs) return undefined
-    const reason = String((data as { reason: string }).reason)
+    const reason = event.data.reason
     return {
       ...base,
       kind: reason === 'completed' ? 'done' : 'failed',
@@ -92,7 +101,15 @@ export function apply(ctx: Context): void {
         if (!command?.trim()) return
         const minTurnMs = (ctx.settings.get('notify.minTurnSeconds') ?? 20) * 1000
         const note = notificationOf(session, event as AnySessionEvent, turnStart.get(session.id), minTurnMs)
-        if (note) run(command, note, session.header.cwd)
+        if (!note) return
+        if (note.kind === 'done' || note.kind === 'failed') return run(command, note, session.header.cwd)
+        // An approval a rule, a grant or a headless run's static answer settles at once, or a question
+        // answered right away, needs nobody: notify only if it still waits a moment later.
+        const from = session.length
+        const timer = setTimeout(() => {
+          if (!settledSince(session, from, event as AnySessionEvent)) run(command, note, session.header.cwd)
+        }, SETTLE_MS)
+        timer.unref()
       }),
     'notify.watch',
   )
