@@ -60,3 +60,30 @@ it('host B resumes what host A released, with its history; while A holds it, B i
   expect((await holding.exited).code).toBe(0)
   expect(server.requests.length).toBe(before + 2)
 }, 90_000)
+
+it('dsh agents on host B lists the session host A is running on the shared store', async () => {
+  let release!: () => void
+  const gate = new Promise<void>((done) => {
+    release = done
+  })
+  const response = completionResponse({ text: 'Madrid.' })
+  if (response.type !== 'sse') throw new Error('expected an SSE response')
+  server.enqueue({ ...response, steps: [{ until: gate }, ...response.steps] })
+  const before = server.requests.length
+  const running = startDsh(['run', 'Capital of Spain?'], host('a'))
+  await server.waitForRequests(before + 1, 20_000)
+  // The session's first rows reach the store a moment after its first request (write-behind).
+  type Row = { sessionId: string; state: string; pid?: number; host?: string; cwd: string }
+  let rows: Row[] = []
+  for (let tries = 0; tries < 40 && !rows.some((row) => row.pid === running.proc.pid); tries++) {
+    const listed = await runDsh(['agents', '--json'], host('b'))
+    expect(listed.code, listed.stderr).toBe(0)
+    rows = JSON.parse(listed.stdout) as Row[]
+    if (!rows.some((row) => row.pid === running.proc.pid)) await new Promise((done) => setTimeout(done, 250))
+  }
+  release()
+  expect(rows).toContainEqual(
+    expect.objectContaining({ state: 'running', pid: running.proc.pid, host: hostname(), cwd: join(root, 'work') }),
+  )
+  expect((await running.exited).code).toBe(0)
+}, 90_000)
