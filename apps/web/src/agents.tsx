@@ -20,6 +20,7 @@ function ago(ms: number | undefined, now: number): string {
 export function Agents(props: { failed: (error: unknown) => void }) {
   const [rows, setRows] = useState<AgentRow[] | undefined>()
   const [permission, setPermission] = useState(notifyPermission())
+  const [version, setVersion] = useState(0)
   const { failed } = props
   useEffect(() => {
     let stopped = false
@@ -35,7 +36,12 @@ export function Agents(props: { failed: (error: unknown) => void }) {
       stopped = true
       clearInterval(timer)
     }
-  }, [failed])
+  }, [failed, version])
+  /** An action on another process's agent, then the list again. */
+  const act = (path: string, body: Record<string, unknown>) =>
+    void api('POST', path, body)
+      .catch(failed)
+      .finally(() => setVersion((n) => n + 1))
   if (!rows) return null
   const now = Date.now()
   return (
@@ -68,10 +74,51 @@ export function Agents(props: { failed: (error: unknown) => void }) {
               <span class="meta">
                 {[row.detail, row.model, row.cost, ago(row.lastActivity, now)].filter(Boolean).join(' · ')}
               </span>
+              <AgentActions row={row} act={act} />
             </li>
           ))}
         </ul>
       )}
     </details>
+  )
+}
+
+/** What the page can do to another process's agent: answer the approval a background run waits on, stop it. */
+function AgentActions({ row, act }: { row: AgentRow; act: (path: string, body: Record<string, unknown>) => void }) {
+  const id = encodeURIComponent(row.sessionId)
+  const approval = row.attachable ? row.approval : undefined
+  const stoppable = row.kind !== 'child' && (row.state === 'running' || row.state.startsWith('waiting'))
+  if (!approval && !stoppable) return null
+  return (
+    <span class="agent-actions">
+      {approval ? (
+        <>
+          <span class="agent-approval" title={approval.summary}>
+            {approval.summary}
+          </span>
+          <button
+            type="button"
+            class="link agent-allow"
+            onClick={() =>
+              act(`/api/agents/${id}/approval`, { requestId: approval.requestId, decision: 'allowed-once' })
+            }
+          >
+            allow once
+          </button>
+          <button
+            type="button"
+            class="link agent-reject"
+            onClick={() => act(`/api/agents/${id}/approval`, { requestId: approval.requestId, decision: 'rejected' })}
+          >
+            reject
+          </button>
+        </>
+      ) : null}
+      {stoppable ? (
+        <button type="button" class="link agent-stop" onClick={() => act(`/api/agents/${id}/stop`, {})}>
+          stop
+        </button>
+      ) : null}
+    </span>
   )
 }

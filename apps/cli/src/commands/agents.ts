@@ -1,8 +1,6 @@
 // `dsh agents [ls|stop]`: the view of every running agent (`listAgents` of the session host, the same
 // the web's agents panel and `/agents` show), as a table or JSON, and a stop for one of this machine.
-import { hostname } from 'node:os'
-import { HarnessError } from '@dsh/kernel/errors'
-import { type AgentRow, agentLines, listAgents } from '@dsh/surfaces/host'
+import { agentLines, agentNamed, listAgents, stopAgent } from '@dsh/surfaces/host'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
@@ -29,35 +27,9 @@ export async function agentsList(request: ComposeRequest, options: { json?: bool
 /** Stops a running session of this machine: SIGTERM to its owner, which cancels and saves it. */
 export async function agentsStop(request: ComposeRequest, id: string, io: Io): Promise<number> {
   return withRuntime(request, io, async ({ runtime }) => {
-    const rows = await listAgents(runtime.root)
-    const matches = rows.filter((row) => row.sessionId === id || row.sessionId.startsWith(id))
-    if (matches.length !== 1) {
-      throw new HarnessError(
-        'SESSION_NOT_FOUND',
-        matches.length === 0
-          ? `no running agent ${id} (dsh agents lists them)`
-          : `${id} names ${matches.length} agents; give more of the id`,
-        { id },
-      )
-    }
-    const row = matches[0] as AgentRow
-    const running = row.state === 'running' || row.state.startsWith('waiting')
-    if (!running || row.pid === undefined) {
-      io.err(`dsh: ${row.sessionId} is not running (${row.state})`)
-      return ExitCode.OK
-    }
-    if (row.host && row.host !== hostname()) {
-      throw new HarnessError('USAGE', `${row.sessionId} runs on ${row.host}; stop it there`, { host: row.host })
-    }
-    if (row.kind === 'child') {
-      throw new HarnessError(
-        'USAGE',
-        `${row.sessionId} is a subagent of ${row.parentSession}; stop its parent (dsh agents stop ${row.parentSession?.slice(0, 12)})`,
-        {},
-      )
-    }
-    process.kill(row.pid, 'SIGTERM')
-    io.err(`dsh: asked ${row.sessionId} (pid ${row.pid}) to stop; it cancels its turn and saves the session`)
+    const row = agentNamed(await listAgents(runtime.root), id)
+    const { pid } = stopAgent(row)
+    io.err(`dsh: asked ${row.sessionId} (pid ${pid}) to stop; it cancels its turn and saves the session`)
     return ExitCode.OK
   })
 }

@@ -44,7 +44,9 @@ async function dsh(args: string[], cwd: string, responses: MockResponse[]) {
   proc.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
     out += chunk
   })
-  return { proc, server, out: () => out }
+  // Listened for from the start: a launcher may exit while the test awaits another one.
+  const exited = new Promise<number | null>((done) => proc.on('exit', (code) => done(code)))
+  return { proc, server, out: () => out, exited }
 }
 
 it('lists the page session, its subagent, a terminal run and background runs with their states', async () => {
@@ -69,8 +71,8 @@ it('lists the page session, its subagent, a terminal run and background runs wit
   const terminal = await dsh(['run', 'think'], terminalDir, [held(completionResponse({ text: 'thought' }))])
   const background = await dsh(['run', '--bg', 'work'], bgDir, [held(completionResponse({ text: 'worked' }))])
   const finished = await dsh(['run', '--bg', 'quick'], doneDir, [completionResponse({ text: 'quick answer' })])
-  await new Promise((done) => background.proc.on('exit', done))
-  await new Promise((done) => finished.proc.on('exit', done))
+  await background.exited
+  await finished.exited
   const backgroundId = background.out().trim()
   const finishedId = finished.out().trim()
   // The quick background run has ended once its record says so.
@@ -96,6 +98,39 @@ it('lists the page session, its subagent, a terminal run and background runs wit
   await terminalRow.waitFor({ timeout: 15_000 })
   expect(await terminalRow.getAttribute('data-state')).toBe('running')
   await page.screenshot({ path: join(shots, 'agents-panel.png') })
+
+  // A background run waiting on an approval: answered from the page, it goes on and finishes.
+  const asksDir = join(fixture.home, 'asks')
+  mkdirSync(asksDir)
+  const asking = await dsh(['run', '--bg', 'needs approval'], asksDir, [
+    completionResponse({
+      toolCalls: [
+        {
+          id: 'esc',
+          name: 'bash',
+          arguments: JSON.stringify({
+            command: 'echo allowed-from-the-page > approved.txt',
+            sandbox_permissions: 'danger-full-access',
+            justification: 'the story needs an approval',
+          }),
+        },
+      ],
+    }),
+    completionResponse({ text: 'approved and done' }),
+  ])
+  await asking.exited
+  const askingId = asking.out().trim()
+  const askingRow = row(askingId)
+  await expect.poll(() => askingRow.getAttribute('data-state'), { timeout: 15_000 }).toBe('waiting for approval')
+  await askingRow.locator('.agent-approval', { hasText: 'approved.txt' }).waitFor()
+  await page.screenshot({ path: join(shots, 'agents-approval.png') })
+  await askingRow.locator('button.agent-allow').click()
+  await expect.poll(() => row(askingId).getAttribute('data-state'), { timeout: 20_000 }).toBe('done')
+  expect(readFileSync(join(asksDir, 'approved.txt'), 'utf8')).toBe('allowed-from-the-page\n')
+
+  // Stop from the page: the terminal run gets SIGTERM, saves its session and ends.
+  await terminalRow.locator('button.agent-stop').click()
+  expect(await terminal.exited).toBe(143)
 
   // A row opens that session's transcript.
   await row(finishedId).locator('a').click()

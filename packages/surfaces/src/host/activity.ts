@@ -19,10 +19,13 @@ export interface SessionActivity {
   cost: string
   /** What it waits for, when it waits: the tool of the approval, or the question. */
   waitingOn?: string
+  /** The oldest approval still waiting: its request id and what it would do. */
+  approval?: { requestId: string; summary: string; toolName?: string }
 }
 
 export function sessionActivity(events: readonly AnySessionEvent[], seedLength = 0): SessionActivity {
   const approvals = new Map<string, string>()
+  const asked = new Map<string, { requestId: string; summary: string; toolName?: string }>()
   const questions = new Map<string, string>()
   let open = false
   let model: string | undefined
@@ -33,14 +36,19 @@ export function sessionActivity(events: readonly AnySessionEvent[], seedLength =
       open = false
       lastTurnEnd = event.data.reason
       approvals.clear()
+      asked.clear()
       questions.clear()
     } else if (isEvent(event, 'request/header')) {
       const { provider, model: name } = event.data.config
       if (name) model = provider ? `${provider}:${name}` : name
-    } else if (isEvent(event, 'approval/asked'))
-      approvals.set(event.data.requestId, event.data.toolName ?? event.data.summary ?? 'an action')
-    else if (isEvent(event, 'approval/decided')) approvals.delete(event.data.requestId)
-    else if (isEvent(event, 'tool/call')) {
+    } else if (isEvent(event, 'approval/asked')) {
+      const { requestId, summary, toolName } = event.data
+      approvals.set(requestId, toolName ?? summary ?? 'an action')
+      asked.set(requestId, { requestId, summary, ...(toolName ? { toolName } : {}) })
+    } else if (isEvent(event, 'approval/decided')) {
+      approvals.delete(event.data.requestId)
+      asked.delete(event.data.requestId)
+    } else if (isEvent(event, 'tool/call')) {
       const call = event.data.call
       if (call.name === 'ask_user') questions.set(call.id, String(call.arguments?.question ?? 'a question'))
     } else if (isEvent(event, 'tool/result')) questions.delete(event.data.message.toolCallId)
@@ -57,5 +65,6 @@ export function sessionActivity(events: readonly AnySessionEvent[], seedLength =
     ...(lastTurnEnd ? { lastTurnEnd } : {}),
     cost: usageCostText(sessionUsage(events, seedLength)),
     ...(waitingOn ? { waitingOn } : {}),
+    ...(phase === 'approval' && asked.size > 0 ? { approval: [...asked.values()][0] } : {}),
   }
 }

@@ -2,13 +2,14 @@
 // agents panel: sessions with a live lease (the chat, `dsh run`, the web and rpc hosts, their
 // subagents and workflow children; PostgreSQL leases name other hosts) and the background runs with
 // how they ended. State, model, cost and last activity come from each session's durable log.
-import { readdirSync } from 'node:fs'
-import { homedir } from 'node:os'
+import { existsSync, readdirSync } from 'node:fs'
+import { homedir, hostname } from 'node:os'
 import { join } from 'node:path'
 import { type Context, HarnessError } from '@dsh/kernel'
 import { ownerAlive, readLease, type SessionStore, type SessionSummary } from '@dsh/session/store'
 import type {} from '@dsh/session/store/query'
 import type {} from '@dsh/world/worktrees'
+import { attachSocketPath } from '../rpc/attach-path.js'
 import { sessionActivity } from './activity.js'
 import { type BackgroundRecord, backgroundDir, readBackgroundRecords } from './background-records.js'
 
@@ -41,6 +42,10 @@ export interface AgentRow {
   host?: string
   parentSession?: string
   title?: string
+  /** The approval it waits on, when it does. */
+  approval?: { requestId: string; summary: string; toolName?: string }
+  /** Whether its process serves an attach socket (`dsh attach`, `agents/respond`): a background run. */
+  attachable?: boolean
 }
 
 /** Sessions whose lease file has a live owner (lock-file stores), by id. */
@@ -136,6 +141,10 @@ export async function listAgents(ctx: Context, options: { home?: string } = {}):
       ...(host ? { host } : {}),
       ...(parentSession ? { parentSession } : {}),
       ...(summary?.title ? { title: summary.title } : {}),
+      ...(state === 'waiting for approval' && activity?.approval ? { approval: activity.approval } : {}),
+      ...(existsSync(attachSocketPath(home, id)) && (state === 'running' || state.startsWith('waiting'))
+        ? { attachable: true }
+        : {}),
     })
   }
   const order: Record<AgentStateName, number> = {
@@ -180,4 +189,38 @@ export function agentLines(rows: readonly AgentRow[], now: number): string[] {
       .join('  ')
       .trimEnd(),
   )
+}
+
+/** The one agent `id` (or a unique prefix of one) names among `rows`; SESSION_NOT_FOUND otherwise. */
+export function agentNamed(rows: readonly AgentRow[], id: string): AgentRow {
+  const matches = rows.filter((row) => row.sessionId === id || row.sessionId.startsWith(id))
+  if (matches.length === 1) return matches[0] as AgentRow
+  throw new HarnessError(
+    'SESSION_NOT_FOUND',
+    matches.length === 0
+      ? `no agent ${id} (dsh agents lists them)`
+      : `${id} names ${matches.length} agents; give more of the id`,
+    { id },
+  )
+}
+
+/**
+ * Stops a running agent of this machine: SIGTERM to its process, which cancels the turn and saves the
+ * session. A subagent is stopped through its parent; one on another host, there.
+ */
+export function stopAgent(row: AgentRow): { pid: number } {
+  const running = row.state === 'running' || row.state.startsWith('waiting')
+  if (!running || row.pid === undefined)
+    throw new HarnessError('AGENT_NOT_RUNNING', `${row.sessionId} is not running (${row.state})`, { id: row.sessionId })
+  if (row.host && row.host !== hostname())
+    throw new HarnessError('AGENT_ELSEWHERE', `${row.sessionId} runs on ${row.host}; stop it there`, { host: row.host })
+  if (row.kind === 'child') {
+    throw new HarnessError(
+      'AGENT_IS_CHILD',
+      `${row.sessionId} is a subagent of ${row.parentSession}; stop its parent (dsh agents stop ${row.parentSession?.slice(0, 12)})`,
+      { parentSession: row.parentSession },
+    )
+  }
+  process.kill(row.pid, 'SIGTERM')
+  return { pid: row.pid }
 }

@@ -5,7 +5,15 @@
 
 export type { HostAccess } from './access.js'
 export { type ActivityPhase, type SessionActivity, sessionActivity } from './activity.js'
-export { type AgentKind, type AgentRow, type AgentStateName, agentLines, listAgents } from './agents.js'
+export {
+  type AgentKind,
+  type AgentRow,
+  type AgentStateName,
+  agentLines,
+  agentNamed,
+  listAgents,
+  stopAgent,
+} from './agents.js'
 export type { AnswersOptions, QuestionOutcome } from './answers.js'
 export { HostAnswers } from './answers.js'
 export { type BackgroundRecord, backgroundDir, readBackgroundRecords } from './background-records.js'

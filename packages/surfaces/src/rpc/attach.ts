@@ -7,7 +7,6 @@
 // approvals through it.
 import { chmodSync, mkdirSync, rmSync } from 'node:fs'
 import { createServer, type Server, type Socket } from 'node:net'
-import { join } from 'node:path'
 import type { ApprovalAnswer, ApprovalQuestion } from '@dsh/agent/approval'
 import type { AskedQuestion } from '@dsh/interaction'
 import type { Context } from '@dsh/kernel'
@@ -18,6 +17,7 @@ import { renderTranscript } from '../host/transcript.js'
 import type { WireScope } from '../wire/operation.js'
 import { type OperationName, runOperation } from '../wire/operations.js'
 import { pendingApproval, pendingQuestion } from '../wire/pending.js'
+import { attachDir, attachSocketPath } from './attach-path.js'
 import { JsonRpcEndpoint, RpcError, type RpcHandler } from './jsonrpc.js'
 
 /** What an attached client may do to the session. */
@@ -30,14 +30,7 @@ export const ATTACH_OPERATIONS = [
   'session/usage',
 ] as const satisfies readonly OperationName[]
 
-/** `$DSH_HOME/run`: the attach sockets. */
-export function attachDir(home: string): string {
-  return join(home, 'run')
-}
-
-export function attachSocketPath(home: string, sessionId: string): string {
-  return join(attachDir(home), `${sessionId}.sock`)
-}
+export { attachCall, attachDir, attachSocketPath } from './attach-path.js'
 
 export interface AttachResult {
   sessionId: string

@@ -3,10 +3,21 @@
 // off it), the error codes it answers besides INVALID_PARAMS, where the web serves it, and a small
 // handler `(host, params, scope) => result`. `dsh rpc`'s dispatch, the web routes and the types of
 // the SDK and the browser are derived from it; an operation on one wire only says why.
+import { homedir } from 'node:os'
+import { join } from 'node:path'
 import type { Agent } from '@dsh/agent'
 import { HarnessError, toJsonSafe } from '@dsh/kernel'
 import { contentText, type SessionStep } from '@dsh/session'
-import { type AgentRow, type AttachmentInput, listAgents, parseAttachments, type SessionHost } from '../host/index.js'
+import {
+  type AgentRow,
+  type AttachmentInput,
+  agentNamed,
+  listAgents,
+  parseAttachments,
+  type SessionHost,
+  stopAgent,
+} from '../host/index.js'
+import { attachCall } from '../rpc/attach-path.js'
 import { exportFile, searchSessions, workspacesView } from '../web/session-api.js'
 import { credentialsOf, modelsView, settingsOf, settingsView } from '../web/settings-api.js'
 import { type Operation, op, type WebRoute, type WireScope } from './operation.js'
@@ -53,6 +64,17 @@ function stepSummary(step: SessionStep, index: number): StepSummaryView {
     answer: step.answer,
     calls: step.calls,
   }
+}
+
+/** Acts on another process of this machine: a page opened from elsewhere may not. */
+function loopbackOnly(scope: WireScope, what: string): void {
+  if (!scope.loopback)
+    throw new HarnessError('LOOPBACK_ONLY', `${what} is allowed to a client on this machine only`, {})
+}
+
+/** $DSH_HOME of this process. */
+function homeOf(scope: WireScope): string {
+  return scope.ctx.get('launcher')?.config.home ?? process.env.DSH_HOME ?? join(homedir(), '.dsh')
 }
 
 const id = { pattern: '^[A-Za-z0-9_.:-]+$' } as const
@@ -391,6 +413,44 @@ export const operations = {
     handler: async (_host, _params, scope): Promise<{ agents: AgentRow[] }> => ({
       agents: await listAgents(scope.ctx),
     }),
+  }),
+  'agents/respond': op({
+    summary:
+      "Answers the approval a background run of this machine waits on (through its attach socket): `decision` for `requestId` (from the agent's `approval`).",
+    params: S.object(
+      {
+        sessionId,
+        requestId: S.text(id),
+        decision: S.oneOf(['allowed-once', 'rejected']),
+      },
+      ['sessionId', 'requestId', 'decision'],
+    ),
+    errors: ['AGENT_NOT_ATTACHABLE', 'APPROVAL_NOT_FOUND', 'LOOPBACK_ONLY'],
+    rpc: true,
+    web: { method: 'POST', path: '/api/agents/:sessionId/approval' },
+    handler: async (_host, params, scope): Promise<Record<string, never>> => {
+      loopbackOnly(scope, 'answering another process’s approval')
+      await attachCall(homeOf(scope), params.sessionId, 'approval/respond', {
+        requestId: params.requestId,
+        decision: params.decision,
+        ...(params.decision === 'rejected'
+          ? { reason: `rejected from ${scope.wire === 'web' ? 'the web page' : 'an rpc client'}` }
+          : {}),
+      })
+      return {}
+    },
+  }),
+  'agents/stop': op({
+    summary:
+      'Stops a running agent of this machine (SIGTERM to its process: the turn is cancelled and the session saved).',
+    params: S.object({ sessionId }, ['sessionId']),
+    errors: ['SESSION_NOT_FOUND', 'AGENT_NOT_RUNNING', 'AGENT_ELSEWHERE', 'AGENT_IS_CHILD', 'LOOPBACK_ONLY'],
+    rpc: true,
+    web: { method: 'POST', path: '/api/agents/:sessionId/stop' },
+    handler: async (_host, params, scope): Promise<{ pid: number }> => {
+      loopbackOnly(scope, 'stopping another process')
+      return stopAgent(agentNamed(await listAgents(scope.ctx), params.sessionId))
+    },
   }),
   'workspaces/list': op({
     summary: 'Directories sessions ran in, most recently used first, and whether the client may choose one.',
