@@ -68,10 +68,10 @@ it('dsh agents on host B lists the session host A is running on the shared store
   })
   const response = completionResponse({ text: 'Madrid.' })
   if (response.type !== 'sse') throw new Error('expected an SSE response')
-  server.enqueue({ ...response, steps: [{ until: gate }, ...response.steps] })
-  const before = server.requests.length
-  const running = startDsh(['run', 'Capital of Spain?'], host('a'))
-  await server.waitForRequests(before + 1, 20_000)
+  // Its own model: the shared one may still hold a response an earlier test queued and never used.
+  const model = await startMockLlmServer({ responses: [{ ...response, steps: [{ until: gate }, ...response.steps] }] })
+  const running = startDsh(['run', 'Capital of Spain?'], { ...host('a'), modelUrl: model.url })
+  await model.waitForRequests(1, 20_000)
   // The session's first rows reach the store a moment after its first request (write-behind).
   type Row = { sessionId: string; state: string; pid?: number; host?: string; cwd: string }
   let rows: Row[] = []
@@ -86,4 +86,5 @@ it('dsh agents on host B lists the session host A is running on the shared store
     expect.objectContaining({ state: 'running', pid: running.proc.pid, host: hostname(), cwd: join(root, 'work') }),
   )
   expect((await running.exited).code).toBe(0)
+  await model.close()
 }, 90_000)
