@@ -232,6 +232,27 @@ describe('dsh run --worktree', () => {
     expect(existsSync(join(repo, 'notes.txt'))).toBe(false)
   }, 60_000)
 
+  it('a worktree whose repository was deleted is listed missing and pruned', async () => {
+    const model = await server(
+      call('w', 'write', { path: 'x.txt', content: 'x\n' }),
+      completionResponse({ text: 'ok' }),
+    )
+    const kept = await runDsh(['run', '--yes', '--worktree=stays', 'write x'], { home, cwd: repo, modelUrl: model.url })
+    expect(kept.code, kept.stderr).toBe(0)
+    rmSync(repo, { recursive: true, force: true })
+    rmSync(join(root, 'app.worktrees'), { recursive: true, force: true })
+    const elsewhere = mkdtempSync(join(tmpdir(), 'dsh-wt-elsewhere-'))
+    try {
+      const listed = worktreeList(elsewhere)
+      expect(listed.map((view) => [view.name, view.state])).toEqual([['stays', 'missing']])
+      const pruned = await runDsh(['worktrees', 'prune'], { home, cwd: elsewhere })
+      expect(pruned.code, pruned.stderr).toBe(0)
+      expect(worktreeList(elsewhere)).toEqual([])
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true })
+    }
+  }, 60_000)
+
   it('refuses a folder that is not a git repository, with the reason, and makes nothing', async () => {
     const plain = join(root, 'plain')
     mkdirSync(plain)

@@ -125,7 +125,14 @@ async function interact(path: string, io: Io): Promise<number> {
     buffer = lines.pop() ?? ''
     for (const line of lines) {
       if (!line.trim()) continue
-      const message = JSON.parse(line) as {
+      let parsed: unknown
+      try {
+        parsed = JSON.parse(line)
+      } catch {
+        write(`dsh: ignored a line the session's process sent that is not JSON\n`)
+        continue
+      }
+      const message = parsed as {
         id?: number
         method?: string
         params?: Record<string, unknown>

@@ -40,6 +40,8 @@ interface GitResult {
 
 /** Runs git in `cwd` without hooks, prompts or editors; resolves with the exit code (never rejects on one). */
 function git(cwd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<GitResult> {
+  // A folder that is gone (a deleted repository) is git's failure to report, not a missing git.
+  if (!existsSync(cwd)) return Promise.resolve({ code: 128, stdout: '', stderr: `${cwd} does not exist` })
   return new Promise((done, fail) => {
     execFile(
       'git',
