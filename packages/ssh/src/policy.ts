@@ -4,6 +4,7 @@
 // Every policy names where it applies, so the model's sandbox note says which machine it works on.
 import { posix } from 'node:path'
 import type { Context } from '@dsh/kernel'
+import { type ProtectedPath, protectedPaths } from '@dsh/world/sandbox'
 import LocalSandboxPolicy, { homeSecrets, type SandboxPolicyConfig } from '@dsh/world/sandbox/policy'
 import type { RemoteInfo, SshConnection } from './index.js'
 
@@ -35,6 +36,11 @@ export class RemoteSandboxPolicy extends LocalSandboxPolicy {
 
   protected override secretsFor(_workspace: string): string[] {
     return homeSecrets('linux').map((rel) => posix.join(this.info.home, rel))
+  }
+
+  /** The remote machine has no dsh home: only the workspace's protected names and the policy's own. */
+  protected override guardedFor(workspace: string): ProtectedPath[] {
+    return protectedPaths(workspace, (path) => this.canonical(path), this.config.protectedPaths)
   }
 
   protected override location(): string {

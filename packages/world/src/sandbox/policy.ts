@@ -20,7 +20,7 @@ import {
   type SandboxPolicy,
   type SandboxPolicyService,
 } from './index.js'
-import { type ProtectedPath, protectedPaths } from './protected.js'
+import { dshHomePaths, type ProtectedPath, protectedPaths } from './protected.js'
 import { secretPaths, userRuntime } from './secrets.js'
 
 export { BROWSER_PROFILES, HOME_SECRETS, homeSecrets } from './secrets.js'
@@ -268,10 +268,7 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
     let guarded: readonly ProtectedPath[] | undefined
     Object.defineProperty(policy, 'protectedPaths', {
       enumerable: true,
-      get: () =>
-        (guarded ??= Object.freeze(
-          confined ? protectedPaths(workspace, (path) => this.canonical(path), this.config.protectedPaths) : [],
-        )),
+      get: () => (guarded ??= Object.freeze(confined ? this.guardedFor(workspace) : [])),
     })
     return Object.freeze(policy) as SandboxPolicy
   }
@@ -292,6 +289,16 @@ export class LocalSandboxPolicy extends Service implements SandboxPolicyService 
   /** The temp directories writable under workspace-write. */
   protected tempRoots(): string[] {
     return [canonical('/tmp'), canonical(tmpdir())]
+  }
+
+  /** The workspace's protected names, the policy's own, and dsh's home. */
+  protected guardedFor(workspace: string): ProtectedPath[] {
+    const canonicalOf = (path: string) => this.canonical(path)
+    const home = this.credentials()?.home
+    return [
+      ...protectedPaths(workspace, canonicalOf, this.config.protectedPaths),
+      ...(home ? dshHomePaths(home, workspace, canonicalOf) : []),
+    ]
   }
 
   /** The existing credential stores hidden from confined calls. */

@@ -42,3 +42,46 @@ export function protectedPaths(
   }))
   return [...named, ...more]
 }
+
+const DSH_HOME_WHY =
+  "is dsh's own (settings whose commands run unconfined, folder trust, patches and plugins, sessions)"
+
+/** What dsh keeps in its home (protected even before it exists, when the workspace is inside it). */
+const DSH_HOME_NAMES = [
+  'settings.yaml',
+  'trust.json',
+  'patch.yml',
+  'patches',
+  'profiles',
+  'plugins',
+  'presets',
+  'skills',
+  'hooks',
+  'package.json',
+  'node_modules',
+  '.npmrc',
+  'sessions',
+  'sessions.db',
+  'blobs',
+  'checkpoints',
+  'shares',
+  'cache',
+  'background',
+  'run',
+  'worktrees',
+]
+
+/**
+ * `$DSH_HOME`, protected wherever the workspace is (issue 38's review): a model that could write
+ * `settings.yaml` (a status line or notification command), `trust.json`, a patch or a plugin would run
+ * code outside the sandbox at the next start. Normally the whole folder; a workspace inside DSH_HOME
+ * (as some tests have) gets dsh's own entries protected instead, the one holding the workspace excepted.
+ */
+export function dshHomePaths(home: string, workspace: string, canonical: (path: string) => string): ProtectedPath[] {
+  const root = canonical(home)
+  const within = (path: string) => workspace === path || workspace.startsWith(`${path}/`)
+  if (!within(root)) return [{ path: root, why: DSH_HOME_WHY }]
+  return DSH_HOME_NAMES.map((name) => canonical(join(root, name)))
+    .filter((path) => !within(path))
+    .map((path) => ({ path, why: DSH_HOME_WHY }))
+}
