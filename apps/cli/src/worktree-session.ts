@@ -9,7 +9,7 @@ import { HarnessError } from '@dsh/kernel/errors'
 import { peekStringSetting } from '@dsh/settings'
 import { FolderTrust } from '@dsh/settings/trust'
 import type { WorktreeRecord } from '@dsh/world/worktrees'
-import { GitWorktrees } from '@dsh/world/worktrees/git'
+import { GitWorktrees, WORKTREE_NAME } from '@dsh/world/worktrees/git'
 import type { ComposeRequest } from './config.js'
 import type { Io } from './io.js'
 
@@ -34,8 +34,7 @@ export function userWorktrees(request: ComposeRequest, cwd = request.cwd ?? proc
     flags: request.options.set,
     trustFolder: request.options.trust === true,
   })
-  const expanded = dir?.value.replace(/^~(?=\/|$)/, env.HOME ?? '~')
-  return new GitWorktrees({ home, ...(expanded ? { dir: expanded } : {}) })
+  return new GitWorktrees({ home, ...(dir ? { dir: dir.value } : {}) })
 }
 
 /** Creates the session's worktree from the repository `cwd` is in, and says what the session starts with. */
@@ -122,7 +121,7 @@ export async function closeWorktree(
  */
 export function worktreeOption(value: string | boolean | undefined, args: string[]): string | undefined {
   if (typeof value !== 'string') return undefined
-  if (/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/.test(value)) return value
+  if (WORKTREE_NAME.test(value)) return value
   args.unshift(value)
   return undefined
 }

@@ -4,9 +4,9 @@
 // crash can leave an unreferenced blob (swept later) but never a reference without its blob.
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdir, open, readdir, readFile, rename, stat, unlink, utimes } from 'node:fs/promises'
-import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type {} from '@dsh/composition'
+import { launcherHome } from '@dsh/composition/launcher'
 import { type Context, HarnessError } from '@dsh/kernel'
 import { fitImage } from './fit.js'
 import {
@@ -35,7 +35,7 @@ export class LocalAttachments extends Attachments {
   constructor(ctx: Context, config: LocalAttachmentsConfig = {}) {
     super(ctx, 'attachments')
     const { dir, ...limits } = config ?? {}
-    const home = ctx.get('launcher')?.config.home ?? process.env.DSH_HOME ?? join(homedir(), '.dsh')
+    const home = launcherHome(ctx)
     this.dir = resolve(dir || join(home, 'blobs'))
     this.limits = Object.freeze({ ...DEFAULT_LIMITS, ...limits })
   }

@@ -1,5 +1,7 @@
 // The launcher row: what the process that started dsh knows (command, arguments, cwd, profile) as a
 // service, so product rows read launch facts through `ctx.launcher` instead of process globals.
+import { homedir } from 'node:os'
+import { join, resolve } from 'node:path'
 import { type Context, Service } from '@dsh/kernel'
 
 declare module 'cordis' {
@@ -46,3 +48,8 @@ export class LauncherService extends Service {
 }
 
 export default LauncherService
+
+/** `$DSH_HOME` as this process sees it: the launcher row's, else the environment's, else `~/.dsh`. */
+export function launcherHome(ctx: Context): string {
+  return resolve(ctx.get('launcher')?.config.home ?? process.env.DSH_HOME ?? join(homedir(), '.dsh'))
+}

@@ -9,22 +9,15 @@ import { createInterface } from 'node:readline'
 import { dshHome } from '@dsh/composition'
 import { HarnessError } from '@dsh/kernel/errors'
 import { type AnySessionEvent, isEvent, type SessionEvent } from '@dsh/session'
-import { ownerAlive, readLease } from '@dsh/session/store'
-import { renderTranscript } from '@dsh/surfaces/host'
+import { heldElsewhere, renderTranscript } from '@dsh/surfaces/host'
 import { type AttachResult, attachDir, attachSocketPath } from '@dsh/surfaces/rpc/attach'
+import type { PendingApproval } from '@dsh/surfaces/wire'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
 import { printable, printableLines } from '../printable.js'
 import { withRuntime } from '../runtime.js'
 import { progressLine } from './run.js'
-
-interface PendingApprovalView {
-  requestId: string
-  toolName?: string
-  summary?: string
-  reason?: string
-}
 
 /** The socket of the session named by `id` or a unique prefix of one, if its owner serves one. */
 function socketOf(home: string, id: string): string | undefined {
@@ -107,14 +100,14 @@ async function interact(path: string, io: Io): Promise<number> {
       replies.set(id, (message) => (message.error ? reject(new Error(message.error.message)) : resolve(message.result)))
       socket.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`)
     })
-  const approvals: PendingApprovalView[] = []
+  const approvals: PendingApproval[] = []
   const streamed = { open: false }
   const ask = () => {
     const first = approvals[0]
     if (!first) return
     if (process.stdout.isTTY) process.stdout.write('\x07')
     write(
-      `\ndsh: approval needed: ${first.toolName ?? 'an action'}: ${first.summary ?? ''}${first.reason ? ` (${first.reason})` : ''}\ndsh: allow it once? [y/n] `,
+      `\ndsh: approval needed: ${first.toolName ?? 'an action'}: ${first.summary}${first.reason ? ` (${first.reason})` : ''}\ndsh: allow it once? [y/n] `,
     )
   }
   let buffer = ''
@@ -146,7 +139,7 @@ async function interact(path: string, io: Io): Promise<number> {
         const text = liveText(message.params?.event as AnySessionEvent, streamed)
         if (text) write(text)
       } else if (message.method === 'approval/requested') {
-        approvals.push(message.params as unknown as PendingApprovalView)
+        approvals.push(message.params as unknown as PendingApproval)
         if (approvals.length === 1) ask()
       } else if (message.method === 'approval/settled') {
         const at = approvals.findIndex((item) => item.requestId === message.params?.requestId)
@@ -162,7 +155,7 @@ async function interact(path: string, io: Io): Promise<number> {
   io.err(
     `dsh: attached to session ${info.sessionId} (pid ${info.pid}, ${info.cwd}); type a message to send it, Ctrl-D detaches (the session goes on)`,
   )
-  for (const pending of info.approvals) approvals.push(pending as PendingApprovalView)
+  approvals.push(...info.approvals)
   ask()
   const input = createInterface({ input: io.stdin, terminal: false })
   input.on('line', (line) => {
@@ -212,11 +205,8 @@ async function follow(request: ComposeRequest, id: string, io: Io): Promise<numb
       shown = lines.length
     }
     await print()
-    const live = () => {
-      const owner = readLease(`${store.leaseDir}/${full}.lock`)
-      return Boolean(owner && ownerAlive(owner))
-    }
-    if (!live()) {
+    const live = () => heldElsewhere(runtime.root, full)
+    if (!(await live())) {
       io.err(`dsh: session ${printable(full)} is not running; this is its whole transcript`)
       return ExitCode.OK
     }
@@ -226,7 +216,7 @@ async function follow(request: ComposeRequest, id: string, io: Io): Promise<numb
     const stop = new AbortController()
     const off = io.onSignal(() => stop.abort())
     try {
-      while (!stop.signal.aborted && live()) {
+      while (!stop.signal.aborted && (await live())) {
         await new Promise((resolve) => setTimeout(resolve, 500))
         await print()
       }

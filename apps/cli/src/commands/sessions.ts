@@ -6,7 +6,7 @@ import { HarnessError } from '@dsh/kernel'
 import { checkSessionId, sessionUsage, usageCostText } from '@dsh/session'
 import { isConversationMessage, leaseSession, resolveSessionId, type SessionSummary } from '@dsh/session/store'
 import type {} from '@dsh/session/store/query'
-import { exportLines, removeSessions, renderTranscript, SessionHost } from '@dsh/surfaces/host'
+import { alignColumns, exportLines, removeSessions, renderTranscript, SessionHost } from '@dsh/surfaces/host'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
 import type { Io } from '../io.js'
@@ -25,16 +25,6 @@ function query(runtime: Runtime) {
 /** The full id of the session named by an id or a unique prefix of one (as git takes commit ids). */
 function fullId(runtime: Runtime, id: string): Promise<string> {
   return resolveSessionId(runtime.root.sessionStore, id)
-}
-
-function table(rows: string[][]): string[] {
-  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? []
-  return rows.map((row) =>
-    row
-      .map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
-      .join('  ')
-      .trimEnd(),
-  )
 }
 
 function when(ms: number): string {
@@ -73,7 +63,7 @@ export async function sessionsList(request: ComposeRequest, options: { json?: bo
         cost === undefined ? '?' : cost.requests === 0 ? '-' : usageCostText(cost),
       ])
     }
-    for (const line of table(rows)) io.out(line)
+    for (const line of alignColumns(rows)) io.out(line)
     return ExitCode.OK
   })
 }

@@ -2,6 +2,7 @@
 // subagents, from the records in $DSH_HOME/worktrees and the `dsh/` worktrees git lists in this
 // repository. No runtime boots: these are git operations on this machine.
 import { HarnessError } from '@dsh/kernel/errors'
+import { alignColumns } from '@dsh/surfaces/host'
 import type { MergeMode, WorktreeView } from '@dsh/world/worktrees'
 import type { ComposeRequest } from '../config.js'
 import { ExitCode } from '../exit-codes.js'
@@ -37,9 +38,7 @@ export async function worktreesList(request: ComposeRequest, options: { json?: b
   const rows = [['NAME', 'STATE', 'KIND', 'BRANCH', 'CHANGES', 'PATH']]
   for (const view of views)
     rows.push([view.name, view.state, view.kind, view.branch, describe(view), printable(view.path)])
-  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? []
-  for (const row of rows)
-    io.out(row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  '))
+  for (const line of alignColumns(rows)) io.out(line)
   if (views.some((view) => view.state === 'orphaned' || view.state === 'missing'))
     io.err(
       'dsh: orphaned worktrees belong to sessions that ended without a choice; dsh worktrees prune clears them (their work is kept on the branch)',
@@ -51,8 +50,8 @@ export async function worktreesDiff(request: ComposeRequest, name: string, io: I
   const { worktrees, repo } = await here(request)
   const record = await worktrees.find(name, repo)
   await worktrees.save(record, `dsh: work of worktree ${record.name}`)
-  const { patch, files } = await worktrees.diff(record)
-  if (files.length === 0) io.err(`dsh: ${record.branch} changes nothing`)
+  const patch = await worktrees.patch(record)
+  if (!patch.trim()) io.err(`dsh: ${record.branch} changes nothing`)
   else io.out(patch.trimEnd())
   return ExitCode.OK
 }

@@ -96,14 +96,12 @@ export class LiveSubagent implements SubagentHandle {
     const { worktrees, record } = this.worktree
     const where = { name: record.name, branch: record.branch, path: record.path }
     try {
-      await worktrees.save(record, `dsh subagent ${this.id}${this.description ? `: ${this.description}` : ''}`)
+      // Kept first (which commits the work), then what it changed: an unchanged one goes.
+      await worktrees.keep(record, `dsh subagent ${this.id}${this.description ? `: ${this.description}` : ''}`)
       const { files } = await worktrees.diff(record)
-      if (files.length === 0) {
-        await worktrees.discard(record)
-        return { ...where, files, removed: true }
-      }
-      await worktrees.keep(record, `dsh subagent ${this.id}`)
-      return { ...where, files }
+      if (files.length > 0) return { ...where, files }
+      await worktrees.discard(record)
+      return { ...where, files, removed: true }
     } catch (error) {
       return `the worktree ${record.path} could not be saved (${error instanceof Error ? error.message : String(error)}); its work is still there (run ${report.run})`
     }

@@ -23,9 +23,18 @@ import type {
   SubagentReport,
   SubagentRequest,
   SubagentStartedData,
+  SubagentWorktree,
 } from './types.js'
 
 export { foldSubagents, outcomeOf } from './fold.js'
+
+/** What the model reads about a worktree child's work: where it is and how the user merges it. */
+export function worktreeNote(worktree: SubagentWorktree): string {
+  if (worktree.removed) return `[worktree ${worktree.name}: the subagent changed no file; removed]`
+  const count = worktree.files.length
+  const files = count > 8 ? [...worktree.files.slice(0, 8), '...'] : worktree.files
+  return `[worktree: its changes are on branch ${worktree.branch} (${count} file${count === 1 ? '' : 's'}: ${files.join(', ')}), not in your workspace; the user merges them with: dsh worktrees merge ${worktree.name}]`
+}
 
 export type {
   ChildRunResult,

@@ -5,7 +5,7 @@ import type { Agent } from '@dsh/agent'
 import { defineTool, ToolError } from '@dsh/agent/tools'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type {} from '@dsh/world/sandbox'
-import type { SubagentHandle, SubagentRecord, SubagentReport } from './index.js'
+import { type SubagentHandle, type SubagentRecord, type SubagentReport, worktreeNote } from './index.js'
 
 interface TaskArgs {
   prompt: string
@@ -29,14 +29,7 @@ export function formatReport(report: SubagentReport, kept = false): { content: s
   const lines = [header(report)]
   if (report.message && report.outcome !== 'completed') lines.push(report.message)
   lines.push(report.text.trim() ? report.text : '(the subagent gave no final text)')
-  const worktree = report.worktree
-  if (worktree?.removed) lines.push(`[worktree ${worktree.name}: the subagent changed no file; removed]`)
-  else if (worktree) {
-    const files = worktree.files.length > 8 ? [...worktree.files.slice(0, 8), '...'] : worktree.files
-    lines.push(
-      `[worktree: its changes are on branch ${worktree.branch} (${worktree.files.length} file${worktree.files.length === 1 ? '' : 's'}: ${files.join(', ')}), not in your workspace; the user merges them with: dsh worktrees merge ${worktree.name}]`,
-    )
-  }
+  if (report.worktree) lines.push(worktreeNote(report.worktree))
   if (kept) lines.push(`The subagent stays available: use subagent_send with subagent_id "${report.subagentId}".`)
   return { content: lines.join('\n'), isError: report.outcome !== 'completed' }
 }

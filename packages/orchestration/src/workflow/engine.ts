@@ -6,7 +6,7 @@
 import type { Agent } from '@dsh/agent'
 import type { LlmCallConfig } from '@dsh/llm'
 import type { SessionEventMap } from '@dsh/session'
-import type { SubagentReport, SubagentRequest, SubagentsService } from '../subagents/index.js'
+import { type SubagentReport, type SubagentRequest, type SubagentsService, worktreeNote } from '../subagents/index.js'
 import type { WorkflowOutcome } from './fold.js'
 import { gather, itemsOf, render, taskKey, type WorkflowPlan, type WorkflowStep } from './plan.js'
 
@@ -80,11 +80,8 @@ async function runTask(
       childSession: handle.childSession,
     })
     const report = await handle.result
-    const worktree = report.worktree
-    if (worktree && !worktree.removed) {
-      // The step's report (and every later prompt that quotes it) says where its work is.
-      report.text = `${report.text}\n[its changes are on branch ${worktree.branch}: ${worktree.files.join(', ')}; the user merges them with: dsh worktrees merge ${worktree.name}]`
-    }
+    // The step's report (and every later prompt that quotes it) says where its work is.
+    if (report.worktree && !report.worktree.removed) report.text = `${report.text}\n${worktreeNote(report.worktree)}`
     deps.log('workflow/task-finished', {
       workflowId,
       step: step.id,

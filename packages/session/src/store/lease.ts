@@ -37,8 +37,8 @@ export function processStartTime(pid: number): number | undefined {
   }
 }
 
-/** True when the owner recorded in a lock is still running on this host. */
-export function ownerAlive(owner: LeaseOwner): boolean {
+/** True when the owner recorded in a lock (or any record of a process) is still running on this host. */
+export function ownerAlive(owner: Pick<LeaseOwner, 'pid' | 'host' | 'startTime'>): boolean {
   if (owner.host !== hostname()) return true
   try {
     process.kill(owner.pid, 0)

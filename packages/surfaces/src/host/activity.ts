@@ -24,7 +24,6 @@ export interface SessionActivity {
 }
 
 export function sessionActivity(events: readonly AnySessionEvent[], seedLength = 0): SessionActivity {
-  const approvals = new Map<string, string>()
   const asked = new Map<string, { requestId: string; summary: string; toolName?: string }>()
   const questions = new Map<string, string>()
   let open = false
@@ -35,7 +34,6 @@ export function sessionActivity(events: readonly AnySessionEvent[], seedLength =
     else if (isEvent(event, 'turn/end')) {
       open = false
       lastTurnEnd = event.data.reason
-      approvals.clear()
       asked.clear()
       questions.clear()
     } else if (isEvent(event, 'request/header')) {
@@ -43,20 +41,21 @@ export function sessionActivity(events: readonly AnySessionEvent[], seedLength =
       if (name) model = provider ? `${provider}:${name}` : name
     } else if (isEvent(event, 'approval/asked')) {
       const { requestId, summary, toolName } = event.data
-      approvals.set(requestId, toolName ?? summary ?? 'an action')
       asked.set(requestId, { requestId, summary, ...(toolName ? { toolName } : {}) })
     } else if (isEvent(event, 'approval/decided')) {
-      approvals.delete(event.data.requestId)
       asked.delete(event.data.requestId)
     } else if (isEvent(event, 'tool/call')) {
       const call = event.data.call
       if (call.name === 'ask_user') questions.set(call.id, String(call.arguments?.question ?? 'a question'))
     } else if (isEvent(event, 'tool/result')) questions.delete(event.data.message.toolCallId)
   }
-  const phase: ActivityPhase =
-    approvals.size > 0 ? 'approval' : questions.size > 0 ? 'question' : open ? 'running' : 'idle'
-  const waitingOn =
-    phase === 'approval' ? [...approvals.values()][0] : phase === 'question' ? [...questions.values()][0] : undefined
+  const approval = [...asked.values()][0]
+  const phase: ActivityPhase = approval ? 'approval' : questions.size > 0 ? 'question' : open ? 'running' : 'idle'
+  const waitingOn = approval
+    ? (approval.toolName ?? approval.summary)
+    : phase === 'question'
+      ? [...questions.values()][0]
+      : undefined
   const last = events.at(-1)
   return {
     phase,
@@ -65,6 +64,6 @@ export function sessionActivity(events: readonly AnySessionEvent[], seedLength =
     ...(lastTurnEnd ? { lastTurnEnd } : {}),
     cost: usageCostText(sessionUsage(events, seedLength)),
     ...(waitingOn ? { waitingOn } : {}),
-    ...(phase === 'approval' && asked.size > 0 ? { approval: [...asked.values()][0] } : {}),
+    ...(approval ? { approval } : {}),
   }
 }

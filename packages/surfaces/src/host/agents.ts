@@ -3,19 +3,24 @@
 // subagents and workflow children; PostgreSQL leases name other hosts) and the background runs with
 // how they ended. State, model, cost and last activity come from each session's durable log.
 import { existsSync, readdirSync } from 'node:fs'
-import { homedir, hostname } from 'node:os'
+import { hostname } from 'node:os'
 import { join } from 'node:path'
+import { launcherHome } from '@dsh/composition/launcher'
 import { type Context, HarnessError } from '@dsh/kernel'
-import { ownerAlive, readLease, type SessionStore, type SessionSummary } from '@dsh/session/store'
+import {
+  ownerAlive,
+  readLease,
+  type SessionStore,
+  type SessionSummary,
+  titleOf,
+  writtenTitleOf,
+} from '@dsh/session/store'
 import type {} from '@dsh/session/store/query'
 import type {} from '@dsh/world/worktrees'
 import { attachSocketPath } from '../rpc/attach-path.js'
 import { sessionActivity } from './activity.js'
 import { type BackgroundRecord, backgroundDir, readBackgroundRecords } from './background-records.js'
-
-function dshHomeOf(ctx: Context): string {
-  return ctx.get('launcher')?.config.home ?? process.env.DSH_HOME ?? join(homedir(), '.dsh')
-}
+import { alignColumns } from './columns.js'
 
 export type AgentKind = 'foreground' | 'background' | 'child'
 export type AgentStateName =
@@ -48,6 +53,13 @@ export interface AgentRow {
   attachable?: boolean
 }
 
+/** A session's title from its log, as the session list gives it: the last one written, else the first prompt's. */
+function titleIn(events: readonly unknown[]): string | undefined {
+  let written: string | undefined
+  for (const event of events) written = writtenTitleOf(event) ?? written
+  return written ?? events.map(titleOf).find((title) => title !== undefined)
+}
+
 /** Sessions whose lease file has a live owner (lock-file stores), by id. */
 function liveLocks(store: SessionStore): Map<string, { pid: number; host: string }> {
   const out = new Map<string, { pid: number; host: string }>()
@@ -56,18 +68,33 @@ function liveLocks(store: SessionStore): Map<string, { pid: number; host: string
     names = readdirSync(store.leaseDir).filter((name) => name.endsWith('.lock'))
   } catch {}
   for (const name of names) {
-    const owner = readLease(`${store.leaseDir}/${name}`)
+    const owner = readLease(join(store.leaseDir, name))
     if (owner && ownerAlive(owner)) out.set(name.slice(0, -'.lock'.length), { pid: owner.pid, host: owner.host })
   }
   return out
 }
 
-function backgroundState(record: BackgroundRecord, live: boolean): { state: AgentStateName; detail?: string } {
+/**
+ * Whether another process holds session `id` live: its lock file's owner runs, or, in a store that
+ * keeps leases itself (PostgreSQL), its holder is live.
+ */
+export async function heldElsewhere(ctx: Context, id: string): Promise<boolean> {
+  const store = ctx.get('sessionStore')
+  if (!store) return false
+  if (!store.lease) {
+    const owner = readLease(join(store.leaseDir, `${id}.lock`))
+    return Boolean(owner && ownerAlive(owner))
+  }
+  const summaries = (await ctx.get('sessionQuery')?.list()) ?? []
+  return summaries.some((summary) => summary.id === id && summary.holder?.live === true)
+}
+
+/** How a background run whose process is gone ended: done, failed (with why), or interrupted (resumable). */
+function endedState(record: BackgroundRecord): { state: AgentStateName; detail?: string } {
   if (record.endedAt !== undefined)
     return record.reason === 'completed'
       ? { state: 'done' }
       : { state: 'failed', detail: `${record.reason ?? 'error'} (exit ${record.exitCode ?? '?'})` }
-  if (live) return { state: 'running' }
   return {
     state: 'interrupted',
     detail: `its process ended; resume it: dsh run --resume ${record.sessionId} "Continue."`,
@@ -79,7 +106,7 @@ function backgroundState(record: BackgroundRecord, live: boolean): { state: Agen
  * their state. Reads leases, the background records, the worktree records and each session's log.
  */
 export async function listAgents(ctx: Context, options: { home?: string } = {}): Promise<AgentRow[]> {
-  const home = options.home ?? dshHomeOf(ctx)
+  const home = options.home ?? launcherHome(ctx)
   const store = ctx.get('sessionStore')
   const query = ctx.get('sessionQuery')
   if (!store)
@@ -87,9 +114,10 @@ export async function listAgents(ctx: Context, options: { home?: string } = {}):
   if (!query)
     throw new HarnessError('CONFIG_NO_QUERY', 'the profile has no session-query row; enable it to list agents', {})
   const leased = liveLocks(store)
-  const summaries: SessionSummary[] = await query.list()
+  // Stores that keep leases themselves (PostgreSQL shared by many hosts) say who holds each in their
+  // list; lock-file stores need no list (the web page asks every few seconds, the logs say the rest).
+  const summaries: SessionSummary[] = store.lease ? await query.list() : []
   const byId = new Map(summaries.map((summary) => [summary.id, summary]))
-  // Stores that keep leases themselves (PostgreSQL shared by many hosts) say who holds each.
   for (const summary of summaries)
     if (summary.holder?.live) leased.set(summary.id, { pid: summary.holder.pid, host: summary.holder.host })
   const background = new Map(readBackgroundRecords(backgroundDir(home)).map((record) => [record.sessionId, record]))
@@ -109,7 +137,7 @@ export async function listAgents(ctx: Context, options: { home?: string } = {}):
     const cwd = log?.header.cwd ?? summary?.cwd ?? record?.cwd ?? '?'
     let state: AgentStateName
     let detail: string | undefined
-    if (owner || (record && record.endedAt === undefined && ownerAlive({ ...record, acquiredAt: 0, token: '' }))) {
+    if (owner || (record && record.endedAt === undefined && ownerAlive(record))) {
       const phase = activity?.phase ?? 'running'
       state =
         phase === 'approval'
@@ -121,10 +149,11 @@ export async function listAgents(ctx: Context, options: { home?: string } = {}):
       if (record && phase === 'idle') state = 'running'
       detail = activity?.waitingOn
     } else if (record) {
-      ;({ state, detail } = backgroundState(record, false))
+      ;({ state, detail } = endedState(record))
     } else continue
     const parentSession = log?.header.parentSession ?? summary?.parentSession
     const branch = worktrees.find((view) => cwd === view.path || cwd.startsWith(`${view.path}/`))?.branch
+    const title = summary?.title ?? (log ? titleIn(log.events) : undefined)
     const pid = owner?.pid ?? record?.pid
     const host = owner?.host ?? record?.host
     rows.push({
@@ -140,7 +169,7 @@ export async function listAgents(ctx: Context, options: { home?: string } = {}):
       ...(pid !== undefined ? { pid } : {}),
       ...(host ? { host } : {}),
       ...(parentSession ? { parentSession } : {}),
-      ...(summary?.title ? { title: summary.title } : {}),
+      ...(title ? { title } : {}),
       ...(state === 'waiting for approval' && activity?.approval ? { approval: activity.approval } : {}),
       ...(existsSync(attachSocketPath(home, id)) && (state === 'running' || state.startsWith('waiting'))
         ? { attachable: true }
@@ -182,13 +211,7 @@ export function agentLines(rows: readonly AgentRow[], now: number): string[] {
       ago(row.lastActivity, now),
     ])
   }
-  const widths = table[0]?.map((_, column) => Math.max(...table.map((line) => (line[column] ?? '').length))) ?? []
-  return table.map((line) =>
-    line
-      .map((cell, i) => (i === line.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
-      .join('  ')
-      .trimEnd(),
-  )
+  return alignColumns(table)
 }
 
 /** The one agent `id` (or a unique prefix of one) names among `rows`; SESSION_NOT_FOUND otherwise. */

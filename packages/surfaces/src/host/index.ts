@@ -11,12 +11,14 @@ export {
   type AgentStateName,
   agentLines,
   agentNamed,
+  heldElsewhere,
   listAgents,
   stopAgent,
 } from './agents.js'
 export type { AnswersOptions, QuestionOutcome } from './answers.js'
 export { HostAnswers } from './answers.js'
 export { type BackgroundRecord, backgroundDir, readBackgroundRecords } from './background-records.js'
+export { alignColumns } from './columns.js'
 export { HostCommands } from './commands.js'
 export { type BranchSummary, summarizeBranch } from './compare.js'
 export type { ExportFormat } from './export.js'

@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process'
 import type {} from '@dsh/agent/approval'
 import type { Context } from '@dsh/kernel'
+import type {} from '@dsh/orchestration/subagents'
 import { type AnySessionEvent, isEvent, type Session } from '@dsh/session'
 import type {} from '@dsh/settings'
 
@@ -115,14 +116,14 @@ export function apply(ctx: Context): void {
   )
 }
 
-/** A subagent's session (a child of a live agent's session): nobody is asked on its behalf. */
+/** A subagent's session (a live child of another session): nobody is asked on its behalf. */
 function isChild(ctx: Context, session: Session): boolean {
-  const subagents = (ctx.get as (name: string) => unknown)('subagents') as
-    | { live: Map<string, { childSession: string }> }
-    | undefined
-  if (!subagents) return false
-  for (const live of subagents.live.values()) if (live.childSession === session.id) return true
-  return false
+  return (
+    ctx
+      .get('subagents')
+      ?.list()
+      .some((child) => child.childSession === session.id) ?? false
+  )
 }
 
 function run(command: string, note: Notification, cwd: string): void {

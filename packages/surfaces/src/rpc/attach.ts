@@ -7,16 +7,12 @@
 // approvals through it.
 import { chmodSync, mkdirSync, rmSync } from 'node:fs'
 import { createServer, type Server, type Socket } from 'node:net'
-import type { ApprovalAnswer, ApprovalQuestion } from '@dsh/agent/approval'
-import type { AskedQuestion } from '@dsh/interaction'
 import type { Context } from '@dsh/kernel'
-import type { QuestionOutcome } from '../host/answers.js'
 import type { SessionHost, SessionHostListeners } from '../host/index.js'
-import type { Pending } from '../host/pending.js'
 import { renderTranscript } from '../host/transcript.js'
 import type { WireScope } from '../wire/operation.js'
 import { type OperationName, runOperation } from '../wire/operations.js'
-import { pendingApproval, pendingQuestion } from '../wire/pending.js'
+import { pendingApproval, pendingNotifications, pendingQuestion } from '../wire/pending.js'
 import { attachDir, attachSocketPath } from './attach-path.js'
 import { JsonRpcEndpoint, RpcError, type RpcHandler } from './jsonrpc.js'
 
@@ -60,15 +56,7 @@ export function attachServer(ctx: Context, options: { home: string; log?: (line:
   const broadcast = (method: string, params: unknown) => {
     for (const endpoint of endpoints) endpoint.notify(method, params as never)
   }
-  const listeners: SessionHostListeners = {
-    approvalRequested: (pending: Pending<ApprovalQuestion>) =>
-      broadcast('approval/requested', pendingApproval(pending)),
-    approvalSettled: (requestId: string, answer: ApprovalAnswer) =>
-      broadcast('approval/settled', { requestId, decision: answer.decision }),
-    questionRequested: (pending: Pending<AskedQuestion>) => broadcast('question/requested', pendingQuestion(pending)),
-    questionSettled: (questionId: string, answer: QuestionOutcome) =>
-      broadcast('question/settled', { questionId, status: answer.status }),
-  }
+  const listeners: SessionHostListeners = pendingNotifications((method, params) => broadcast(method, params))
 
   const connect = (host: SessionHost, sessionId: string, socket: Socket) => {
     sockets.add(socket)

@@ -8,7 +8,7 @@ import type { Session } from '@dsh/session'
 import { SessionHost } from '../host/index.js'
 import type { WireScope } from '../wire/operation.js'
 import { type OperationName, operations, runOperation } from '../wire/operations.js'
-import { pendingApproval, pendingQuestion } from '../wire/pending.js'
+import { pendingNotifications } from '../wire/pending.js'
 import { type RpcConnection, type RpcServeOptions, RpcServer } from './index.js'
 import { JsonRpcEndpoint, optionalInteger, optionalString, RpcError, type RpcHandler } from './jsonrpc.js'
 import {
@@ -74,13 +74,7 @@ class Connection implements RpcConnection {
       name: 'this connection',
       closeReason: 'the client disconnected',
       log: this.log,
-      on: {
-        approvalRequested: (pending) => this.notify('approval/requested', pendingApproval(pending)),
-        approvalSettled: (requestId, answer) =>
-          this.notify('approval/settled', { requestId, decision: answer.decision }),
-        questionRequested: (pending) => this.notify('question/requested', pendingQuestion(pending)),
-        questionSettled: (questionId, answer) => this.notify('question/settled', { questionId, status: answer.status }),
-      },
+      on: pendingNotifications((method, params) => this.notify(method, params)),
     })
     const scope: WireScope = {
       ctx,

@@ -5,9 +5,9 @@
 // cannot set it (it runs code).
 import { execFile } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
-import { homedir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import type {} from '@dsh/composition'
+import { launcherHome } from '@dsh/composition/launcher'
 import type { CommandReturn } from '@dsh/interaction'
 import { type Context, HarnessError } from '@dsh/kernel'
 import type {} from '@dsh/session/store/query'
@@ -24,7 +24,7 @@ export const name = 'share'
 export const inject = ['commands', 'settings']
 
 function homeOf(ctx: Context): string {
-  return resolve(ctx.get('launcher')?.config.home ?? process.env.DSH_HOME ?? join(homedir(), '.dsh'))
+  return launcherHome(ctx)
 }
 
 function runShare(command: string, file: string): Promise<string> {

@@ -3,9 +3,8 @@
 // off it), the error codes it answers besides INVALID_PARAMS, where the web serves it, and a small
 // handler `(host, params, scope) => result`. `dsh rpc`'s dispatch, the web routes and the types of
 // the SDK and the browser are derived from it; an operation on one wire only says why.
-import { homedir } from 'node:os'
-import { join } from 'node:path'
 import type { Agent } from '@dsh/agent'
+import { launcherHome } from '@dsh/composition/launcher'
 import { HarnessError, toJsonSafe } from '@dsh/kernel'
 import { contentText, type SessionStep } from '@dsh/session'
 import {
@@ -70,11 +69,6 @@ function stepSummary(step: SessionStep, index: number): StepSummaryView {
 function loopbackOnly(scope: WireScope, what: string): void {
   if (!scope.loopback)
     throw new HarnessError('LOOPBACK_ONLY', `${what} is allowed to a client on this machine only`, {})
-}
-
-/** $DSH_HOME of this process. */
-function homeOf(scope: WireScope): string {
-  return scope.ctx.get('launcher')?.config.home ?? process.env.DSH_HOME ?? join(homedir(), '.dsh')
 }
 
 const id = { pattern: '^[A-Za-z0-9_.:-]+$' } as const
@@ -430,7 +424,7 @@ export const operations = {
     web: { method: 'POST', path: '/api/agents/:sessionId/approval' },
     handler: async (_host, params, scope): Promise<Record<string, never>> => {
       loopbackOnly(scope, 'answering another process’s approval')
-      await attachCall(homeOf(scope), params.sessionId, 'approval/respond', {
+      await attachCall(launcherHome(scope.ctx), params.sessionId, 'approval/respond', {
         requestId: params.requestId,
         decision: params.decision,
         ...(params.decision === 'rejected'

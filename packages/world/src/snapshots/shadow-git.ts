@@ -24,9 +24,9 @@ import {
   symlink,
   writeFile,
 } from 'node:fs/promises'
-import { homedir } from 'node:os'
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import type {} from '@dsh/composition'
+import { launcherHome } from '@dsh/composition/launcher'
 import { type Context, HarnessError, Service } from '@dsh/kernel'
 import type {
   RestoreRequest,
@@ -161,7 +161,7 @@ export class ShadowGitSnapshots extends Service implements Snapshots {
 
   constructor(ctx: Context, config: ShadowGitConfig = {}) {
     super(ctx, 'snapshots')
-    const home = ctx.get('launcher')?.config.home ?? process.env.DSH_HOME ?? join(homedir(), '.dsh')
+    const home = launcherHome(ctx)
     this._dir = config.dir || join(home, 'checkpoints')
     this._home = home
     this._maxFiles = config.maxFiles ?? 50_000

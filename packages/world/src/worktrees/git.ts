@@ -15,9 +15,10 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs'
-import { hostname } from 'node:os'
+import { homedir, hostname } from 'node:os'
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
 import { HarnessError } from '@dsh/kernel/errors'
+import { ownerAlive, processStartTime } from '@dsh/session/store'
 import type {
   MergeMode,
   MergeResult,
@@ -29,7 +30,8 @@ import type {
   WorktreeView,
 } from './index.js'
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/
+/** What a worktree's name may be (it is also a branch name and a folder name). */
+export const WORKTREE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/
 const BRANCH_PREFIX = 'dsh/'
 
 interface GitResult {
@@ -90,32 +92,10 @@ async function identityEnv(cwd: string): Promise<NodeJS.ProcessEnv> {
   }
 }
 
-function processStart(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const value = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19])
-    return Number.isFinite(value) ? value : undefined
-  } catch {
-    return undefined
-  }
-}
-
 /** This process as a worktree's owner. */
 export function currentOwner(): WorktreeOwner {
-  const start = processStart(process.pid)
+  const start = processStartTime(process.pid)
   return { pid: process.pid, host: hostname(), ...(start === undefined ? {} : { startTime: start }) }
-}
-
-function alive(owner: WorktreeOwner): boolean {
-  if (owner.host !== hostname()) return true
-  try {
-    process.kill(owner.pid, 0)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false
-  }
-  if (owner.startTime === undefined) return true
-  const now = processStart(owner.pid)
-  return now === undefined || now === owner.startTime
 }
 
 function generatedName(): string {
@@ -125,7 +105,10 @@ function generatedName(): string {
 export interface GitWorktreesOptions {
   /** $DSH_HOME: the records live in its `worktrees` folder. */
   home: string
-  /** Where new worktrees go (`worktrees.dir`); default: `<repo>.worktrees` beside the repository. */
+  /**
+   * Where new worktrees go (`worktrees.dir`: `~/` is the user's home, a relative path is the
+   * repository's); default: `<repo>.worktrees` beside the repository.
+   */
   dir?: string
 }
 
@@ -156,7 +139,7 @@ export class GitWorktrees {
   async create(request: WorktreeCreate): Promise<WorktreeCreated> {
     const repo = await this.repositoryOf(request.cwd)
     const name = request.name ?? generatedName()
-    if (!NAME.test(name)) {
+    if (!WORKTREE_NAME.test(name)) {
       throw new HarnessError(
         'WORKTREE_NAME_INVALID',
         `worktree name ${JSON.stringify(name)}: use letters, digits, '.', '_' or '-' (at most 63, starting with a letter or digit)`,
@@ -180,7 +163,8 @@ export class GitWorktrees {
         { name, branch },
       )
     }
-    const root = this.options.dir ? resolve(repo, this.options.dir) : join(dirname(repo), `${basename(repo)}.worktrees`)
+    const dir = this.options.dir?.replace(/^~(?=\/|$)/, homedir())
+    const root = dir ? resolve(repo, dir) : join(dirname(repo), `${basename(repo)}.worktrees`)
     const path = join(root, name)
     if (existsSync(path)) {
       throw new HarnessError('WORKTREE_EXISTS', `${path} already exists: choose another worktree name`, { path })
@@ -272,14 +256,18 @@ export class GitWorktrees {
   }
 
   /** What the branch changes against where it started (committed work only; `save` first). */
-  async diff(record: WorktreeRecord): Promise<{ stat: string; files: string[]; patch: string }> {
+  async diff(record: WorktreeRecord): Promise<{ stat: string; files: string[] }> {
     const range = `${record.base}..${record.branch}`
-    const [stat, files, patch] = await Promise.all([
+    const [stat, files] = await Promise.all([
       gitOk(record.repo, ['diff', '--stat', range], 'reading the branch diff'),
       gitOk(record.repo, ['diff', '--name-only', '-z', range], 'reading the branch diff'),
-      gitOk(record.repo, ['diff', range], 'reading the branch diff'),
     ])
-    return { stat: stat.trimEnd(), files: files.split('\0').filter(Boolean), patch }
+    return { stat: stat.trimEnd(), files: files.split('\0').filter(Boolean) }
+  }
+
+  /** The branch's changes as a patch (committed work only; `save` first). */
+  patch(record: WorktreeRecord): Promise<string> {
+    return gitOk(record.repo, ['diff', `${record.base}..${record.branch}`], 'reading the branch diff')
   }
 
   /**
@@ -399,7 +387,7 @@ export class GitWorktrees {
       ? 'missing'
       : record.kept
         ? 'kept'
-        : record.owner && alive(record.owner)
+        : record.owner && ownerAlive(record.owner)
           ? 'active'
           : 'orphaned'
     return { ...record, state, dirty, ahead }

@@ -91,7 +91,7 @@ export interface Worktrees {
   list(repo?: string): Promise<WorktreeView[]>
   find(name: string, repo?: string): Promise<WorktreeRecord>
   save(record: WorktreeRecord, message: string): Promise<boolean>
-  diff(record: WorktreeRecord): Promise<{ stat: string; files: string[]; patch: string }>
+  diff(record: WorktreeRecord): Promise<{ stat: string; files: string[] }>
   merge(record: WorktreeRecord, mode?: MergeMode): Promise<MergeResult>
   discard(record: WorktreeRecord): Promise<void>
   keep(record: WorktreeRecord, message?: string): Promise<void>

@@ -1,8 +1,5 @@
-// `ctx.worktrees` on this machine: git worktrees recorded under $DSH_HOME/worktrees, in the folder the
-// `worktrees.dir` setting names (default: `<repo>.worktrees` beside the repository).
-import { homedir } from 'node:os'
-import { join } from 'node:path'
 import type {} from '@dsh/composition'
+import { launcherHome } from '@dsh/composition/launcher'
 import { type Context, Service } from '@dsh/kernel'
 import type {} from '@dsh/settings'
 import { GitWorktrees } from './git.js'
@@ -22,7 +19,7 @@ export class LocalWorktrees extends Service implements Worktrees {
 
   constructor(ctx: Context) {
     super(ctx, 'worktrees')
-    this.home = ctx.get('launcher')?.config.home ?? process.env.DSH_HOME ?? join(homedir(), '.dsh')
+    this.home = launcherHome(ctx)
     ctx.settings.define('worktrees.dir', {
       schema: { type: 'string' },
       default: '',
@@ -35,7 +32,7 @@ export class LocalWorktrees extends Service implements Worktrees {
 
   private git(): GitWorktrees {
     const dir = this.ctx.settings.get('worktrees.dir')
-    return new GitWorktrees({ home: this.home, ...(dir ? { dir: expandHome(dir) } : {}) })
+    return new GitWorktrees({ home: this.home, ...(dir ? { dir } : {}) })
   }
 
   create(request: WorktreeCreate) {
@@ -62,11 +59,6 @@ export class LocalWorktrees extends Service implements Worktrees {
   keep(record: WorktreeRecord, message?: string) {
     return this.git().keep(record, message)
   }
-}
-
-/** `~/x` as the shell would read it. */
-export function expandHome(path: string): string {
-  return path === '~' || path.startsWith('~/') ? join(homedir(), path.slice(1)) : path
 }
 
 export default LocalWorktrees
